@@ -1,0 +1,794 @@
+#include "KernelInventory.h"
+#include "Uniformity.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/DeclTemplate.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <deque>
+#include <functional>
+
+using namespace clang;
+
+namespace ptb {
+
+std::string Location::str() const {
+  return file + ":" + std::to_string(line) + ":" + std::to_string(column);
+}
+
+const char *name(BuiltinVar v) {
+  switch (v) {
+  case BuiltinVar::blockIdx: return "blockIdx";
+  case BuiltinVar::gridDim: return "gridDim";
+  case BuiltinVar::threadIdx: return "threadIdx";
+  case BuiltinVar::blockDim: return "blockDim";
+  }
+  return "?";
+}
+
+bool Kernel::usesVirtualIndex() const {
+  auto it = uses.find(BuiltinVar::blockIdx), jt = uses.find(BuiltinVar::gridDim);
+  return (it != uses.end() && it->second.used()) || (jt != uses.end() && jt->second.used());
+}
+
+std::optional<BuiltinVar> builtinVarOf(const Expr *e) {
+  auto *ref = dyn_cast<DeclRefExpr>(e);
+  if (!ref) return std::nullopt;
+  auto *var = dyn_cast<VarDecl>(ref->getDecl());
+  if (!var || !var->getIdentifier()) return std::nullopt;
+  std::string type = var->getType().getUnqualifiedType().getAsString();
+  if (type.find("__cuda_builtin_") == std::string::npos) return std::nullopt;
+  StringRef n = var->getName();
+  if (n == "blockIdx") return BuiltinVar::blockIdx;
+  if (n == "gridDim") return BuiltinVar::gridDim;
+  if (n == "threadIdx") return BuiltinVar::threadIdx;
+  if (n == "blockDim") return BuiltinVar::blockDim;
+  return std::nullopt;
+}
+
+namespace {
+
+std::string withoutInlineNamespace(std::string s) {
+  for (const char *ns : {"__v1::", "__4::", "__cxx11::", "_V2::"}) {
+    for (size_t at; (at = s.find(ns)) != std::string::npos;) s.erase(at, strlen(ns));
+  }
+  return s;
+}
+
+// The definition to read for a called function: the instantiation when it has a body, else the pattern.
+const FunctionDecl *definitionOf(const FunctionDecl *fd) {
+  if (!fd) return nullptr;
+  const FunctionDecl *def = nullptr;
+  if (fd->hasBody(def)) return def;
+  if (auto *p = fd->getTemplateInstantiationPattern())
+    if (p->hasBody(def)) return def;
+  return nullptr;
+}
+
+// The pattern (what is written in the source) of a function, for cloning.
+const FunctionDecl *patternOf(const FunctionDecl *fd) {
+  if (!fd) return nullptr;
+  if (auto *p = fd->getTemplateInstantiationPattern()) fd = p;
+  const FunctionDecl *def = nullptr;
+  return fd->hasBody(def) ? def : nullptr;
+}
+
+// One reach of a barrier/blocker/builtin found in a function body.
+struct BarrierHit { std::string kind; bool blockWide; SourceLocation loc; };
+struct CallHit {
+  const FunctionDecl *callee;  // declaration with a body, as called (instantiation or plain)
+  SourceLocation nameLoc, lparenLoc, callLoc;
+  bool hasArgs;
+  bool viaOperatorOrImplicit;  // operator call, constructor, conversion: cannot be redirected by text
+};
+
+struct FunctionFacts {
+  bool direct[4] = {false, false, false, false};
+  std::set<std::string> macros[4];
+  std::vector<SourceLocation> indexLocs;  // locations of blockIdx/gridDim reads
+  std::vector<BarrierHit> barriers;
+  std::vector<Blocker> blockers;
+  std::vector<CallHit> calls;
+  std::vector<SharedVariable> shared;
+  std::vector<const ReturnStmt *> returns;
+  std::vector<const LambdaExpr *> lambdasWithoutDefaultCapture;
+};
+
+// Whether a cooperative-groups function is a barrier, a grid construct, or a block-index read.
+struct CgClass { std::string kind; enum { None, BlockSync, WarpSync, Grid, Cluster, BlockIndex } what; };
+
+CgClass classifyCg(const FunctionDecl *fd, const CallExpr *call) {
+  std::string q = withoutInlineNamespace(fd->getQualifiedNameAsString());
+  if (q.rfind("cooperative_groups::", 0) != 0) return {"", CgClass::None};
+  StringRef n = fd->getName();
+  std::string cls;
+  if (auto *m = dyn_cast<CXXMethodDecl>(fd)) cls = m->getParent()->getName().str();
+  if (q.find("grid_group") != std::string::npos || n == "this_grid" || n == "this_multi_grid" ||
+      q.find("multi_grid_group") != std::string::npos)
+    return {q, CgClass::Grid};
+  if (q.find("cluster_group") != std::string::npos || n == "this_cluster")
+    return {q, CgClass::Cluster};
+  if (cls == "thread_block" && (n == "group_index" || n == "block_index" || n == "block_rank"))
+    return {q, CgClass::BlockIndex};
+  if (n == "sync" || n == "barrier_wait" || n == "barrier_arrive") {
+    std::string on = cls;
+    if (on.empty() && call && call->getNumArgs() == 1)
+      on = withoutInlineNamespace(call->getArg(0)->IgnoreParenImpCasts()->getType().getCanonicalType()
+                                      .getUnqualifiedType().getAsString());
+    if (on.find("grid_group") != std::string::npos) return {q, CgClass::Grid};
+    if (on.find("cluster") != std::string::npos) return {q, CgClass::Cluster};
+    if (on.find("thread_block_tile") != std::string::npos || on.find("coalesced") != std::string::npos ||
+        on.find("tiled_partition") != std::string::npos)
+      return {"cg::" + std::string(on.find("coalesced") != std::string::npos ? "coalesced_group" : "thread_block_tile") + "::sync", CgClass::WarpSync};
+    if (on.find("thread_block") != std::string::npos) return {"cg::thread_block::sync", CgClass::BlockSync};
+  }
+  return {"", CgClass::None};
+}
+
+class Analyzer {
+public:
+  explicit Analyzer(ASTContext &ctx) : ctx(ctx), sm(ctx.getSourceManager()) {}
+
+  Location locate(SourceLocation loc) const {
+    Location l;
+    if (loc.isInvalid()) return l;
+    PresumedLoc p = sm.getPresumedLoc(sm.getFileLoc(loc));
+    if (p.isInvalid()) return l;
+    l.file = p.getFilename();
+    l.line = p.getLine();
+    l.column = p.getColumn();
+    return l;
+  }
+
+  // The '(' that follows `end` (skipping nothing but whitespace/comments).
+  SourceLocation lparenAfter(SourceLocation end) const {
+    if (end.isInvalid() || end.isMacroID()) return {};
+    auto next = Lexer::findNextToken(end, sm, ctx.getLangOpts());
+    if (next && next->is(tok::l_paren)) return next->getLocation();
+    return {};
+  }
+
+  const FunctionFacts &factsOf(const FunctionDecl *fd) {
+    auto it = memo.find(fd);
+    if (it != memo.end()) return it->second;
+    FunctionFacts &f = memo[fd];
+    if (const Stmt *body = fd->getBody()) collect(fd, body, f);
+    return f;
+  }
+
+  std::string macroNameAt(SourceLocation loc) const {
+    // The outermost macro expanded in the body that produced `loc`.
+    SourceLocation l = loc;
+    std::string nameOut;
+    while (l.isMacroID()) {
+      if (sm.isMacroArgExpansion(l)) {
+        l = sm.getImmediateSpellingLoc(l);
+        continue;
+      }
+      nameOut = Lexer::getImmediateMacroName(l, sm, ctx.getLangOpts()).str();
+      l = sm.getImmediateExpansionRange(l).getBegin();
+    }
+    return nameOut;
+  }
+
+  // Whether `loc` was written inside a macro definition (as opposed to a macro argument or plain text).
+  bool spelledInMacroBody(SourceLocation loc) const {
+    while (loc.isMacroID()) {
+      if (!sm.isMacroArgExpansion(loc)) return true;
+      loc = sm.getImmediateSpellingLoc(loc);
+    }
+    return false;
+  }
+
+  void collect(const FunctionDecl *fd, const Stmt *body, FunctionFacts &f);
+
+  ASTContext &ctx;
+  SourceManager &sm;
+  std::map<const FunctionDecl *, FunctionFacts> memo;
+};
+
+class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
+public:
+  BodyVisitor(Analyzer &a, FunctionFacts &f) : a(a), f(f) {}
+  bool shouldVisitTemplateInstantiations() const { return false; }
+  bool shouldVisitImplicitCode() const { return false; }
+
+  bool TraverseLambdaExpr(LambdaExpr *e) {
+    ++lambdaDepth;
+    bool usedBefore = f.indexLocs.size();
+    size_t before = f.indexLocs.size();
+    bool r = RecursiveASTVisitor::TraverseLambdaExpr(e);
+    (void)usedBefore;
+    if (f.indexLocs.size() > before && e->getCaptureDefault() == LCD_None) f.lambdasWithoutDefaultCapture.push_back(e);
+    --lambdaDepth;
+    return r;
+  }
+
+  bool VisitDeclRefExpr(DeclRefExpr *e) {
+    if (auto v = builtinVarOf(e)) {
+      int i = int(*v);
+      SourceLocation loc = e->getLocation();
+      if (loc.isMacroID() && a.spelledInMacroBody(loc)) {
+        std::string m = a.macroNameAt(loc);
+        f.macros[i].insert(m.empty() ? "?" : m);
+      } else {
+        f.direct[i] = true;
+      }
+      if (*v == BuiltinVar::blockIdx || *v == BuiltinVar::gridDim) f.indexLocs.push_back(loc);
+    }
+    return true;
+  }
+
+  bool VisitReturnStmt(ReturnStmt *r) {
+    if (lambdaDepth == 0) f.returns.push_back(r);
+    return true;
+  }
+
+  bool VisitVarDecl(VarDecl *v) {
+    if (!v->hasAttr<CUDASharedAttr>()) return true;
+    SharedVariable s;
+    s.name = v->getNameAsString();
+    s.type = v->getType().getAsString(a.ctx.getPrintingPolicy());
+    s.dynamic = v->hasExternalStorage() || v->getType()->isIncompleteArrayType();
+    s.loc = a.locate(v->getLocation());
+    QualType t = v->getType();
+    if (!s.dynamic && !t->isDependentType() && !t->isIncompleteType())
+      s.bytes = a.ctx.getTypeSizeInChars(t).getQuantity();
+    f.shared.push_back(s);
+    return true;
+  }
+
+  bool VisitGCCAsmStmt(GCCAsmStmt *s) {
+    std::string text = s->getAsmString()->getString().str();
+    auto has = [&](const char *w) { return text.find(w) != std::string::npos; };
+    if (has("%smid") || has("%nsmid"))
+      f.blockers.push_back({"%smid read", "inline asm reads %smid/%nsmid; the PTB runtime owns SM gating",
+                            a.locate(s->getAsmLoc()), s->getAsmLoc()});
+    if (has("%ctaid") || has("%nctaid"))
+      f.blockers.push_back({"%ctaid read", "inline asm reads %ctaid/%nctaid, which PTB cannot virtualize",
+                            a.locate(s->getAsmLoc()), s->getAsmLoc()});
+    if (has("%clusterid") || has("%cluster_") || has("barrier.cluster"))
+      f.blockers.push_back({"thread-block cluster", "inline asm uses cluster registers or barriers",
+                            a.locate(s->getAsmLoc()), s->getAsmLoc()});
+    if (has("bar.sync") || has("barrier.sync") || has("bar.red") || has("barrier.red") ||
+        has("bar.arrive") || has("barrier.cta"))
+      f.barriers.push_back({"bar.sync (inline asm)", true, s->getAsmLoc()});
+    return true;
+  }
+
+  bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr *e) {
+    f.blockers.push_back({"dynamic parallelism", "launches a kernel from device code", a.locate(e->getBeginLoc()),
+                          e->getBeginLoc()});
+    return true;
+  }
+
+  bool VisitCallExpr(CallExpr *call) {
+    if (isa<CUDAKernelCallExpr>(call)) return true;
+    const FunctionDecl *callee = call->getDirectCallee();
+    if (!callee) {
+      // A dependent call in a template pattern: take a user-defined candidate of the lookup.
+      if (auto *ule = dyn_cast<UnresolvedLookupExpr>(call->getCallee()->IgnoreParenImpCasts())) {
+        for (NamedDecl *d : ule->decls()) {
+          const FunctionDecl *cand = nullptr;
+          if (auto *ft = dyn_cast<FunctionTemplateDecl>(d->getUnderlyingDecl())) cand = ft->getTemplatedDecl();
+          else cand = dyn_cast<FunctionDecl>(d->getUnderlyingDecl());
+          if (cand && definitionOf(cand) && !a.sm.isInSystemHeader(cand->getLocation())) {
+            f.calls.push_back({definitionOf(cand), ule->getNameLoc(), a.lparenAfter(ule->getEndLoc()),
+                               call->getBeginLoc(), call->getNumArgs() > 0, false});
+            break;
+          }
+        }
+      }
+      return true;
+    }
+    StringRef n = callee->getIdentifier() ? callee->getName() : StringRef();
+    SourceLocation loc = call->getBeginLoc();
+    if (n == "__syncthreads" || n == "__syncthreads_count" || n == "__syncthreads_and" ||
+        n == "__syncthreads_or" || n == "__barrier_sync") {
+      f.barriers.push_back({n.str(), true, loc});
+      return true;
+    }
+    if (n == "__syncwarp") {
+      f.barriers.push_back({"__syncwarp", false, loc});
+      return true;
+    }
+    if (n == "cudaLaunchKernel" || n == "cudaLaunchDevice" || n == "cudaGetParameterBuffer" ||
+        n == "cudaLaunchCooperativeKernel") {
+      f.blockers.push_back({"dynamic parallelism", "calls " + n.str() + " from device code", a.locate(loc), loc});
+      return true;
+    }
+    if (n == "__cluster_dims__" || n.starts_with("__cluster")) {
+      f.blockers.push_back({"thread-block cluster", "uses " + n.str(), a.locate(loc), loc});
+      return true;
+    }
+    CgClass cg = classifyCg(callee, call);
+    switch (cg.what) {
+    case CgClass::BlockSync: f.barriers.push_back({cg.kind, true, loc}); return true;
+    case CgClass::WarpSync: f.barriers.push_back({cg.kind, false, loc}); return true;
+    case CgClass::Grid:
+      f.blockers.push_back({"grid-wide sync", "uses cooperative_groups grid group (" + cg.kind + ")", a.locate(loc), loc});
+      return true;
+    case CgClass::Cluster:
+      f.blockers.push_back({"thread-block cluster", "uses cooperative_groups cluster group (" + cg.kind + ")", a.locate(loc), loc});
+      return true;
+    case CgClass::BlockIndex:
+      f.blockers.push_back({"block index through a library", "reads the block index through " + cg.kind +
+                            ", which PTB cannot virtualize", a.locate(loc), loc});
+      return true;
+    case CgClass::None: break;
+    }
+    const FunctionDecl *def = definitionOf(callee);
+    if (!def || a.sm.isInSystemHeader(def->getLocation())) return true;
+    bool implicitForm = isa<CXXOperatorCallExpr>(call) || isa<CXXMemberCallExpr>(call) ||
+                        isa<UserDefinedLiteral>(call);
+    SourceLocation nameLoc, lparen;
+    const Expr *ce = call->getCallee()->IgnoreParenImpCasts();
+    if (auto *dre = dyn_cast<DeclRefExpr>(ce)) {
+      nameLoc = dre->getLocation();
+      lparen = a.lparenAfter(dre->getEndLoc());
+    } else {
+      implicitForm = true;
+    }
+    f.calls.push_back({def, nameLoc, lparen, loc, call->getNumArgs() > 0, implicitForm});
+    return true;
+  }
+
+  bool VisitCXXConstructExpr(CXXConstructExpr *e) {
+    if (auto *ctor = e->getConstructor())
+      if (auto *def = definitionOf(ctor); def && !a.sm.isInSystemHeader(def->getLocation()))
+        f.calls.push_back({def, {}, {}, e->getBeginLoc(), e->getNumArgs() > 0, true});
+    return true;
+  }
+
+private:
+  Analyzer &a;
+  FunctionFacts &f;
+  int lambdaDepth = 0;
+};
+
+void Analyzer::collect(const FunctionDecl *fd, const Stmt *body, FunctionFacts &f) {
+  BodyVisitor v(*this, f);
+  v.TraverseStmt(const_cast<Stmt *>(body));
+  (void)fd;
+}
+
+std::string textOf(SourceRange r, const SourceManager &sm, const LangOptions &lo) {
+  return Lexer::getSourceText(CharSourceRange::getTokenRange(r), sm, lo).str();
+}
+
+class KernelBuilder {
+public:
+  KernelBuilder(Analyzer &a) : a(a), sm(a.sm), lo(a.ctx.getLangOpts()) {}
+
+  Kernel build(const FunctionDecl *def) {
+    Kernel k;
+    k.decl = def;
+    k.templ = def->getDescribedFunctionTemplate();
+    k.name = def->getNameAsString();
+    k.qualifiedName = def->getQualifiedNameAsString();
+    k.loc = a.locate(def->getLocation());
+    if (k.templ) {
+      for (const NamedDecl *p : *k.templ->getTemplateParameters())
+        k.templateParams.push_back(textOf(p->getSourceRange(), sm, lo));
+      for (const FunctionDecl *spec : k.templ->specializations()) {
+        std::string s;
+        llvm::raw_string_ostream os(s);
+        spec->getNameForDiagnostic(os, a.ctx.getPrintingPolicy(), /*Qualified=*/true);
+        k.instantiations.push_back(os.str());
+      }
+      std::sort(k.instantiations.begin(), k.instantiations.end());
+      k.instantiations.erase(std::unique(k.instantiations.begin(), k.instantiations.end()), k.instantiations.end());
+    }
+    for (const ParmVarDecl *p : def->parameters())
+      k.params.push_back({p->getNameAsString(), p->getType().getAsString(a.ctx.getPrintingPolicy()),
+                          p->isParameterPack()});
+    for (BuiltinVar v : kBuiltinVars) k.uses[v];
+
+    // The bodies to read: the pattern, and every instantiation (they resolve dependent calls).
+    std::vector<const FunctionDecl *> bodies{def};
+    if (k.templ)
+      for (const FunctionDecl *spec : k.templ->specializations())
+        if (const FunctionDecl *d = definitionOf(spec); d && d != def) bodies.push_back(d);
+
+    std::set<unsigned> seenBarrier, seenBlocker, seenCall, seenShared;
+    for (const FunctionDecl *body : bodies) {
+      const FunctionFacts &f = a.factsOf(body);
+      for (int i = 0; i < 4; ++i) {
+        if (f.direct[i]) k.uses[kBuiltinVars[i]].direct = true;
+        k.uses[kBuiltinVars[i]].macros.insert(f.macros[i].begin(), f.macros[i].end());
+      }
+      for (auto &b : f.barriers)
+        if (seenBarrier.insert(sm.getFileOffset(sm.getFileLoc(b.loc))).second) addBarrier(k, b, {}, b.loc);
+      for (auto &b : f.blockers)
+        if (seenBlocker.insert(sm.getFileOffset(sm.getFileLoc(b.sloc))).second) k.blockers.push_back(b);
+      for (auto &s : f.shared)
+        if (body == def) { SharedVariable sv = s; sv.function = k.qualifiedName; k.shared.push_back(sv); }
+      for (auto *l : f.lambdasWithoutDefaultCapture)
+        k.blockers.push_back({"lambda without capture default", "a lambda that reads blockIdx/gridDim must capture it; give it [&] or [=]",
+                              a.locate(l->getBeginLoc()), l->getBeginLoc()});
+      (void)seenCall; (void)seenShared;
+    }
+    if (k.templ) {
+      // Shared sizes from the first instantiation when the pattern's are dependent.
+      for (auto &s : k.shared) if (!s.dynamic && !s.bytes) s.type += " (dependent)";
+    }
+
+    walkCallees(k, bodies);
+
+    const FunctionFacts &pf = a.factsOf(def);
+    UniformityAnalysis ua(a.ctx, def);
+    for (const ReturnStmt *r : pf.returns) {
+      ReturnSite rs;
+      rs.stmt = r;
+      rs.loc = a.locate(r->getReturnLoc());
+      rs.blockUniform = ua.isReachedUniformly(r, rs.reason);
+      k.returns.push_back(rs);
+    }
+    std::sort(k.barriers.begin(), k.barriers.end(), [](auto &x, auto &y) { return x.offset < y.offset; });
+    addReturnBarrierConflicts(k);
+    return k;
+  }
+
+private:
+  // A thread-dependent return that can be followed by a block-wide barrier in the same task: the threads
+  // that returned would go on to the worker's next task and meet another barrier. Refused (docs/ptb-transform.md).
+  void addReturnBarrierConflicts(Kernel &k) {
+    for (const ReturnSite &r : k.returns) {
+      if (r.blockUniform) continue;
+      unsigned at = sm.getFileOffset(sm.getFileLoc(r.stmt->getBeginLoc()));
+      // The source ranges of loops around the return: a barrier anywhere in them can follow it.
+      std::vector<std::pair<unsigned, unsigned>> loops;
+      const Stmt *child = r.stmt;
+      for (auto parents = a.ctx.getParents(*child); !parents.empty(); parents = a.ctx.getParents(*child)) {
+        const Stmt *p = parents[0].get<Stmt>();
+        if (!p || isa<LambdaExpr>(p)) break;
+        if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(p))
+          loops.push_back({sm.getFileOffset(sm.getFileLoc(p->getBeginLoc())),
+                           sm.getFileOffset(sm.getFileLoc(p->getEndLoc()))});
+        child = p;
+      }
+      for (const Barrier &b : k.barriers) {
+        if (!b.blockWide) continue;
+        bool after = b.offset > at;
+        for (auto &[lo, hi] : loops) if (b.offset >= lo && b.offset <= hi) after = true;
+        if (!after) continue;
+        Blocker bl;
+        bl.construct = "thread-dependent return before a barrier";
+        bl.detail = "the return at " + r.loc.str() + " depends on " + r.reason + " and can be followed by " +
+                    b.kind + " at " + b.loc.str() +
+                    (b.via.empty() ? std::string() : " (in " + llvm::join(b.via, " -> ") + ")") +
+                    "; threads that returned would reach the next task's barriers instead";
+        bl.loc = r.loc;
+        bl.sloc = r.stmt->getBeginLoc();
+        k.blockers.push_back(bl);
+        break;
+      }
+    }
+  }
+
+  void addBarrier(Kernel &k, const BarrierHit &b, const std::vector<std::string> &via, SourceLocation reach) {
+    Barrier out;
+    out.kind = b.kind;
+    out.blockWide = b.blockWide;
+    out.loc = a.locate(reach);
+    out.via = via;
+    out.offset = sm.getFileOffset(sm.getFileLoc(reach));
+    k.barriers.push_back(out);
+  }
+
+  // Breadth-first over the call graph from the kernel's bodies: callee chains for builtins, barriers
+  // reached through calls, blockers inside callees, and which callees must be cloned for the PTB twin.
+  void walkCallees(Kernel &k, const std::vector<const FunctionDecl *> &bodies) {
+    struct Node { const FunctionDecl *fn; std::vector<std::string> chain; SourceLocation reach; };
+    std::deque<Node> queue;
+    std::set<const FunctionDecl *> visited;
+    // Reach: for barriers in callees, the location in the kernel body of the call that leads there.
+    for (const FunctionDecl *body : bodies)
+      for (const CallHit &c : a.factsOf(body).calls)
+        queue.push_back({c.callee, {c.callee->getNameAsString()}, c.callLoc});
+    std::set<std::string> calleeNames;
+    std::map<const FunctionDecl *, bool> needs;  // reads blockIdx/gridDim, directly or below
+    std::set<std::pair<unsigned, std::string>> seenBarrierVia;
+    while (!queue.empty()) {
+      Node n = queue.front();
+      queue.pop_front();
+      const FunctionFacts &f = a.factsOf(n.fn);
+      calleeNames.insert(n.fn->getQualifiedNameAsString());
+      for (int i = 0; i < 4; ++i)
+        if (f.direct[i] || !f.macros[i].empty()) {
+          auto &chains = k.uses[kBuiltinVars[i]].callChains;
+          if (std::find(chains.begin(), chains.end(), n.chain) == chains.end() && chains.size() < 16)
+            chains.push_back(n.chain);
+        }
+      for (auto &b : f.barriers) {
+        unsigned off = sm.getFileOffset(sm.getFileLoc(n.reach));
+        if (seenBarrierVia.insert({off, b.kind}).second) addBarrier(k, b, n.chain, n.reach);
+      }
+      for (auto &b : f.blockers) {
+        Blocker c = b;
+        c.detail += " (in " + n.fn->getQualifiedNameAsString() + ", reached from the kernel at " + a.locate(n.reach).str() + ")";
+        bool dup = false;
+        for (auto &e : k.blockers) if (e.sloc == c.sloc) dup = true;
+        if (!dup) k.blockers.push_back(c);
+      }
+      if (!visited.insert(n.fn).second) continue;
+      if (n.chain.size() > 32) continue;
+      for (const CallHit &c : f.calls) {
+        auto chain = n.chain;
+        chain.push_back(c.callee->getNameAsString());
+        queue.push_back({c.callee, chain, n.reach});
+      }
+    }
+    k.callees.assign(calleeNames.begin(), calleeNames.end());
+
+    // Which functions (as called) read blockIdx/gridDim, directly or transitively: fixed point.
+    std::function<bool(const FunctionDecl *, std::set<const FunctionDecl *> &)> reads =
+        [&](const FunctionDecl *fn, std::set<const FunctionDecl *> &stack) -> bool {
+      auto it = needs.find(fn);
+      if (it != needs.end()) return it->second;
+      if (!stack.insert(fn).second) return false;  // recursion: decided by the other members
+      const FunctionFacts &f = a.factsOf(fn);
+      bool r = !f.indexLocs.empty();
+      for (const CallHit &c : f.calls) r = reads(c.callee, stack) || r;
+      stack.erase(fn);
+      needs[fn] = r;
+      return r;
+    };
+    // Collect the calls to redirect, from the kernel bodies and from every function being cloned.
+    std::set<const FunctionDecl *> clonedPatterns;
+    std::vector<const FunctionDecl *> order;
+    std::set<unsigned> seenCalls;
+    std::function<void(const FunctionDecl *callerAsCalled, const FunctionDecl *callerPattern)> gather =
+        [&](const FunctionDecl *caller, const FunctionDecl *callerPattern) {
+          for (const CallHit &c : a.factsOf(caller).calls) {
+            std::set<const FunctionDecl *> stack;
+            if (!reads(c.callee, stack)) continue;
+            const FunctionDecl *pat = patternOf(c.callee);
+            if (!pat) continue;
+            if (c.viaOperatorOrImplicit || c.nameLoc.isInvalid() || c.lparenLoc.isInvalid() ||
+                a.spelledInMacroBody(c.nameLoc) || a.sm.isInSystemHeader(pat->getLocation()) ||
+                isa<CXXMethodDecl>(pat)) {
+              std::string why = isa<CXXMethodDecl>(pat) || c.viaOperatorOrImplicit
+                                    ? "it is a member function, constructor or operator"
+                                : a.spelledInMacroBody(c.nameLoc) ? "the call is written inside a macro definition"
+                                                                 : "the call cannot be rewritten in place";
+              Blocker b{"blockIdx/gridDim read through a call that cannot be redirected",
+                        pat->getQualifiedNameAsString() + " reads blockIdx/gridDim, but " + why,
+                        a.locate(c.callLoc), c.callLoc};
+              bool dup = false;
+              for (auto &e : k.blockers) if (e.sloc == b.sloc) dup = true;
+              if (!dup) k.blockers.push_back(b);
+              continue;
+            }
+            unsigned off = sm.getFileOffset(sm.getFileLoc(c.nameLoc));
+            if (seenCalls.insert(off).second)
+              k.virtualizedCalls.push_back({pat, sm.getFileLoc(c.nameLoc), sm.getFileLoc(c.lparenLoc), c.hasArgs, callerPattern});
+            if (clonedPatterns.insert(pat).second) {
+              gather(c.callee, pat);
+              if (c.callee != pat) gather(pat, pat);
+              order.push_back(pat);  // post-order: callees before callers
+            }
+          }
+        };
+    for (const FunctionDecl *body : bodies) gather(body, k.decl);
+    k.virtualizedCallees = order;
+  }
+
+  Analyzer &a;
+  SourceManager &sm;
+  const LangOptions &lo;
+};
+
+// Launch sites anywhere in the main file.
+class LaunchFinder : public RecursiveASTVisitor<LaunchFinder> {
+public:
+  LaunchFinder(Analyzer &a) : a(a) {}
+  bool shouldVisitTemplateInstantiations() const { return false; }
+
+  bool TraverseFunctionDecl(FunctionDecl *fd) {
+    const FunctionDecl *saved = current;
+    current = fd;
+    bool r = RecursiveASTVisitor::TraverseFunctionDecl(fd);
+    current = saved;
+    return r;
+  }
+
+  bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr *e) {
+    const FunctionDecl *callee = e->getDirectCallee();
+    const Expr *calleeExpr = e->getCallee()->IgnoreParenImpCasts();
+    LaunchSite s;
+    s.form = LaunchSite::Form::TripleChevron;
+    s.formName = "<<<>>>";
+    fill(s, e, calleeExpr);
+    record(s, callee ? callee : calleeFromExpr(calleeExpr));
+    return true;
+  }
+
+  bool VisitCallExpr(CallExpr *e) {
+    if (isa<CUDAKernelCallExpr>(e)) return true;
+    const FunctionDecl *fn = e->getDirectCallee();
+    if (!fn || !fn->getIdentifier()) return true;
+    StringRef n = fn->getName();
+    if (n != "cudaLaunchKernel" && n != "cudaLaunchCooperativeKernel" && n != "cudaLaunchKernelExC" &&
+        n != "cudaLaunchKernelEx")
+      return true;
+    if (!a.sm.isInMainFile(a.sm.getExpansionLoc(e->getBeginLoc()))) return true;
+    const Expr *kernelArg = nullptr;
+    if (n == "cudaLaunchKernelEx" || n == "cudaLaunchKernelExC") {
+      if (e->getNumArgs() >= 2) kernelArg = e->getArg(1);
+    } else if (e->getNumArgs() >= 1) {
+      kernelArg = e->getArg(0);
+    }
+    if (!kernelArg) return true;
+    const Expr *k = kernelArg->IgnoreParenCasts();
+    if (auto *uo = dyn_cast<UnaryOperator>(k); uo && uo->getOpcode() == UO_AddrOf) k = uo->getSubExpr()->IgnoreParenCasts();
+    LaunchSite s;
+    s.form = n == "cudaLaunchKernel" ? LaunchSite::Form::CudaLaunchKernel : LaunchSite::Form::Other;
+    s.formName = n.str();
+    fill(s, e, k);
+    const FunctionDecl *callee = nullptr;
+    if (auto *dre = dyn_cast<DeclRefExpr>(k)) callee = dyn_cast<FunctionDecl>(dre->getDecl());
+    record(s, callee);
+    return true;
+  }
+
+  std::map<const FunctionDecl *, std::vector<LaunchSite>> byKernel;  // keyed by the kernel's pattern definition
+  std::vector<LaunchSite> unknown;
+
+private:
+  const FunctionDecl *calleeFromExpr(const Expr *e) {
+    if (auto *ule = dyn_cast<UnresolvedLookupExpr>(e))
+      for (NamedDecl *d : ule->decls()) {
+        if (auto *ft = dyn_cast<FunctionTemplateDecl>(d->getUnderlyingDecl())) return ft->getTemplatedDecl();
+        if (auto *f = dyn_cast<FunctionDecl>(d->getUnderlyingDecl())) return f;
+      }
+    return nullptr;
+  }
+
+  void fill(LaunchSite &s, const Expr *call, const Expr *calleeExpr) {
+    SourceLocation b = call->getBeginLoc();
+    s.loc = a.locate(b);
+    s.expr = call;
+    s.inMacro = b.isMacroID();
+    if (s.inMacro) {
+      SourceLocation exp = a.sm.getExpansionLoc(b);
+      // The macro whose argument (or body) holds the launch.
+      SourceLocation l = b;
+      std::string m;
+      while (l.isMacroID()) {
+        SourceLocation next;
+        if (a.sm.isMacroArgExpansion(l)) {
+          // the macro taking this argument
+          SourceLocation expStart = a.sm.getImmediateExpansionRange(l).getBegin();
+          m = Lexer::getImmediateMacroName(expStart.isMacroID() ? expStart : l, a.sm, a.ctx.getLangOpts()).str();
+          next = a.sm.getImmediateSpellingLoc(l);
+        } else {
+          m = Lexer::getImmediateMacroName(l, a.sm, a.ctx.getLangOpts()).str();
+          next = a.sm.getImmediateExpansionRange(l).getBegin();
+        }
+        l = next;
+      }
+      (void)exp;
+      s.macro = m;
+      s.inMacroBody = a.spelledInMacroBody(b);
+      if (!s.inMacroBody) {
+        // Name the macro from the expansion point's token.
+        SourceLocation e = a.sm.getExpansionLoc(b);
+        (void)e;
+        s.macro = macroOfArgument(b);
+      }
+      s.loc = a.locate(b);
+      if (!s.inMacroBody) s.loc = locateSpelling(b);
+    }
+    if (auto *dre = dyn_cast<DeclRefExpr>(calleeExpr); dre && dre->hasExplicitTemplateArgs())
+      s.templateArgs = Lexer::getSourceText(CharSourceRange::getCharRange(
+                                                a.sm.getFileLoc(dre->getLAngleLoc()).getLocWithOffset(1),
+                                                a.sm.getFileLoc(dre->getRAngleLoc())),
+                                            a.sm, a.ctx.getLangOpts()).str();
+    if (auto *ule = dyn_cast<UnresolvedLookupExpr>(calleeExpr); ule && ule->hasExplicitTemplateArgs())
+      s.templateArgs = Lexer::getSourceText(CharSourceRange::getCharRange(
+                                                a.sm.getFileLoc(ule->getLAngleLoc()).getLocWithOffset(1),
+                                                a.sm.getFileLoc(ule->getRAngleLoc())),
+                                            a.sm, a.ctx.getLangOpts()).str();
+    if (current) s.enclosingFunction = current->getQualifiedNameAsString();
+  }
+
+  Location locateSpelling(SourceLocation loc) {
+    SourceLocation sp = a.sm.getSpellingLoc(loc);
+    Location l;
+    PresumedLoc p = a.sm.getPresumedLoc(sp);
+    if (p.isInvalid()) return a.locate(loc);
+    l.file = p.getFilename();
+    l.line = p.getLine();
+    l.column = p.getColumn();
+    return l;
+  }
+
+  std::string macroOfArgument(SourceLocation loc) {
+    // Walk out to the outermost expansion and name the macro there.
+    std::string m;
+    SourceLocation l = loc;
+    while (l.isMacroID()) {
+      if (a.sm.isMacroArgExpansion(l)) {
+        CharSourceRange r = a.sm.getImmediateExpansionRange(l);
+        SourceLocation macroStart = a.sm.getExpansionLoc(r.getBegin());
+        (void)macroStart;
+        l = a.sm.getImmediateSpellingLoc(l);
+      } else {
+        m = Lexer::getImmediateMacroName(l, a.sm, a.ctx.getLangOpts()).str();
+        l = a.sm.getImmediateExpansionRange(l).getBegin();
+      }
+    }
+    if (m.empty()) {
+      // The launch is a macro argument: read the macro name at the expansion point.
+      SourceLocation e = a.sm.getExpansionLoc(loc);
+      Token tok;
+      (void)tok;
+      SourceLocation start = a.sm.getExpansionRange(loc).getBegin();
+      m = Lexer::getSourceText(CharSourceRange::getTokenRange(start, start), a.sm, a.ctx.getLangOpts()).str();
+      (void)e;
+    }
+    return m;
+  }
+
+  void record(LaunchSite &s, const FunctionDecl *callee) {
+    if (!a.sm.isInMainFile(a.sm.getExpansionLoc(s.expr->getBeginLoc()))) return;
+    const FunctionDecl *pat = patternOf(callee);
+    if (pat && pat->hasAttr<CUDAGlobalAttr>()) byKernel[pat].push_back(s);
+    else unknown.push_back(s);
+  }
+
+  Analyzer &a;
+  const FunctionDecl *current = nullptr;
+};
+
+// Kernels defined in the main file, in source order.
+class KernelFinder : public RecursiveASTVisitor<KernelFinder> {
+public:
+  KernelFinder(SourceManager &sm) : sm(sm) {}
+  bool shouldVisitTemplateInstantiations() const { return false; }
+  bool VisitFunctionDecl(FunctionDecl *fd) {
+    if (!fd->hasAttr<CUDAGlobalAttr>() || !fd->doesThisDeclarationHaveABody()) return true;
+    if (fd->isTemplateInstantiation()) return true;
+    if (!sm.isInMainFile(sm.getExpansionLoc(fd->getLocation()))) return true;
+    kernels.push_back(fd);
+    return true;
+  }
+  SourceManager &sm;
+  std::vector<const FunctionDecl *> kernels;
+};
+
+} // namespace
+
+Inventory analyzeTranslationUnit(ASTContext &ctx) {
+  Inventory inv;
+  SourceManager &sm = ctx.getSourceManager();
+  if (auto fe = sm.getFileEntryRefForID(sm.getMainFileID())) inv.mainFile = fe->getName().str();
+  Analyzer a(ctx);
+  KernelFinder kf(sm);
+  kf.TraverseDecl(ctx.getTranslationUnitDecl());
+  LaunchFinder lf(a);
+  lf.TraverseDecl(ctx.getTranslationUnitDecl());
+  KernelBuilder kb(a);
+  std::set<const FunctionDecl *> known;
+  for (const FunctionDecl *fd : kf.kernels) {
+    Kernel k = kb.build(fd);
+    auto it = lf.byKernel.find(fd);
+    if (it != lf.byKernel.end()) k.launches = it->second;
+    known.insert(fd);
+    inv.kernels.push_back(std::move(k));
+  }
+  for (auto &[fd, sites] : lf.byKernel)
+    if (!known.count(fd)) inv.otherLaunches.insert(inv.otherLaunches.end(), sites.begin(), sites.end());
+  inv.otherLaunches.insert(inv.otherLaunches.end(), lf.unknown.begin(), lf.unknown.end());
+  return inv;
+}
+
+} // namespace ptb

@@ -1,0 +1,133 @@
+// What each __global__ kernel of a translation unit uses: the facts the PTB rewrite and the fuser need,
+// and what `ptb-transform --list-kernels` prints.
+#pragma once
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/Basic/SourceLocation.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ptb {
+
+struct Location {
+  std::string file;
+  unsigned line = 0, column = 0;
+  std::string str() const;  // file:line:col
+};
+
+// The four built-in index variables.
+enum class BuiltinVar { blockIdx, gridDim, threadIdx, blockDim };
+constexpr BuiltinVar kBuiltinVars[] = {BuiltinVar::blockIdx, BuiltinVar::gridDim, BuiltinVar::threadIdx,
+                                       BuiltinVar::blockDim};
+const char *name(BuiltinVar v);
+
+// How a kernel reaches one built-in variable.
+struct BuiltinUse {
+  bool direct = false;                             // written in the kernel body
+  std::set<std::string> macros;                    // macros expanded in the body that read it
+  std::vector<std::vector<std::string>> callChains; // kernel -> f -> g: {"f", "g"}; g reads it
+  bool used() const { return direct || !macros.empty() || !callChains.empty(); }
+};
+
+struct Barrier {
+  std::string kind;              // "__syncthreads", "__syncthreads_or", "bar.sync", "cg::thread_block::sync", ...
+  bool blockWide = true;         // false for warp/tile-level syncs
+  Location loc;                  // where the kernel body reaches it (the call to a callee that has it)
+  std::vector<std::string> via;  // callee chain when it is in a called function
+  unsigned offset = 0;           // file offset of `loc` in the kernel's file (for ordering)
+};
+
+struct ReturnSite {
+  Location loc;
+  bool blockUniform = false;
+  std::string reason;            // why it is not block-uniform (the first thread-dependent value seen)
+  const clang::ReturnStmt *stmt = nullptr;
+};
+
+struct SharedVariable {
+  std::string name, type, function;
+  bool dynamic = false;                // extern __shared__ T x[];
+  std::optional<uint64_t> bytes;       // static size when known (not for dependent types)
+  Location loc;
+};
+
+// A construct that prevents a PTB rewrite.
+struct Blocker {
+  std::string construct;  // "grid-wide sync", "dynamic parallelism", "thread-block cluster", "%smid read", ...
+  std::string detail;
+  Location loc;
+  clang::SourceLocation sloc;
+};
+
+struct LaunchSite {
+  enum class Form { TripleChevron, CudaLaunchKernel, Other };
+  Form form = Form::TripleChevron;
+  std::string formName;         // "<<<>>>", "cudaLaunchKernel", "cudaLaunchCooperativeKernel", ...
+  Location loc;
+  std::string templateArgs;     // explicit template arguments as written, without <>
+  bool inMacro = false;         // the launch is written inside a macro argument or body
+  std::string macro;            // the macro's name
+  bool inMacroBody = false;     // the launch text comes from a macro definition (cannot be edited in place)
+  const clang::Expr *expr = nullptr;
+  std::string enclosingFunction;
+};
+
+struct Parameter {
+  std::string name, type;
+  bool pack = false;
+};
+
+// A call from the kernel (or from a cloned callee) to a __device__ function that reads blockIdx/gridDim,
+// directly or further down: the rewrite sends it to the function's PTB clone.
+struct VirtualizedCall {
+  const clang::FunctionDecl *callee = nullptr;  // the callee's pattern definition
+  clang::SourceLocation nameLoc;                // the callee's name token
+  clang::SourceLocation lparenLoc;              // the call's '('
+  bool hasArgs = false;
+  const clang::FunctionDecl *caller = nullptr;  // pattern of the function whose body holds the call
+};
+
+struct Kernel {
+  const clang::FunctionDecl *decl = nullptr;          // the definition (template pattern for templates)
+  const clang::FunctionTemplateDecl *templ = nullptr; // set for kernel templates
+  std::string name, qualifiedName;
+  Location loc;
+  std::vector<std::string> templateParams;            // as written: "typename T", "int N"
+  std::vector<std::string> instantiations;            // "saxpy<float>"
+  std::vector<Parameter> params;
+  std::map<BuiltinVar, BuiltinUse> uses;
+  std::vector<Barrier> barriers;
+  std::vector<ReturnSite> returns;
+  std::vector<SharedVariable> shared;
+  std::vector<Blocker> blockers;
+  std::vector<LaunchSite> launches;
+  std::vector<std::string> callees;                    // device functions called, transitively (qualified)
+
+  // For the rewrite: device functions (patterns) to clone, in dependency order, and the calls to redirect.
+  std::vector<const clang::FunctionDecl *> virtualizedCallees;
+  std::vector<VirtualizedCall> virtualizedCalls;
+
+  bool usesVirtualIndex() const;  // blockIdx or gridDim reached by any route
+};
+
+struct Inventory {
+  std::string mainFile;
+  std::vector<Kernel> kernels;      // in source order
+  std::vector<LaunchSite> otherLaunches;  // launches of kernels not defined in the main file
+};
+
+// Builds the inventory of the main file of `ctx`. Macro expansions are read through `ctx`'s SourceManager.
+Inventory analyzeTranslationUnit(clang::ASTContext &ctx);
+
+// Output formats of --list-kernels. The JSON schema is documented in docs/inventory.md.
+std::string formatInventoryText(const std::vector<Inventory> &inventories);
+std::string formatInventoryJson(const std::vector<Inventory> &inventories);
+
+} // namespace ptb

@@ -1,0 +1,19 @@
+// What the command-line tools share: splitting `--`, writing files atomically and all at once.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ptb {
+
+// Splits argv at the first "--": the part before goes to the option parser, the part after is the
+// compiler command line (as for every clang tool).
+void splitAtDashDash(int argc, char **argv, std::vector<std::string> &toolArgs, std::vector<std::string> &compilerArgs);
+
+// Writes every (path -> contents) pair, each through a temporary file renamed into place, so that no
+// reader ever sees a partial file. Returns false (and writes nothing more) at the first failure, with a
+// message in `error`.
+bool writeFilesAtomically(const std::map<std::string, std::string> &files, std::string &error);
+
+} // namespace ptb

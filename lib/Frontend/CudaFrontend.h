@@ -1,0 +1,46 @@
+// The one CUDA front end of the project: where CUDA lives, and how a .cu file is parsed by clang 19.
+#pragma once
+
+#include "clang/Tooling/ArgumentsAdjusters.h"
+#include "clang/Tooling/CompilationDatabase.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ptb {
+
+// A CUDA toolkit found on disk.
+struct CudaInstall {
+  std::string root;     // e.g. /usr/local/cuda
+  std::string version;  // from version.json / cuda.h, "" if unknown
+  std::string how;      // which rule found it: "--cuda-path", "CUDA_PATH", "nvcc on PATH", "/usr/local/cuda"
+};
+
+// Looks for CUDA in this order: `explicitPath` (--cuda-path), $CUDA_PATH, the directory above the `nvcc`
+// on $PATH, /usr/local/cuda. A candidate counts when it has include/cuda_runtime.h. On failure returns
+// nullopt and sets `why` to a sentence listing what was tried.
+std::optional<CudaInstall> findCuda(const std::string &explicitPath, std::string &why);
+
+// Rewrites an nvcc command line (from compile_commands.json or after `--`) into flags clang accepts:
+// drops nvcc-only flags (-gencode, -arch, -code, -rdc, --expt-*, -Xcompiler's wrapper, -forward-unknown-*,
+// -ccbin, --use_fast_math, ...), unpacks -Xcompiler lists, keeps -I/-D/-U/-isystem/-include/-std.
+std::vector<std::string> translateNvccArgs(const std::vector<std::string> &args);
+
+// The directory holding a stub for CUDA 13's removed texture_fetch_functions.h (clang 19's CUDA wrapper
+// still includes it), created on first use under the system temp directory. "" and `error` on failure.
+std::string stubIncludeDir(std::string &error);
+
+// The adjuster every tool of the project applies: translate nvcc flags, then set up the host-side CUDA
+// parse (facts.md): -x cuda --cuda-host-only --cuda-path, stub and CCCL include dirs, sm_90, C++17
+// unless the command sets a standard, unknown-version warning off.
+clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(const CudaInstall &cuda, const std::string &stubDir);
+
+// The compilation database for the given sources: compile_commands.json from `buildDir` when given
+// (-p), else the flags after `--` (possibly none). Returns null and sets `error` on failure.
+std::unique_ptr<clang::tooling::CompilationDatabase>
+makeCompilationDatabase(const std::string &buildDir, const std::vector<std::string> &argsAfterDashDash,
+                        std::string &error);
+
+} // namespace ptb

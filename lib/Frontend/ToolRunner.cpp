@@ -1,0 +1,102 @@
+#include "ToolRunner.h"
+#include "CudaFrontend.h"
+
+#include "clang/AST/ASTConsumer.h"
+#include "clang/Frontend/FrontendAction.h"
+#include "clang/Tooling/Tooling.h"
+#include "llvm/Support/raw_ostream.h"
+
+#ifndef PTB_CLANG_EXECUTABLE
+#define PTB_CLANG_EXECUTABLE "clang++"
+#endif
+
+namespace ptb {
+
+namespace {
+
+class CallbackConsumer : public clang::ASTConsumer {
+public:
+  CallbackConsumer(clang::CompilerInstance &ci,
+                   llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> cb)
+      : ci(ci), cb(cb) {}
+  void HandleTranslationUnit(clang::ASTContext &ctx) override {
+    // Analyse only what parsed cleanly: a broken AST gives wrong answers.
+    if (ci.getDiagnostics().hasErrorOccurred()) return;
+    cb(ci, ctx);
+  }
+
+private:
+  clang::CompilerInstance &ci;
+  llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> cb;
+};
+
+class CallbackAction : public clang::ASTFrontendAction {
+public:
+  explicit CallbackAction(llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> cb) : cb(cb) {}
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &ci, llvm::StringRef) override {
+    return std::make_unique<CallbackConsumer>(ci, cb);
+  }
+
+private:
+  llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> cb;
+};
+
+class CallbackFactory : public clang::tooling::FrontendActionFactory {
+public:
+  explicit CallbackFactory(llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> cb) : cb(cb) {}
+  std::unique_ptr<clang::FrontendAction> create() override { return std::make_unique<CallbackAction>(cb); }
+
+private:
+  llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> cb;
+};
+
+} // namespace
+
+void report(clang::DiagnosticsEngine &diags, clang::SourceLocation loc, clang::DiagnosticsEngine::Level level,
+            const std::string &message) {
+  unsigned id = diags.getCustomDiagID(level, "%0");
+  diags.Report(loc, id) << message;
+}
+
+bool forEachTranslationUnit(const ParseRequest &request,
+                            llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> onTranslationUnit) {
+  std::string why;
+  auto cuda = findCuda(request.cudaPath, why);
+  if (!cuda) {
+    llvm::errs() << "error: " << why << "\n";
+    return false;
+  }
+  std::string dbError;
+  auto db = makeCompilationDatabase(request.buildDir, request.argsAfterDashDash, dbError);
+  if (!db) {
+    llvm::errs() << "error: " << dbError << "\n";
+    return false;
+  }
+  std::string stubError;
+  std::string stubDir = stubIncludeDir(stubError);
+  if (stubDir.empty()) {
+    llvm::errs() << "error: " << stubError << "\n";
+    return false;
+  }
+  clang::tooling::ClangTool tool(*db, request.files);
+  tool.clearArgumentsAdjusters();
+  tool.appendArgumentsAdjuster(clang::tooling::getClangStripOutputAdjuster());
+  tool.appendArgumentsAdjuster(cudaArgumentsAdjuster(*cuda, stubDir));
+  // Parse as Debian's clang++ 19 whatever compiler the database names (nvcc, g++, ...): the driver finds
+  // its resource directory and the GCC installation from this path.
+  tool.appendArgumentsAdjuster([](const clang::tooling::CommandLineArguments &in, llvm::StringRef) {
+    auto out = in;
+    if (!out.empty()) out[0] = PTB_CLANG_EXECUTABLE;
+    return out;
+  });
+  for (auto it = request.extraArgsBefore.rbegin(); it != request.extraArgsBefore.rend(); ++it)
+    tool.appendArgumentsAdjuster(
+        clang::tooling::getInsertArgumentAdjuster(it->c_str(), clang::tooling::ArgumentInsertPosition::BEGIN));
+  for (const std::string &a : request.extraArgs)
+    tool.appendArgumentsAdjuster(
+        clang::tooling::getInsertArgumentAdjuster(a.c_str(), clang::tooling::ArgumentInsertPosition::END));
+  CallbackFactory factory(onTranslationUnit);
+  return tool.run(&factory) == 0;
+}
+
+} // namespace ptb

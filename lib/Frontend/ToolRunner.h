@@ -1,0 +1,33 @@
+// Runs a per-translation-unit callback over source files with the project's CUDA parse set up: the
+// common driver behind every tool of the project.
+#pragma once
+
+#include "clang/AST/ASTContext.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <string>
+#include <vector>
+
+namespace ptb {
+
+struct ParseRequest {
+  std::vector<std::string> files;
+  std::string buildDir;                        // -p: directory with compile_commands.json
+  std::vector<std::string> argsAfterDashDash;  // compiler arguments after `--`
+  std::vector<std::string> extraArgs;          // --extra-arg (appended)
+  std::vector<std::string> extraArgsBefore;    // --extra-arg-before (prepended)
+  std::string cudaPath;                        // --cuda-path
+};
+
+// Parses every file and calls `onTranslationUnit` on each AST that parsed without errors. Diagnostics go
+// to stderr in clang's `file:line:col: error:` form; the callback reports its own through the
+// CompilerInstance's DiagnosticsEngine. Returns true when every file parsed and no error was reported.
+bool forEachTranslationUnit(const ParseRequest &request,
+                            llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> onTranslationUnit);
+
+// Reports a diagnostic of the given level at `loc`, in clang's format.
+void report(clang::DiagnosticsEngine &diags, clang::SourceLocation loc, clang::DiagnosticsEngine::Level level,
+            const std::string &message);
+
+} // namespace ptb

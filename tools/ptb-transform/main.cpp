@@ -1,0 +1,120 @@
+// ptb-transform: rewrites CUDA kernels into persistent-thread-block twins gated by %smid, and their
+// launches into calls of the PTB runtime. Options and output only; the work is in lib/.
+#include "KernelInventory.h"
+#include "PtbRewrite.h"
+#include "ToolMain.h"
+#include "ToolRunner.h"
+
+#include "clang/Basic/Version.h"
+#include "clang/Tooling/ReplacementsYaml.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/YAMLTraits.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+int main(int argc, char **argv) {
+  std::vector<std::string> toolArgs, compilerArgs;
+  ptb::splitAtDashDash(argc, argv, toolArgs, compilerArgs);
+
+  CLI::App app{"ptb-transform: make CUDA kernels persistent-thread-block (PTB) workers gated by %smid,\n"
+               "and send their launches to the PTB runtime (docs/generated-code.md)."};
+  app.set_version_flag("--version", fmt::format("ptb-transform {} (clang {})", PTB_VERSION, CLANG_VERSION_STRING));
+  ptb::ParseRequest req;
+  std::string output, outputDir, exportFixes, format = "text";
+  bool inPlace = false, listKernels = false;
+  ptb::RewriteOptions opts;
+  app.add_option("files", req.files, "CUDA source files")->required();
+  app.add_option("-p", req.buildDir, "Build directory holding compile_commands.json");
+  app.add_option("-o", output, "Output file (one input only; '-' for stdout)");
+  app.add_option("--output-dir", outputDir, "Write each output as <dir>/<input file name>");
+  app.add_flag("-i", inPlace, "Rewrite the inputs in place (only when every file succeeds)");
+  app.add_option("--kernels", opts.kernelFilter, "Only kernels whose name or qualified name matches this regex");
+  app.add_flag("--list-kernels", listKernels, "Print the kernel inventory instead of rewriting");
+  app.add_option("--format", format, "Inventory format: text or json")->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--export-fixes", exportFixes, "Also write the edits as clang-apply-replacements YAML");
+  app.add_flag("--strict", opts.strict, "Kernels or launches that cannot be rewritten are errors");
+  app.add_option("--cuda-path", req.cudaPath, "CUDA installation (else CUDA_PATH, nvcc on PATH, /usr/local/cuda)");
+  app.add_option("--extra-arg", req.extraArgs, "Compiler argument to append")->take_all();
+  app.add_option("--extra-arg-before", req.extraArgsBefore, "Compiler argument to prepend")->take_all();
+  toolArgs.erase(toolArgs.begin());  // CLI11 takes the arguments without the program name, reversed
+  std::reverse(toolArgs.begin(), toolArgs.end());
+  try {
+    app.parse(toolArgs);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e);
+  }
+  req.argsAfterDashDash = compilerArgs;
+  opts.toolVersion = PTB_VERSION;
+
+  int destinations = !output.empty() + !outputDir.empty() + inPlace;
+  if (!listKernels && destinations > 1) {
+    llvm::errs() << "error: choose one of -o, --output-dir and -i\n";
+    return 2;
+  }
+  if (!listKernels && !output.empty() && output != "-" && req.files.size() > 1) {
+    llvm::errs() << "error: -o takes one input file; use --output-dir or -i for several\n";
+    return 2;
+  }
+
+  std::vector<ptb::Inventory> inventories;
+  std::vector<ptb::RewriteResult> results;
+  bool rewriteFailed = false;
+  bool parsed = ptb::forEachTranslationUnit(req, [&](clang::CompilerInstance &ci, clang::ASTContext &ctx) {
+    ptb::Inventory inv = ptb::analyzeTranslationUnit(ctx);
+    if (listKernels) {
+      inventories.push_back(std::move(inv));
+      return;
+    }
+    ptb::RewriteResult r;
+    if (ptb::rewriteTranslationUnit(ci, ctx, inv, opts, r)) results.push_back(std::move(r));
+    else rewriteFailed = true;
+  });
+  if (!parsed || rewriteFailed) {
+    llvm::errs() << "ptb-transform: nothing written (errors above)\n";
+    return 1;
+  }
+
+  if (listKernels) {
+    std::string text = format == "json" ? ptb::formatInventoryJson(inventories) : ptb::formatInventoryText(inventories);
+    if (output.empty() || output == "-") {
+      llvm::outs() << text;
+      return 0;
+    }
+    std::string error;
+    if (!ptb::writeFilesAtomically({{output, text}}, error)) {
+      llvm::errs() << "error: " << error << "\n";
+      return 1;
+    }
+    return 0;
+  }
+
+  std::map<std::string, std::string> files;
+  for (auto &r : results) {
+    std::string dest;
+    if (inPlace) dest = r.file;
+    else if (!outputDir.empty()) dest = outputDir + "/" + llvm::sys::path::filename(r.file).str();
+    else if (!output.empty() && output != "-") dest = output;
+    if (dest.empty()) llvm::outs() << r.output;
+    else files[dest] = r.output;
+  }
+  if (!exportFixes.empty()) {
+    std::string yaml;
+    llvm::raw_string_ostream os(yaml);
+    llvm::yaml::Output out(os);
+    for (auto &r : results) {
+      clang::tooling::TranslationUnitReplacements tur;
+      tur.MainSourceFile = r.file;
+      tur.Replacements.assign(r.replacements.begin(), r.replacements.end());
+      out << tur;
+    }
+    files[exportFixes] = os.str();
+  }
+  std::string error;
+  if (!ptb::writeFilesAtomically(files, error)) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  return 0;
+}
