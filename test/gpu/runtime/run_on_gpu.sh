@@ -1,0 +1,37 @@
+#!/bin/bash
+# Builds and runs the runtime's GPU tests and benchmarks on the GPU machine; logs go to $OUT (or ./out).
+# Usage: bash test/gpu/runtime/run_on_gpu.sh [target ...]   (default: every target below)
+set -u
+OUT=${OUT:-out}
+mkdir -p "$OUT" build-rt
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+FLAGS="-std=c++17 -arch=sm_90 -O3 -I runtime/include -Xcompiler -Wall,-Wextra"
+declare -A SRC=(
+  [test_basic]=test/gpu/runtime/test_basic.cu
+  [test_policy]=test/gpu/runtime/test_policy.cu
+  [bench_overhead]=bench/runtime/bench_overhead.cu
+  [bench_policy]=bench/runtime/bench_policy.cu
+  [colocate]=examples/colocate/colocate.cu
+)
+ORDER="test_basic test_policy bench_overhead bench_policy colocate"
+TARGETS=${*:-$ORDER}
+{
+  date -u; hostname; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader; $NVCC --version | tail -2
+} 2>&1 | tee "$OUT/env.txt"
+pids=()
+for t in $TARGETS; do
+  [ -f "${SRC[$t]}" ] || { echo "skip $t (no source)"; continue; }
+  ( $NVCC $FLAGS -o build-rt/$t "${SRC[$t]}" > build-rt/$t.buildlog 2>&1; echo "build $t rc=$?" ) &
+  pids+=($!)
+done
+wait "${pids[@]}"
+cat build-rt/*.buildlog > "$OUT/build.txt" 2>/dev/null; cat "$OUT/build.txt"
+rc=0
+for t in $TARGETS; do
+  [ -x build-rt/$t ] || continue
+  lim=150; case $t in bench_*) lim=200;; esac
+  echo "=== $t" | tee -a "$OUT/log.txt"
+  ( cd "$OUT" && timeout -s KILL $lim "$OLDPWD/build-rt/$t" ) 2>&1 | tee -a "$OUT/log.txt"
+  r=${PIPESTATUS[0]}; echo "=== $t rc=$r" | tee -a "$OUT/log.txt"; [ $r -ne 0 ] && rc=1
+done
+exit $rc
