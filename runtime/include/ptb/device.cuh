@@ -345,27 +345,33 @@ __device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
   // the previous one.
   __shared__ uint4 ptb_next_[2];
   __shared__ unsigned ptb_rejoin_;
+  // The leader's state lives in shared memory, not registers: registers held across the task body would
+  // be allocated to every thread and cut the twin's occupancy below the original's.
+  __shared__ detail::Leader ptb_state_;
+  __shared__ bool ptb_joined_;
   const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
-  detail::Leader s;
-  bool joined = true;
   if (leader) {
+    detail::Leader& s = ptb_state_;
     s.cur = s.end = s.est = s.ran = s.tprev = s.idprev = 0;
     s.x = s.y = s.z = 0;
     s.sm = detail::smid() % detail::kMaxSm;
     s.rank = 0xffffffffu;  // not allowed until a rank is taken: leaves through the normal exit path
     s.ranked = s.tracing = false;
+    bool joined = true;
     if (launch.flags & detail::kResume) {
       joined = detail::join(launch);
     } else {
       detail::vstore(&launch.slot->running, 1u);
     }
     if (joined) detail::take_rank(launch, s);
+    ptb_joined_ = joined;
   }
   const dim3 grid(launch.gx, launch.gy, launch.gz);
   for (unsigned i = 0;; ++i) {
     if (leader) {
       uint4 v = make_uint4(0, 0, 0, 0);
-      if (joined && detail::decide(launch, s)) {
+      detail::Leader& s = ptb_state_;
+      if (ptb_joined_ && detail::decide(launch, s)) {
         v = make_uint4(s.x, s.y, s.z, 1u);
         detail::advance(launch, s);
         ++s.ran;
@@ -376,7 +382,7 @@ __device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
     const uint4 v = ptb_next_[i & 1];
     if (!v.w) {
       // Every thread has finished every task this worker ran.
-      if (leader) ptb_rejoin_ = joined && detail::leave(launch, s);
+      if (leader) ptb_rejoin_ = ptb_joined_ && detail::leave(launch, ptb_state_);
       __syncthreads();
       if (!ptb_rejoin_) break;
       continue;
