@@ -87,6 +87,7 @@ struct CallHit {
   SourceLocation nameLoc, lparenLoc, callLoc;
   bool hasArgs;
   bool viaOperatorOrImplicit;  // operator call, constructor, conversion: cannot be redirected by text
+  bool system = false;         // defined in a system header (cub, thrust, ...): followed for barriers only
 };
 
 struct FunctionFacts {
@@ -325,7 +326,11 @@ public:
     case CgClass::None: break;
     }
     const FunctionDecl *def = definitionOf(callee);
-    if (!def || a.sm.isInSystemHeader(def->getLocation())) return true;
+    if (!def) return true;
+    if (a.sm.isInSystemHeader(def->getLocation())) {
+      f.calls.push_back({def, {}, {}, loc, call->getNumArgs() > 0, true, true});
+      return true;
+    }
     bool implicitForm = isa<CXXOperatorCallExpr>(call) || isa<CXXMemberCallExpr>(call) ||
                         isa<UserDefinedLiteral>(call);
     SourceLocation nameLoc, lparen;
@@ -342,8 +347,9 @@ public:
 
   bool VisitCXXConstructExpr(CXXConstructExpr *e) {
     if (auto *ctor = e->getConstructor())
-      if (auto *def = definitionOf(ctor); def && !a.sm.isInSystemHeader(def->getLocation()))
-        f.calls.push_back({def, {}, {}, e->getBeginLoc(), e->getNumArgs() > 0, true});
+      if (auto *def = definitionOf(ctor))
+        f.calls.push_back({def, {}, {}, e->getBeginLoc(), e->getNumArgs() > 0, true,
+                           a.sm.isInSystemHeader(def->getLocation())});
     return true;
   }
 
@@ -415,10 +421,6 @@ public:
                               a.locate(l->getBeginLoc()), l->getBeginLoc()});
       (void)seenCall; (void)seenShared;
     }
-    if (k.templ) {
-      // Shared sizes from the first instantiation when the pattern's are dependent.
-      for (auto &s : k.shared) if (!s.dynamic && !s.bytes) s.type += " (dependent)";
-    }
 
     walkCallees(k, bodies);
 
@@ -486,13 +488,13 @@ private:
   // Breadth-first over the call graph from the kernel's bodies: callee chains for builtins, barriers
   // reached through calls, blockers inside callees, and which callees must be cloned for the PTB twin.
   void walkCallees(Kernel &k, const std::vector<const FunctionDecl *> &bodies) {
-    struct Node { const FunctionDecl *fn; std::vector<std::string> chain; SourceLocation reach; };
+    struct Node { const FunctionDecl *fn; std::vector<std::string> chain; SourceLocation reach; bool system; };
     std::deque<Node> queue;
     std::set<const FunctionDecl *> visited;
     // Reach: for barriers in callees, the location in the kernel body of the call that leads there.
     for (const FunctionDecl *body : bodies)
       for (const CallHit &c : a.factsOf(body).calls)
-        queue.push_back({c.callee, {c.callee->getNameAsString()}, c.callLoc});
+        queue.push_back({c.callee, {c.callee->getNameAsString()}, c.callLoc, c.system});
     std::set<std::string> calleeNames;
     std::map<const FunctionDecl *, bool> needs;  // reads blockIdx/gridDim, directly or below
     std::set<std::pair<unsigned, std::string>> seenBarrierVia;
@@ -500,8 +502,8 @@ private:
       Node n = queue.front();
       queue.pop_front();
       const FunctionFacts &f = a.factsOf(n.fn);
-      calleeNames.insert(n.fn->getQualifiedNameAsString());
-      for (int i = 0; i < 4; ++i)
+      if (!n.system) calleeNames.insert(n.fn->getQualifiedNameAsString());
+      for (int i = 0; i < 4 && !n.system; ++i)
         if (f.direct[i] || !f.macros[i].empty()) {
           auto &chains = k.uses[kBuiltinVars[i]].callChains;
           if (std::find(chains.begin(), chains.end(), n.chain) == chains.end() && chains.size() < 16)
@@ -523,7 +525,7 @@ private:
       for (const CallHit &c : f.calls) {
         auto chain = n.chain;
         chain.push_back(c.callee->getNameAsString());
-        queue.push_back({c.callee, chain, n.reach});
+        queue.push_back({c.callee, chain, n.reach, n.system || c.system});
       }
     }
     k.callees.assign(calleeNames.begin(), calleeNames.end());
@@ -536,7 +538,7 @@ private:
       if (!stack.insert(fn).second) return false;  // recursion: decided by the other members
       const FunctionFacts &f = a.factsOf(fn);
       bool r = !f.indexLocs.empty();
-      for (const CallHit &c : f.calls) r = reads(c.callee, stack) || r;
+      for (const CallHit &c : f.calls) if (!c.system) r = reads(c.callee, stack) || r;
       stack.erase(fn);
       needs[fn] = r;
       return r;
@@ -548,6 +550,7 @@ private:
     std::function<void(const FunctionDecl *callerAsCalled, const FunctionDecl *callerPattern)> gather =
         [&](const FunctionDecl *caller, const FunctionDecl *callerPattern) {
           for (const CallHit &c : a.factsOf(caller).calls) {
+            if (c.system) continue;
             std::set<const FunctionDecl *> stack;
             if (!reads(c.callee, stack)) continue;
             const FunctionDecl *pat = patternOf(c.callee);

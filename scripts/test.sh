@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: builds (installing what is missing), then the unit tests and the lit tests
+# (which also compile the transformed outputs with nvcc when CUDA is installed), all through ctest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh --build-only
+ctest --test-dir build --output-on-failure -j "$(nproc)"
