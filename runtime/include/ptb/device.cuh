@@ -8,10 +8,12 @@ namespace ptb {
 namespace detail {
 
 constexpr unsigned kMaxSm = 256;          // %smid values handled (H100: 132); larger ids share caps modulo
-constexpr unsigned kRetCap = 1024;        // handed-back ranges a launch can hold at once
-constexpr unsigned kMaxChunk = 16;        // most tasks claimed by one atomic
+constexpr unsigned kRetCap = 1024;        // nodes for handed-back ranges, per launch
+constexpr unsigned kMaxChunk = 64;        // most tasks claimed by one atomic (guided: fewer near the end)
 constexpr unsigned kAnyGen = 0xffffffffu; // resume workers of a captured launch: join any running replay
-constexpr unsigned long long kMaxTasks = 1ull << 58;  // ranges are packed as (begin << 5 | length)
+constexpr unsigned long long kMaxTasks = 1ull << 56;  // ranges are packed as (begin << 7 | length)
+constexpr long long kCheckCycles = 16384; // a worker re-reads its SM's cap after a task once this many
+                                          // clock cycles (~8 us at 1.98 GHz) passed since the last read
 
 // Launch flags
 constexpr unsigned kCaptured = 1u;  // slot belongs to a captured graph node: reset, never freed
@@ -20,29 +22,36 @@ constexpr unsigned kResume = 2u;    // these workers join a running launch (not 
 // One trace record per task.
 struct TraceRec {
   unsigned long long task;
-  unsigned long long start, end;  // %globaltimer, ns
-  unsigned sm, worker;
+  unsigned long long start, end;  // %globaltimer, ns (end: when the worker's thread 0 finished it)
+  unsigned sm, worker;  // %smid; the worker's blockIdx.x
+  unsigned tag, pad;    // the launch's trace tag (host counter)
 };
 struct TraceBuf {
   TraceRec* recs;
   unsigned long long* count;  // records written (may exceed cap: the rest are dropped)
   unsigned long long cap;
+  unsigned tag;
+};
+
+struct Node {
+  unsigned long long range;  // begin << 7 | length
+  unsigned long long next;   // index + 1 of the next node, 0: none
 };
 
 // Per-launch control block in device memory, from a pool allocated once. At rest every field is 0 except
-// the generation in `state`; the last worker of a launch puts it back to rest (see docs/runtime.md).
+// the generation in `state`; the last original worker of a launch puts it back to rest.
 struct alignas(128) Slot {
-  unsigned long long next;          // next unclaimed task id (claimed in chunks by atomicAdd)
+  unsigned long long next;          // dynamic claims: tasks [base + next, ...) are unclaimed
   unsigned long long pad0[15];
-  unsigned long long done;          // tasks completed and flushed
   unsigned long long state;         // generation << 32 | resume workers registered
+  unsigned long long rhead;         // stack of handed-back ranges: tag << 32 | node index + 1
+  unsigned long long fhead;         // stack of free nodes (same encoding)
   unsigned exited;                  // original workers that left
   unsigned running;                 // 1 while the launch's original workers run
-  unsigned lock;                    // protects ret[] / top
-  unsigned top;                     // entries in ret[]
-  unsigned long long pad1[12];
-  unsigned sm_live[kMaxSm];         // workers per SM (rank source for the per-SM cap)
-  unsigned long long ret[kRetCap];  // handed-back ranges, begin << 5 | length (1..31)
+  unsigned nused;                   // nodes taken from node[] (fresh ones)
+  unsigned pad1[23];
+  unsigned sm_live[kMaxSm];         // ranked workers per SM (rank source for a per-SM cap)
+  Node node[kRetCap];
 };
 
 }  // namespace detail
@@ -50,13 +59,15 @@ struct alignas(128) Slot {
 // Everything a worker needs; built by the host per launch, passed by value to the twin kernel.
 struct Launch {
   detail::Slot* slot;
-  const unsigned char* caps;        // per-%smid cap on workers (0: SM not allowed), device memory
+  const unsigned char* caps;        // per-%smid cap on workers (0: SM not allowed, 255: no cap)
   unsigned* free_flag;              // host-mapped word: the last worker writes 0 when the slot is free
   unsigned* strand_seq;             // host-mapped word: bumped when a paused launch needs new workers
   detail::TraceBuf trace;           // trace.recs == nullptr: no trace
   unsigned long long ntasks;        // gridDim.x * y * z of the original launch
+  unsigned long long base;          // workers * first: tasks below it are the static first chunks
   unsigned gx, gy, gz;              // original grid
   unsigned workers;                 // original workers launched (exit count of the last one)
+  unsigned first;                   // static first chunk per original worker (0: none)
   unsigned flags;                   // kCaptured, kResume
   unsigned gen;                     // slot generation this launch runs in (kAnyGen: captured)
 };
@@ -87,20 +98,21 @@ __device__ __forceinline__ void vstore(T* p, T v) {
   *static_cast<volatile T*>(p) = v;
 }
 
-// State of the worker's leader thread (thread 0,0,0): the claimed range and its position.
+// State of the worker's leader thread (thread 0,0,0), kept in shared memory.
 struct Leader {
   unsigned long long cur, end;  // tasks [cur, end) claimed and not yet started
-  unsigned long long est;       // last claim's start: estimate of the counter for guided chunks
-  unsigned long long ran;       // tasks finished since the last flush into slot->done
+  unsigned long long est;       // estimate of the claim counter (guided chunk sizes)
+  long long next_check;         // clock64() at which the SM's cap is read again
   unsigned long long tprev;     // trace: start of the task in progress
   unsigned long long idprev;
   unsigned x, y, z;             // coordinates of task `cur`
   unsigned sm, rank;
   bool ranked, tracing;
+  bool pending;                 // handed-back ranges were seen at the last check
 };
 
 __device__ __forceinline__ void set_coords(const Launch& L, Leader& s) {
-  if (s.cur < (1ull << 32) && L.ntasks <= (1ull << 32)) {
+  if (L.ntasks <= (1ull << 32)) {
     const unsigned id = static_cast<unsigned>(s.cur);
     const unsigned q = id / L.gx;
     s.x = id - q * L.gx;
@@ -124,70 +136,75 @@ __device__ __forceinline__ void advance(const Launch& L, Leader& s) {
   }
 }
 
-__device__ __forceinline__ void lock(Slot* sl) {
-  unsigned ns = 32;
-  while (atomicCAS(&sl->lock, 0u, 1u) != 0u) {
-    __nanosleep(ns);
-    if (ns < 1024) ns *= 2;
+// Lock-free stacks of nodes with tagged heads (the tag changes on every successful update, so a head
+// that was popped and pushed again in between does not match: no ABA). Every failed CAS means another
+// thread's operation succeeded, and the operations are finitely many: each loop ends.
+__device__ inline bool stack_pop(unsigned long long* head, Node* nodes, unsigned& idx) {
+  for (;;) {
+    const unsigned long long h = vload(head);
+    const unsigned i = static_cast<unsigned>(h);
+    if (i == 0) return false;
+    __threadfence();
+    const unsigned long long nx = vload(&nodes[i - 1].next);
+    const unsigned long long nh = (((h >> 32) + 1) << 32) | (nx & 0xffffffffull);
+    if (atomicCAS(head, h, nh) == h) {
+      __threadfence();
+      idx = i - 1;
+      return true;
+    }
   }
-  __threadfence();
 }
-__device__ __forceinline__ void unlock(Slot* sl) {
-  __threadfence();
-  atomicExch(&sl->lock, 0u);
+__device__ inline void stack_push(unsigned long long* head, Node* nodes, unsigned idx) {
+  for (;;) {
+    const unsigned long long h = vload(head);
+    vstore(&nodes[idx].next, h & 0xffffffffull);
+    __threadfence();
+    const unsigned long long nh = (((h >> 32) + 1) << 32) | (idx + 1);
+    if (atomicCAS(head, h, nh) == h) return;
+  }
 }
-// Hand a claimed-but-unstarted range back. False if the list is full (the caller keeps the range).
+__device__ __forceinline__ bool ranges_pending(const Slot* sl) {
+  return static_cast<unsigned>(vload(&sl->rhead)) != 0;
+}
+// Hand a claimed-but-unstarted range back. False if no node is left (the caller keeps the range).
 __device__ inline bool push_range(Slot* sl, unsigned long long b, unsigned long long e) {
-  lock(sl);
-  const unsigned t = sl->top;
-  const bool ok = t < kRetCap;
-  if (ok) {
-    sl->ret[t] = (b << 5) | (e - b);
-    vstore(&sl->top, t + 1);
+  unsigned idx;
+  if (!stack_pop(&sl->fhead, sl->node, idx)) {
+    if (vload(&sl->nused) >= kRetCap) return false;
+    idx = atomicAdd(&sl->nused, 1u);
+    if (idx >= kRetCap) return false;
   }
-  unlock(sl);
-  return ok;
+  vstore(&sl->node[idx].range, (b << 7) | (e - b));
+  __threadfence();
+  stack_push(&sl->rhead, sl->node, idx);
+  return true;
 }
 __device__ inline bool pop_range(Slot* sl, unsigned long long& b, unsigned long long& e) {
-  if (vload(&sl->top) == 0) return false;
-  lock(sl);
-  const unsigned t = sl->top;
-  bool ok = t > 0;
-  if (ok) {
-    const unsigned long long v = sl->ret[t - 1];
-    vstore(&sl->top, t - 1);
-    b = v >> 5;
-    e = b + (v & 31);
-  }
-  unlock(sl);
-  return ok;
+  unsigned idx;
+  if (!stack_pop(&sl->rhead, sl->node, idx)) return false;
+  const unsigned long long v = vload(&sl->node[idx].range);
+  b = v >> 7;
+  e = b + (v & 127);
+  stack_push(&sl->fhead, sl->node, idx);
+  return true;
 }
 
-__device__ __forceinline__ unsigned cap_of(const Launch& L, unsigned sm) { return vload(L.caps + sm); }
-
-// Take a rank among this launch's workers on this SM; false (rank given back) if over the SM's cap.
-__device__ __forceinline__ bool take_rank(const Launch& L, Leader& s) {
-  const unsigned cap = cap_of(L, s.sm);
+// May this worker run tasks on its SM? Reads the cap; under a cap (1..254) the worker takes a rank on
+// its SM first (once) and stays only if the rank is below the cap.
+__device__ inline bool allowed(const Launch& L, Leader& s) {
+  const unsigned cap = vload(L.caps + s.sm);
   if (cap == 0) return false;
-  s.rank = atomicAdd(&L.slot->sm_live[s.sm], 1u);
-  if (s.rank < cap) {
+  if (cap >= 255) return true;
+  if (!s.ranked) {
+    s.rank = atomicAdd(&L.slot->sm_live[s.sm], 1u);
     s.ranked = true;
-    return true;
   }
-  atomicSub(&L.slot->sm_live[s.sm], 1u);
-  return false;
+  return s.rank < cap;
 }
 __device__ __forceinline__ void drop_rank(const Launch& L, Leader& s) {
   if (s.ranked) {
     atomicSub(&L.slot->sm_live[s.sm], 1u);
     s.ranked = false;
-  }
-}
-__device__ __forceinline__ void flush_done(const Launch& L, Leader& s) {
-  if (s.ran) {
-    __threadfence();
-    atomicAdd(&L.slot->done, s.ran);
-    s.ran = 0;
   }
 }
 __device__ __forceinline__ void trace_end(const Launch& L, Leader& s, unsigned long long now) {
@@ -201,6 +218,8 @@ __device__ __forceinline__ void trace_end(const Launch& L, Leader& s, unsigned l
       r.end = now;
       r.sm = s.sm;
       r.worker = blockIdx.x;
+      r.tag = L.trace.tag;
+      r.pad = 0;
       L.trace.recs[i] = r;
     }
   }
@@ -209,16 +228,19 @@ __device__ __forceinline__ void trace_end(const Launch& L, Leader& s, unsigned l
 // Claim the next range: handed-back ranges first, then a guided chunk of the counter.
 __device__ __forceinline__ bool claim(const Launch& L, Leader& s) {
   unsigned long long b, e;
-  if (pop_range(L.slot, b, e)) {
-    s.cur = b;
-    s.end = e;
-    set_coords(L, s);
-    return true;
+  if (s.pending) {
+    if (pop_range(L.slot, b, e)) {
+      s.cur = b;
+      s.end = e;
+      set_coords(L, s);
+      return true;
+    }
+    s.pending = false;
   }
   if (s.est >= L.ntasks) return false;
   unsigned long long c = (L.ntasks - s.est) / (4ull * L.workers);
   c = c < 1 ? 1 : (c > kMaxChunk ? kMaxChunk : c);
-  b = atomicAdd(&L.slot->next, c);
+  b = L.base + atomicAdd(&L.slot->next, c);
   s.est = b + c * L.workers;  // others claim meanwhile: assume everyone took a chunk as large
   if (b >= L.ntasks) {
     s.est = L.ntasks;
@@ -230,31 +252,40 @@ __device__ __forceinline__ bool claim(const Launch& L, Leader& s) {
   return true;
 }
 
-// Put the slot back to rest after the launch's last task and last worker. Only the last original worker
-// calls it, after done == ntasks.
-__device__ inline void close_slot(const Launch& L) {
+__device__ __forceinline__ bool exhausted(const Launch& L) { return L.base + vload(&L.slot->next) >= L.ntasks; }
+
+// Put the slot back to rest. Only the last original worker calls it, when every original worker has
+// left, no resume worker is registered, no range is handed back and the counter is exhausted: then every
+// task has run. False (nothing changed) if a resume worker got in meanwhile.
+__device__ inline bool try_close(const Launch& L) {
   Slot* sl = L.slot;
-  vstore(&sl->running, 0u);
+  vstore(&sl->running, 0u);  // resume workers that have not registered yet stay out from now on
   __threadfence();
-  unsigned ns = 64;
-  for (;;) {
-    const unsigned long long w = vload(&sl->state);
-    if ((w & 0xffffffffull) == 0) {
-      const unsigned long long nw = (((w >> 32) + 1) & 0x7fffffffull) << 32;
-      if (atomicCAS(&sl->state, w, nw) == w) break;
-    } else {
-      __nanosleep(ns);  // resume workers still registered: they leave at once (no task left)
-      if (ns < 4096) ns *= 2;
-    }
+  const unsigned long long w = vload(&sl->state);
+  const unsigned long long nw = ((((w >> 32) + 1) & 0x7fffffffull) << 32);
+  if ((w & 0xffffffffull) != 0 || atomicCAS(&sl->state, w, nw) != w) {
+    vstore(&sl->running, 1u);
+    return false;
+  }
+  __threadfence();
+  if (ranges_pending(sl) || !exhausted(L)) {  // one got in, handed a range back and left: undo
+    atomicExch(&sl->state, w);
+    __threadfence();
+    vstore(&sl->running, 1u);
+    return false;
   }
   vstore(&sl->next, 0ull);
-  vstore(&sl->done, 0ull);
+  vstore(&sl->rhead, 0ull);
+  vstore(&sl->fhead, 0ull);
+  vstore(&sl->nused, 0u);
   vstore(&sl->exited, 0u);
-  __threadfence_system();
+  __threadfence();
   if (!(L.flags & kCaptured)) vstore(L.free_flag, 0u);
+  return true;
 }
 
-// Resume workers: register in the slot while the launch still runs; false: leave without touching it.
+// Resume workers: register in the slot while the launch runs and has work left; false: leave at once,
+// without touching the slot.
 __device__ inline bool join(const Launch& L) {
   Slot* sl = L.slot;
   for (;;) {
@@ -262,40 +293,40 @@ __device__ inline bool join(const Launch& L) {
     if (L.gen != kAnyGen && static_cast<unsigned>(w >> 32) != L.gen) return false;
     __threadfence();
     if (vload(&sl->running) == 0) return false;
-    if (vload(&sl->done) >= L.ntasks) return false;
+    if (!ranges_pending(sl) && exhausted(L)) return false;
     if (atomicCAS(&sl->state, w, w + 1) == w) return true;
   }
 }
 
 // The leader's decision before each task: true with s.x/y/z set to run task s.cur; false to stop.
 __device__ __forceinline__ bool decide(const Launch& L, Leader& s) {
-  const bool tr = L.trace.recs != nullptr;
-  unsigned long long now = 0;
-  if (tr) {
-    now = globaltimer();
-    trace_end(L, s, now);
+  if (L.trace.recs != nullptr) trace_end(L, s, globaltimer());
+  const long long now = clock64();
+  if (now >= s.next_check) {
+    // Is this worker still allowed on its SM? If not, hand the rest of its range back and stop (if no
+    // node is left for it, it keeps the range and stops at its end).
+    s.next_check = now + kCheckCycles;
+    s.pending = ranges_pending(L.slot);
+    if (!allowed(L, s)) {
+      s.next_check = 0;  // check again before every remaining task
+      if (s.cur < s.end && push_range(L.slot, s.cur, s.end)) s.cur = s.end;
+      if (s.cur >= s.end) return false;
+    }
   }
-  // Per task: is this worker still allowed on its SM? If not, hand the rest of its range back and stop
-  // (if the hand-back list is full, it keeps the range and stops at its end).
-  if (s.rank >= cap_of(L, s.sm)) {
-    if (s.cur < s.end && push_range(L.slot, s.cur, s.end)) s.cur = s.end;
-    if (s.cur >= s.end) return false;
-  } else if (s.cur >= s.end && !claim(L, s)) {
-    return false;
-  }
-  if (tr) {
+  if (s.cur >= s.end && !claim(L, s)) return false;
+  if (L.trace.recs != nullptr) {
     s.tracing = true;
-    s.tprev = now;
+    s.tprev = globaltimer();
     s.idprev = s.cur;
   }
   return true;
 }
 
-// The leader, after the whole block finished its last task: account for the tasks, leave. The last
-// original worker may leave only when every task is done (the user's stream waits on this kernel): until
-// then it stays as the anchor, and works again whenever its SM allows it (returns true: rejoin).
+// The leader, after the whole block finished its last task: leave. The last original worker may leave
+// only when every task is done (the user's stream waits on this kernel): until then it stays as the
+// anchor, works again whenever its SM allows it (returns true: rejoin), and asks the host for new
+// workers when nobody else is left to run the remaining tasks.
 __device__ inline bool leave(const Launch& L, Leader& s) {
-  flush_done(L, s);
   drop_rank(L, s);
   __threadfence();
   if (L.flags & kResume) {
@@ -307,25 +338,29 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
   unsigned long long last_signal = 0;
   for (;;) {
     __threadfence();
-    if (vload(&L.slot->done) >= L.ntasks) {
-      close_slot(L);
-      return false;
+    const bool refs = (vload(&L.slot->state) & 0xffffffffull) != 0;
+    const bool work_left = ranges_pending(L.slot) || !exhausted(L);
+    if (!refs && !work_left) {
+      if (try_close(L)) return false;
+      continue;
     }
-    const bool work_left = vload(&L.slot->top) != 0 || vload(&L.slot->next) < L.ntasks;
-    if (work_left && take_rank(L, s)) {
-      atomicSub(&L.slot->exited, 1u);
-      s.est = vload(&L.slot->next);
-      s.cur = s.end = 0;
-      return true;
-    }
-    if (work_left && (vload(&L.slot->state) & 0xffffffffull) == 0) {
-      // No worker left to take the remaining tasks: ask the host for new workers (its monitor launches
-      // them), at most every 200 us.
-      const unsigned long long t = globaltimer();
-      if (t - last_signal > 200000ull) {
-        last_signal = t;
-        __threadfence_system();
-        atomicAdd(L.strand_seq, 1u);
+    if (work_left) {
+      if (allowed(L, s)) {
+        atomicSub(&L.slot->exited, 1u);
+        s.est = L.base + vload(&L.slot->next);
+        s.cur = s.end = 0;
+        s.pending = true;
+        s.next_check = clock64() + kCheckCycles;
+        return true;
+      }
+      drop_rank(L, s);
+      if (!refs) {
+        const unsigned long long t = globaltimer();
+        if (t - last_signal > 200000ull) {  // at most every 200 us
+          last_signal = t;
+          __threadfence_system();
+          atomicAdd(L.strand_seq, 1u);
+        }
       }
     }
     __nanosleep(ns);
@@ -352,18 +387,28 @@ __device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
   const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
   if (leader) {
     detail::Leader& s = ptb_state_;
-    s.cur = s.end = s.est = s.ran = s.tprev = s.idprev = 0;
+    s.tprev = s.idprev = 0;
     s.x = s.y = s.z = 0;
     s.sm = detail::smid() % detail::kMaxSm;
-    s.rank = 0xffffffffu;  // not allowed until a rank is taken: leaves through the normal exit path
+    s.rank = 0;
     s.ranked = s.tracing = false;
+    s.pending = true;
+    s.next_check = 0;  // read the cap before the first task
+    s.est = launch.base;
+    s.cur = s.end = 0;
     bool joined = true;
     if (launch.flags & detail::kResume) {
       joined = detail::join(launch);
     } else {
       detail::vstore(&launch.slot->running, 1u);
+      if (launch.first) {
+        // Static first chunk (the host saw every SM allowed at launch: the cap is read after it).
+        s.cur = static_cast<unsigned long long>(blockIdx.x) * launch.first;
+        s.end = s.cur + launch.first;
+        detail::set_coords(launch, s);
+        s.next_check = clock64() + detail::kCheckCycles;
+      }
     }
-    if (joined) detail::take_rank(launch, s);
     ptb_joined_ = joined;
   }
   const dim3 grid(launch.gx, launch.gy, launch.gz);
@@ -374,7 +419,6 @@ __device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
       if (ptb_joined_ && detail::decide(launch, s)) {
         v = make_uint4(s.x, s.y, s.z, 1u);
         detail::advance(launch, s);
-        ++s.ran;
       }
       ptb_next_[i & 1] = v;
     }

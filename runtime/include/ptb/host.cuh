@@ -149,7 +149,9 @@ struct DeviceState {
   unsigned ndense = 0;
   unsigned nsmid = 0;
   std::unordered_map<OccKey, int, OccHash> occ;
-  TraceBuf trace{nullptr, nullptr, 0};
+  TraceBuf trace{nullptr, nullptr, 0, 0};
+  TraceBuf saved_trace{nullptr, nullptr, 0, 0};
+  unsigned trace_tags = 0;
 
   unsigned nslots() const { return static_cast<unsigned>(recs.size()); }
   unsigned* hflag(unsigned i) const { return blocks[i / kSlotsPerBlock].hflags + i % kSlotsPerBlock; }
@@ -428,11 +430,19 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   L.free_flag = d->blocks[s / kSlotsPerBlock].dflags + s % kSlotsPerBlock;
   L.strand_seq = d->blocks[s / kSlotsPerBlock].dstrand + s % kSlotsPerBlock;
   L.trace = d->trace;
+  if (L.trace.recs) L.trace.tag = ++d->trace_tags;
   L.ntasks = ntasks;
   L.gx = c.grid.x;
   L.gy = c.grid.y;
   L.gz = c.grid.z;
   L.workers = p.workers;
+  // Every SM allowed: each original worker starts on a static first chunk (no atomic at start).
+  L.first = 0;
+  if (!restricted(*pol)) {
+    const unsigned long long f = ntasks / (4ull * p.workers);
+    L.first = static_cast<unsigned>(f < 1 ? 1 : (f > kMaxChunk ? kMaxChunk : f));
+  }
+  L.base = static_cast<unsigned long long>(L.first) * p.workers;
   L.flags = captured ? kCaptured : 0u;
   L.gen = captured ? kAnyGen : d->recs[s].gen;
   return true;
@@ -639,6 +649,29 @@ inline Policy stream_policy(cudaStream_t stream) {
   auto it = m.find(stream);
   detail::PolicyState* s = it == m.end() ? nullptr : it->second;
   return Policy(s);
+}
+
+// ---- SM identity ----
+// The %smid values the current device reports, by dense index (discovered once per device by running a
+// small kernel on every SM; identity if not every SM could be seen). Empty on a CUDA error.
+inline std::vector<unsigned> sm_ids() {
+  std::vector<unsigned> out;
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return out;
+  std::lock_guard<std::mutex> g(detail::rt().m);
+  detail::DeviceState* d = detail::device_locked(dev);
+  if (!d) return out;
+  detail::discover_locked(*d);
+  for (unsigned i = 0; i < d->ndense; ++i) out.push_back(static_cast<unsigned>(d->raw_of[i]));
+  return out;
+}
+// Number of SMs of the current device (cached).
+inline unsigned sm_count() {
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+  std::lock_guard<std::mutex> g(detail::rt().m);
+  detail::DeviceState* d = detail::device_locked(dev);
+  return d ? static_cast<unsigned>(d->sms) : 0;
 }
 
 }  // namespace ptb

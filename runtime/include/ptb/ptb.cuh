@@ -6,3 +6,4 @@
 #include "device.cuh"
 #include "host.cuh"
 #include "smset.cuh"
+#include "trace.cuh"
