@@ -1,6 +1,7 @@
 // Cooperative groups inside a block (no grid sync): this_thread_block(), tiled_partition<32> giving a
-// thread_block_tile<32> with shfl_down and cg::reduce, a dynamic tiled_partition(block, 8), block.sync()
-// and tile.sync(). Integer sums: exact.
+// thread_block_tile<32> with shfl_down and cg::reduce, tiled_partition<8> (thread_block_tile<8>),
+// block.sync() and tile.sync(). Integer sums: exact. (The dynamic tiled_partition(block, 8), which returns
+// a generic thread_group, is in coop_groups_dynamic_partition.cu.)
 #include "common.cuh"
 
 #include <cooperative_groups.h>
@@ -23,8 +24,8 @@ __global__ void cg_block_sum(const int* in, int* out, int* tile8_out, int n) {
     p = cg::reduce(warp, p, cg::plus<int>());
     if (warp.thread_rank() == 0) out[blockIdx.x] = p;
   }
-  // dynamic partition into groups of 8: each group's sum written by its rank-0 thread
-  cg::thread_group g8 = cg::tiled_partition(block, 8);
+  // static partition into tiles of 8: each tile's sum written by its rank-0 thread
+  cg::thread_block_tile<8> g8 = cg::tiled_partition<8>(block);
   __shared__ int acc8[128];
   if (threadIdx.x < 128) acc8[threadIdx.x] = 0;
   block.sync();
@@ -57,7 +58,7 @@ int main(int argc, char** argv) {
       w8[i / 8] += h[i];
     }
     tg::compare_exact(out.download(), want, "block sums through thread_block_tile<32>");
-    tg::compare_exact(o8.download(), w8, "sums of tiled_partition(block, 8)");
+    tg::compare_exact(o8.download(), w8, "sums of tiled_partition<8>(block)");
   }
   return tg::finish();
 }

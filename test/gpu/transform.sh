@@ -4,9 +4,12 @@
 #
 #   bash test/gpu/transform.sh [OUTPUT_DIR]
 #
-# PTB_TRANSFORM overrides the tool's path (default build/tools/ptb-transform/ptb-transform).
-# Extra compiler arguments for the tool's parse can be given in PTB_TRANSFORM_ARGS.
-set -eu
+# It runs `ptb-transform --output-dir DIR test/gpu/*.cu -- -std=c++17 -I test/gpu`. The tool writes nothing
+# when any file fails, so on failure the files are transformed one at a time (in parallel) and the ones
+# the tool rejects are listed; their transformed build then shows up as NOBUILD on the GPU machine.
+# PTB_TRANSFORM overrides the tool's path (default build/tools/ptb-transform/ptb-transform); extra
+# compiler arguments for the tool's parse can be given in PTB_TRANSFORM_ARGS.
+set -u
 cd "$(dirname "$0")/../.."
 TOOL="${PTB_TRANSFORM:-build/tools/ptb-transform/ptb-transform}"
 OUTDIR="${1:-build/gpu-transformed}"
@@ -14,11 +17,27 @@ if [ ! -x "$TOOL" ]; then
   echo "transform.sh: $TOOL not found: build the tool first (cmake --build build)" >&2
   exit 1
 fi
+rm -rf "$OUTDIR"
 mkdir -p "$OUTDIR"
+LOGF="$OUTDIR.log"
 # shellcheck disable=SC2086
-"$TOOL" --output-dir "$OUTDIR" test/gpu/*.cu -- -std=c++17 -I test/gpu ${PTB_TRANSFORM_ARGS:-}
+if "$TOOL" --output-dir "$OUTDIR" test/gpu/*.cu -- -std=c++17 -I test/gpu ${PTB_TRANSFORM_ARGS:-} >"$LOGF" 2>&1; then
+  status=0
+else
+  echo "transform.sh: the tool failed on the whole set; transforming one file at a time" >&2
+  export TOOL OUTDIR PTB_TRANSFORM_ARGS="${PTB_TRANSFORM_ARGS:-}"
+  ls test/gpu/*.cu | xargs -P "$(nproc)" -I{} bash -c \
+    '"$TOOL" --output-dir "$OUTDIR" "{}" -- -std=c++17 -I test/gpu $PTB_TRANSFORM_ARGS >"$OUTDIR/.$(basename {}).log" 2>&1 || true'
+  cat "$OUTDIR"/.*.log >"$LOGF" 2>/dev/null
+  rm -f "$OUTDIR"/.*.log
+  status=1
+fi
+grep -E "(warning|error):" "$LOGF" | grep -v "^\[" || true
 n_in=$(ls test/gpu/*.cu | wc -l)
 n_out=$(ls "$OUTDIR"/*.cu 2>/dev/null | wc -l)
-echo "transform.sh: $n_out of $n_in programs written to $OUTDIR"
-[ "$n_out" -eq "$n_in" ] || { echo "transform.sh: some programs were not written" >&2; exit 1; }
+echo "transform.sh: $n_out of $n_in programs written to $OUTDIR (tool output: $LOGF)"
+for f in test/gpu/*.cu; do
+  [ -f "$OUTDIR/$(basename "$f")" ] || echo "  not transformed: $(basename "$f")"
+done
 echo "carry it to the GPU machine and run: bash test/gpu/run_on_gpu.sh --bench $OUTDIR"
+[ "$n_out" -eq "$n_in" ] && [ $status = 0 ]

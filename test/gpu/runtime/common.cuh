@@ -27,20 +27,20 @@ static int g_failures = 0;
     }                                                                                             \
   } while (0)
 
-static std::mt19937_64& rng() {
+inline std::mt19937_64& rng() {
   static std::mt19937_64 r(std::random_device{}());
   return r;
 }
-static unsigned rnd(unsigned lo, unsigned hi) {  // inclusive
+inline unsigned rnd(unsigned lo, unsigned hi) {  // inclusive
   return std::uniform_int_distribution<unsigned>(lo, hi)(rng());
 }
-static std::vector<float> random_floats(size_t n) {
+inline std::vector<float> random_floats(size_t n) {
   std::uniform_real_distribution<float> d(-1.f, 1.f);
   std::vector<float> v(n);
   for (auto& x : v) x = d(rng());
   return v;
 }
-static int finish(const char* name) {
+inline int finish(const char* name) {
   if (g_failures) {
     std::printf("%s: %d FAILURES\n", name, g_failures);
     return 1;

@@ -113,7 +113,8 @@ void run(float *o, const float *i, int n) { scale<float, 64><<<n / 64, 64, 4>>>(
 // CHECK-NEXT:         "in_macro": false,
 // CHECK-NEXT:         "macro": "",
 // CHECK-NEXT:         "in_macro_definition": false,
-// CHECK-NEXT:         "function": "run"
+// CHECK-NEXT:         "function": "run",
+// CHECK-NEXT:         "from_device_code": false
 // CHECK-NEXT:       }
 // CHECK-NEXT:     ]
 // CHECK-NEXT:   }
