@@ -33,5 +33,9 @@ for t in $TARGETS; do
   echo "=== $t" | tee -a "$OUT/log.txt"
   ( cd "$OUT" && timeout -s KILL $lim "$OLDPWD/build-rt/$t" ) 2>&1 | tee -a "$OUT/log.txt"
   r=${PIPESTATUS[0]}; echo "=== $t rc=$r" | tee -a "$OUT/log.txt"; [ $r -ne 0 ] && rc=1
+  if [ $t = test_policy ]; then  # the process policy from the environment
+    ( cd "$OUT" && PTB_SMS=0-65 PTB_BLOCKS_PER_SM=2 timeout -s KILL 60 "$OLDPWD/build-rt/$t" --env ) 2>&1 | tee -a "$OUT/log.txt"
+    r=${PIPESTATUS[0]}; echo "=== $t --env rc=$r" | tee -a "$OUT/log.txt"; [ $r -ne 0 ] && rc=1
+  fi
 done
 exit $rc
