@@ -101,7 +101,7 @@ int main() {
     be__ptb_launch(c, iters, bo);
   }
   CK(cudaEventRecord(b1, sb));
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
   const auto t0 = std::chrono::steady_clock::now();
   bep.set(ptb::SmSet::first(N / 2));  // yield the upper half
   std::vector<unsigned> where;

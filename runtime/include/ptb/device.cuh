@@ -269,7 +269,7 @@ __device__ inline bool try_close(const Launch& L) {
   }
   __threadfence();
   if (ranges_pending(sl) || !exhausted(L)) {  // one got in, handed a range back and left: undo
-    atomicExch(&sl->state, w);
+    atomicAdd(&sl->state, w - nw);  // generation back; keeps any transient count of a failed join
     __threadfence();
     vstore(&sl->running, 1u);
     return false;
@@ -284,18 +284,18 @@ __device__ inline bool try_close(const Launch& L) {
   return true;
 }
 
-// Resume workers: register in the slot while the launch runs and has work left; false: leave at once,
-// without touching the slot.
+// Resume workers: register in the slot while the launch runs and has work left; false: leave (the slot
+// is as before, but for a transient +1 in its registered count, which at most makes a close retry).
+// One atomic, not a CAS loop: hundreds of resume workers arrive at once.
 __device__ inline bool join(const Launch& L) {
   Slot* sl = L.slot;
-  for (;;) {
-    const unsigned long long w = vload(&sl->state);
-    if (L.gen != kAnyGen && static_cast<unsigned>(w >> 32) != L.gen) return false;
-    __threadfence();
-    if (vload(&sl->running) == 0) return false;
-    if (!ranges_pending(sl) && exhausted(L)) return false;
-    if (atomicCAS(&sl->state, w, w + 1) == w) return true;
-  }
+  const unsigned long long w = atomicAdd(&sl->state, 1ull);
+  __threadfence();
+  if ((L.gen == kAnyGen || static_cast<unsigned>(w >> 32) == L.gen) && vload(&sl->running) != 0 &&
+      (ranges_pending(sl) || !exhausted(L)))
+    return true;
+  atomicAdd(&sl->state, ~0ull);
+  return false;
 }
 
 // The leader's decision before each task: true with s.x/y/z set to run task s.cur; false to stop.
@@ -342,9 +342,7 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
     const bool work_left = ranges_pending(L.slot) || !exhausted(L);
     if (!refs && !work_left) {
       if (try_close(L)) return false;
-      continue;
-    }
-    if (work_left) {
+    } else if (work_left) {
       if (allowed(L, s)) {
         atomicSub(&L.slot->exited, 1u);
         s.est = L.base + vload(&L.slot->next);
@@ -398,7 +396,9 @@ __device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
     s.cur = s.end = 0;
     bool joined = true;
     if (launch.flags & detail::kResume) {
-      joined = detail::join(launch);
+      // Resume workers on SMs the policy does not allow leave without touching the slot.
+      const unsigned cap = detail::vload(launch.caps + s.sm);
+      joined = cap != 0 && detail::join(launch);
     } else {
       detail::vstore(&launch.slot->running, 1u);
       if (launch.first) {

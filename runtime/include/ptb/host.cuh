@@ -162,6 +162,7 @@ struct PolicyState {
   SmSet sms = SmSet::all();
   unsigned per_sm = 0;
   unsigned char* caps[kMaxDevices] = {};  // device copies, allocated on first use on each device
+  unsigned char last[kMaxDevices][kMaxSm] = {};  // what was last written there
 };
 
 inline bool restricted(const PolicyState& p) { return p.per_sm != 0 || p.sms != SmSet::all(); }
@@ -251,7 +252,8 @@ inline void compute_caps_locked(DeviceState& d, const PolicyState& p, unsigned c
   }
 }
 
-// Write the policy's caps to device d (allocating them on first use). False on a CUDA error.
+// Write the policy's caps to device d (allocating them on first use). False on a CUDA error. *grew: some
+// SM's cap went up (new workers are useful).
 inline bool upload_caps_locked(DeviceState& d, PolicyState& p, bool* grew = nullptr) {
   unsigned char caps[kMaxSm];
   compute_caps_locked(d, p, caps);
@@ -265,17 +267,14 @@ inline bool upload_caps_locked(DeviceState& d, PolicyState& p, bool* grew = null
   }
   if (grew) {
     *grew = false;
-    if (!fresh) {
-      unsigned char old[kMaxSm];
-      if (cudaMemcpyAsync(old, p.caps[d.dev], kMaxSm, cudaMemcpyDeviceToHost, d.ctl) != cudaSuccess) return false;
-      if (cudaStreamSynchronize(d.ctl) != cudaSuccess) return false;
-      for (unsigned i = 0; i < kMaxSm; ++i)
-        if (caps[i] > old[i]) *grew = true;
-    }
+    for (unsigned i = 0; i < kMaxSm && !fresh; ++i)
+      if (caps[i] > p.last[d.dev][i]) *grew = true;
   }
   std::memcpy(d.staging, caps, kMaxSm);
   if (cudaMemcpyAsync(p.caps[d.dev], d.staging, kMaxSm, cudaMemcpyHostToDevice, d.ctl) != cudaSuccess) return false;
-  return cudaStreamSynchronize(d.ctl) == cudaSuccess;
+  if (cudaStreamSynchronize(d.ctl) != cudaSuccess) return false;
+  std::memcpy(p.last[d.dev], caps, kMaxSm);
+  return true;
 }
 
 inline bool grow_pool_locked(DeviceState& d) {
@@ -600,6 +599,13 @@ inline Policy Policy::create(const SmSet& sms, unsigned per_sm) {
   p.p_ = new detail::PolicyState();  // lives as long as the process (running kernels may point at it)
   p.p_->sms = sms;
   p.p_->per_sm = per_sm;
+  // Put the caps on the current device now (not during a later stream capture).
+  int dev = 0;
+  if (cudaGetDevice(&dev) == cudaSuccess) {
+    std::lock_guard<std::mutex> g(detail::rt().m);
+    if (detail::DeviceState* d = detail::device_locked(dev)) detail::upload_caps_locked(*d, *p.p_);
+    if (detail::restricted(*p.p_)) detail::start_monitor_locked();
+  }
   return p;
 }
 inline void Policy::set(const SmSet& sms, unsigned per_sm) const {

@@ -29,7 +29,7 @@ cat build-rt/*.buildlog > "$OUT/build.txt" 2>/dev/null; cat "$OUT/build.txt"
 rc=0
 for t in $TARGETS; do
   [ -x build-rt/$t ] || continue
-  lim=150; case $t in bench_*) lim=200;; esac
+  lim=90; case $t in bench_*) lim=100;; esac
   echo "=== $t" | tee -a "$OUT/log.txt"
   ( cd "$OUT" && timeout -s KILL $lim "$OLDPWD/build-rt/$t" ) 2>&1 | tee -a "$OUT/log.txt"
   r=${PIPESTATUS[0]}; echo "=== $t rc=$r" | tee -a "$OUT/log.txt"; [ $r -ne 0 ] && rc=1
