@@ -42,6 +42,7 @@ void writeLaunch(llvm::json::OStream &j, const LaunchSite &s) {
     j.attribute("macro", s.macro);
     j.attribute("in_macro_definition", s.inMacroBody);
     j.attribute("function", s.enclosingFunction);
+    j.attribute("from_device_code", s.fromDevice);
   });
 }
 
@@ -50,6 +51,7 @@ std::string describeLaunch(const LaunchSite &s) {
   if (!s.templateArgs.empty()) out += " <" + s.templateArgs + ">";
   if (s.inMacro) out += s.inMacroBody ? " (in the definition of macro " + s.macro + ")" : " (in an argument of macro " + s.macro + ")";
   if (!s.enclosingFunction.empty()) out += " in " + s.enclosingFunction;
+  if (s.fromDevice) out += " (device code)";
   return out;
 }
 

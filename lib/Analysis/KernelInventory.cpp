@@ -392,6 +392,20 @@ public:
       std::sort(k.instantiations.begin(), k.instantiations.end());
       k.instantiations.erase(std::unique(k.instantiations.begin(), k.instantiations.end()), k.instantiations.end());
     }
+    // Clusters: clang 19 drops the unknown cluster_dims attribute, so read the declaration's own text.
+    {
+      SourceLocation b = sm.getExpansionLoc(k.templ ? k.templ->getBeginLoc() : def->getBeginLoc());
+      SourceLocation e = sm.getExpansionLoc(def->getBody()->getBeginLoc());
+      if (sm.getFileID(b) == sm.getFileID(e) && sm.getFileOffset(b) <= sm.getFileOffset(e)) {
+        StringRef head = sm.getBufferData(sm.getFileID(b)).substr(sm.getFileOffset(b), sm.getFileOffset(e) - sm.getFileOffset(b));
+        size_t at = head.find("__cluster_dims__");
+        if (at == StringRef::npos) at = head.find("cluster_dims");
+        if (at != StringRef::npos) {
+          SourceLocation l = b.getLocWithOffset(at);
+          k.blockers.push_back({"thread-block cluster", "the kernel is declared with __cluster_dims__", a.locate(l), l});
+        }
+      }
+    }
     for (const ParmVarDecl *p : def->parameters())
       k.params.push_back({p->getNameAsString(), p->getType().getAsString(a.ctx.getPrintingPolicy()),
                           p->isParameterPack()});
@@ -700,7 +714,11 @@ private:
                                                 a.sm.getFileLoc(ule->getLAngleLoc()).getLocWithOffset(1),
                                                 a.sm.getFileLoc(ule->getRAngleLoc())),
                                             a.sm, a.ctx.getLangOpts()).str();
-    if (current) s.enclosingFunction = current->getQualifiedNameAsString();
+    if (current) {
+      s.enclosingFunction = current->getQualifiedNameAsString();
+      s.fromDevice = current->hasAttr<CUDAGlobalAttr>() ||
+                     (current->hasAttr<CUDADeviceAttr>() && !current->hasAttr<CUDAHostAttr>());
+    }
   }
 
   Location locateSpelling(SourceLocation loc) {

@@ -75,6 +75,7 @@ struct LaunchSite {
   bool inMacro = false;         // the launch is written inside a macro argument or body
   std::string macro;            // the macro's name
   bool inMacroBody = false;     // the launch text comes from a macro definition (cannot be edited in place)
+  bool fromDevice = false;      // written in device code (dynamic parallelism): never rewritten
   const clang::Expr *expr = nullptr;
   std::string enclosingFunction;
 };

@@ -46,7 +46,9 @@ public:
   bool run(RewriteResult &result) {
     llvm::StringRef buffer = sm.getBufferData(mainFile);
     result.file = inv.mainFile;
-    if (buffer.starts_with(kGeneratedMarker) || buffer.contains("__ptb_task(")) {
+    bool hasTwin = false;
+    for (const Kernel &k : inv.kernels) hasTwin |= llvm::StringRef(k.name).ends_with("__ptb");
+    if (buffer.starts_with(kGeneratedMarker) || hasTwin) {
       report(diags, sm.getLocForStartOfFile(mainFile), DiagnosticsEngine::Error,
              "this file was already transformed by ptb-transform; transform the original source instead");
       return false;
@@ -369,6 +371,7 @@ private:
   bool rewriteLaunch(const Kernel &k, const LaunchSite &s) {
     auto level = opts.strict ? DiagnosticsEngine::Error : DiagnosticsEngine::Warning;
     SourceLocation at = s.expr->getBeginLoc();
+    if (s.fromDevice) return false;  // a device-side launch belongs to a kernel that is left as it is
     if (s.inMacroBody) {
       report(diags, at, level,
              "launch of '" + k.qualifiedName + "' is written inside the definition of macro '" + s.macro +

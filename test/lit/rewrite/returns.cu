@@ -40,7 +40,7 @@ void run(float *p, int n) {
 
 // DIAG:     returns.cu:29:15: warning: kernel 'return_then_barrier' is left as it is (no PTB twin): thread-dependent return before a barrier: the return at {{.*}}returns.cu:29:15 depends on i (assigned a thread-dependent value) and can be followed by __syncthreads at {{.*}}returns.cu:31:3
 // DIAG:     returns.cu:26:17: note: kernel 'return_then_barrier' is defined here
-// DIAG-NOT: warning
+// DIAG-NOT: warning: kernel
 // CHECK:    uniform_return__ptb_task(
 // CHECK:    tail_return__ptb_task(
 // CHECK-NOT: return_then_barrier__ptb

@@ -22,7 +22,9 @@ void run(float *yf, const float *xf, double *yd, const double *xd, int *o, int n
   count_args<<<1, 1>>>(o, 1, 2.0f, 'c');
 }
 
-// CHECK:      template <typename T, int Unroll = 2>
+// CHECK:      // PTB twin of scale
+// CHECK-NEXT: #line 8 "{{.*}}templates.cu"
+// CHECK-NEXT: template <typename T, int Unroll = 2>
 // CHECK-NEXT: static __device__ __forceinline__ void scale__ptb_task(const uint3 blockIdx, const dim3 gridDim, T *__restrict__ y, const T *__restrict__ x, T a, int n)
 // CHECK:      template <typename T, int Unroll = 2>
 // CHECK-NEXT: __global__ void __launch_bounds__(128) scale__ptb(T *__restrict__ y, const T *__restrict__ x, T a, int n, const ::ptb::Launch ptb_launch) {
