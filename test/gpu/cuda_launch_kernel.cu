@@ -1,7 +1,14 @@
 // The runtime-API launch form cudaLaunchKernel((const void*)K, grid, block, argv, shmem, stream): 1-D and
 // 2-D shapes, dynamic shared memory, a created stream and the default stream; the returned error code for a
-// good and for a bad configuration (2048 threads: cudaErrorInvalidConfiguration), and a good launch after it.
+// good and for a bad configuration (2048 threads: cudaErrorInvalidConfiguration up to CUDA 12,
+// cudaErrorInvalidValue with CUDA 13.0 / driver 580), and a good launch after it.
 #include "common.cuh"
+
+#if CUDART_VERSION >= 13000
+static const cudaError_t kBadConfig = cudaErrorInvalidValue;
+#else
+static const cudaError_t kBadConfig = cudaErrorInvalidConfiguration;
+#endif
 
 __global__ void scale_rows(float* m, int w, int h, float s) {
   extern __shared__ float row_scale[];
@@ -53,10 +60,10 @@ int main(int argc, char** argv) {
     d.poison();
     int* p = d.p;
     void* args[] = {&p, &n, &base};
-    // bad configuration first: must report cudaErrorInvalidConfiguration and not run
+    // bad configuration first: must report the runtime's code for it and not run
     cudaError_t bad = cudaLaunchKernel((const void*)iota, dim3(1), dim3(2048), args, 0, 0);
-    tg::check(bad == cudaErrorInvalidConfiguration, "2048-thread cudaLaunchKernel returned %s",
-              cudaGetErrorName(bad));
+    tg::check(bad == kBadConfig, "2048-thread cudaLaunchKernel returned %s, want %s", cudaGetErrorName(bad),
+              cudaGetErrorName(kBadConfig));
     cudaGetLastError();  // clear
     CUDA_CHECK(cudaDeviceSynchronize());
     tg::compare_exact(d.download(), std::vector<int>(n, -1), "output after the failed launch");
