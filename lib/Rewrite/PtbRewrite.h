@@ -17,6 +17,10 @@ namespace ptb {
 // transformed.
 extern const char *const kGeneratedMarker;
 
+// Whether a file's text is an output of ptb-transform (it starts with kGeneratedMarker). Checked before
+// parsing too: an output includes the runtime header, which the parse may not find.
+bool isTransformedOutput(llvm::StringRef text);
+
 struct RewriteOptions {
   std::string kernelFilter;  // ECMAScript-like regex (llvm::Regex) on the kernel's name or qualified name; "" = all
   bool strict = false;       // kernels or launches left as they are become errors

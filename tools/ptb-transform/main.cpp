@@ -7,6 +7,7 @@
 
 #include "clang/Basic/Version.h"
 #include "clang/Tooling/ReplacementsYaml.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/YAMLTraits.h"
 #include "llvm/Support/raw_ostream.h"
@@ -56,6 +57,22 @@ int main(int argc, char **argv) {
   if (!listKernels && !output.empty() && output != "-" && req.files.size() > 1) {
     llvm::errs() << "error: -o takes one input file; use --output-dir or -i for several\n";
     return 2;
+  }
+
+  if (!listKernels) {
+    bool already = false;
+    for (const std::string &f : req.files) {
+      auto buf = llvm::MemoryBuffer::getFile(f);
+      if (buf && ptb::isTransformedOutput((*buf)->getBuffer())) {
+        llvm::errs() << f << ":1:1: error: this file was already transformed by ptb-transform; transform the "
+                        "original source instead\n";
+        already = true;
+      }
+    }
+    if (already) {
+      llvm::errs() << "ptb-transform: nothing written (errors above)\n";
+      return 1;
+    }
   }
 
   std::vector<ptb::Inventory> inventories;
