@@ -98,41 +98,38 @@ __device__ __forceinline__ void vstore(T* p, T v) {
   *static_cast<volatile T*>(p) = v;
 }
 
-// State of the worker's leader thread (thread 0,0,0), kept in shared memory.
+// State of the worker's leader thread (thread 0,0,0), kept in shared memory. The per-task fast path
+// only touches Fast (one 16-byte word); the rest is read when a range ends or a check is due.
+struct Fast {
+  unsigned go;       // tasks the fast path may still start before the slow path runs
+  unsigned x, y, z;  // coordinates of the next task
+};
 struct Leader {
-  unsigned long long cur, end;  // tasks [cur, end) claimed and not yet started
+  unsigned long long cur, end;  // range [cur, end); tasks before cur were handed to the fast path
   unsigned long long est;       // estimate of the claim counter (guided chunk sizes)
-  long long next_check;         // clock64() at which the SM's cap is read again
+  long long last_check;         // clock64() of the last read of the SM's cap
   unsigned long long tprev;     // trace: start of the task in progress
   unsigned long long idprev;
-  unsigned x, y, z;             // coordinates of task `cur`
+  unsigned given;               // `go` given to the fast path last time
+  unsigned since;               // tasks started since the last check
+  unsigned k;                   // tasks between checks (about kCheckCycles of them)
   unsigned sm, rank;
   bool ranked, tracing;
   bool pending;                 // handed-back ranges were seen at the last check
 };
 
-__device__ __forceinline__ void set_coords(const Launch& L, Leader& s) {
+__device__ __forceinline__ void set_coords(const Launch& L, unsigned long long id, Fast& f) {
   if (L.ntasks <= (1ull << 32)) {
-    const unsigned id = static_cast<unsigned>(s.cur);
-    const unsigned q = id / L.gx;
-    s.x = id - q * L.gx;
-    s.y = q % L.gy;
-    s.z = q / L.gy;
+    const unsigned i = static_cast<unsigned>(id);
+    const unsigned q = i / L.gx;
+    f.x = i - q * L.gx;
+    f.y = q % L.gy;
+    f.z = q / L.gy;
   } else {
-    const unsigned long long q = s.cur / L.gx;
-    s.x = static_cast<unsigned>(s.cur - q * L.gx);
-    s.y = static_cast<unsigned>(q % L.gy);
-    s.z = static_cast<unsigned>(q / L.gy);
-  }
-}
-__device__ __forceinline__ void advance(const Launch& L, Leader& s) {
-  ++s.cur;
-  if (++s.x == L.gx) {
-    s.x = 0;
-    if (++s.y == L.gy) {
-      s.y = 0;
-      ++s.z;
-    }
+    const unsigned long long q = id / L.gx;
+    f.x = static_cast<unsigned>(id - q * L.gx);
+    f.y = static_cast<unsigned>(q % L.gy);
+    f.z = static_cast<unsigned>(q / L.gy);
   }
 }
 
@@ -189,10 +186,9 @@ __device__ inline bool pop_range(Slot* sl, unsigned long long& b, unsigned long 
   return true;
 }
 
-// May this worker run tasks on its SM? Reads the cap; under a cap (1..254) the worker takes a rank on
-// its SM first (once) and stays only if the rank is below the cap.
-__device__ inline bool allowed(const Launch& L, Leader& s) {
-  const unsigned cap = vload(L.caps + s.sm);
+// May this worker run tasks on its SM, given the SM's cap? Under a cap (1..254) the worker takes a rank
+// on its SM first (once) and stays only if the rank is below the cap.
+__device__ inline bool allowed_by(const Launch& L, Leader& s, unsigned cap) {
   if (cap == 0) return false;
   if (cap >= 255) return true;
   if (!s.ranked) {
@@ -201,6 +197,7 @@ __device__ inline bool allowed(const Launch& L, Leader& s) {
   }
   return s.rank < cap;
 }
+__device__ inline bool allowed(const Launch& L, Leader& s) { return allowed_by(L, s, vload(L.caps + s.sm)); }
 __device__ __forceinline__ void drop_rank(const Launch& L, Leader& s) {
   if (s.ranked) {
     atomicSub(&L.slot->sm_live[s.sm], 1u);
@@ -226,29 +223,26 @@ __device__ __forceinline__ void trace_end(const Launch& L, Leader& s, unsigned l
 }
 
 // Claim the next range: handed-back ranges first, then a guided chunk of the counter.
-__device__ __forceinline__ bool claim(const Launch& L, Leader& s) {
+__device__ __forceinline__ bool claim(const Launch& L, Leader& s, Fast& f) {
   unsigned long long b, e;
   if (s.pending) {
     if (pop_range(L.slot, b, e)) {
       s.cur = b;
       s.end = e;
-      set_coords(L, s);
+      set_coords(L, b, f);
       return true;
     }
     s.pending = false;
   }
-  if (s.est >= L.ntasks) return false;
-  unsigned long long c = (L.ntasks - s.est) / (4ull * L.workers);
+  // Guided size from the counter as last seen (a hint only: the atomic decides).
+  unsigned long long c = s.est < L.ntasks ? (L.ntasks - s.est) / (4ull * L.workers) : 1;
   c = c < 1 ? 1 : (c > kMaxChunk ? kMaxChunk : c);
   b = L.base + atomicAdd(&L.slot->next, c);
-  s.est = b + c * L.workers;  // others claim meanwhile: assume everyone took a chunk as large
-  if (b >= L.ntasks) {
-    s.est = L.ntasks;
-    return false;
-  }
+  s.est = b + c;
+  if (b >= L.ntasks) return false;
   s.cur = b;
   s.end = b + c < L.ntasks ? b + c : L.ntasks;
-  set_coords(L, s);
+  set_coords(L, b, f);
   return true;
 }
 
@@ -298,27 +292,45 @@ __device__ inline bool join(const Launch& L) {
   return false;
 }
 
-// The leader's decision before each task: true with s.x/y/z set to run task s.cur; false to stop.
-__device__ __forceinline__ bool decide(const Launch& L, Leader& s) {
+// The leader's slow path, when the fast path has no task left to start (f.go == 0): account for the
+// tasks the fast path started, read the SM's cap when a check is due (about every kCheckCycles), claim a
+// new range when this one is used up. True: f.go > 0 and f.x/y/z is the next task; false: stop.
+__device__ __forceinline__ bool slow(const Launch& L, Leader& s, Fast& f) {
+  s.cur += s.given;
+  s.since += s.given;
+  s.given = 0;
   if (L.trace.recs != nullptr) trace_end(L, s, globaltimer());
-  const long long now = clock64();
-  if (now >= s.next_check) {
+  if (s.since >= s.k) {
+    // Tasks until the next check: as many as took kCheckCycles since the last one, at most twice the
+    // last count (so a change to longer tasks is noticed within a few of them), 1 after no task.
+    const long long now = clock64(), el = now - s.last_check;
+    long long k = s.since && el > 0 ? kCheckCycles * static_cast<long long>(s.since) / el : 1;
+    if (k > 2ll * s.k) k = 2ll * s.k;
+    s.k = k < 1 ? 1u : (k > 1024 ? 1024u : static_cast<unsigned>(k));
+    s.last_check = now;
+    s.since = 0;
     // Is this worker still allowed on its SM? If not, hand the rest of its range back and stop (if no
-    // node is left for it, it keeps the range and stops at its end).
-    s.next_check = now + kCheckCycles;
-    s.pending = ranges_pending(L.slot);
-    if (!allowed(L, s)) {
-      s.next_check = 0;  // check again before every remaining task
+    // node is left for it, it keeps the range, checks before each task and stops at its end).
+    const unsigned long long rh = vload(&L.slot->rhead);  // both loads in flight at once
+    const unsigned cap = vload(L.caps + s.sm);
+    s.pending = static_cast<unsigned>(rh) != 0;
+    if (!allowed_by(L, s, cap)) {
+      s.k = 1;
       if (s.cur < s.end && push_range(L.slot, s.cur, s.end)) s.cur = s.end;
       if (s.cur >= s.end) return false;
     }
   }
-  if (s.cur >= s.end && !claim(L, s)) return false;
+  if (s.cur >= s.end && !claim(L, s, f)) return false;
+  unsigned long long go = s.end - s.cur;
+  if (go > s.k - s.since) go = s.k - s.since;
   if (L.trace.recs != nullptr) {
+    go = 1;
     s.tracing = true;
     s.tprev = globaltimer();
     s.idprev = s.cur;
   }
+  s.given = static_cast<unsigned>(go);
+  f.go = s.given;
   return true;
 }
 
@@ -347,8 +359,10 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
         atomicSub(&L.slot->exited, 1u);
         s.est = L.base + vload(&L.slot->next);
         s.cur = s.end = 0;
+        s.given = s.since = 0;
+        s.k = 1;
         s.pending = true;
-        s.next_check = clock64() + kCheckCycles;
+        s.last_check = clock64();
         return true;
       }
       drop_rank(L, s);
@@ -377,23 +391,27 @@ __device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
   // thread passes after its read. So one barrier per task both publishes the task and separates it from
   // the previous one.
   __shared__ uint4 ptb_next_[2];
-  __shared__ unsigned ptb_rejoin_;
   // The leader's state lives in shared memory, not registers: registers held across the task body would
   // be allocated to every thread and cut the twin's occupancy below the original's.
+  __shared__ uint4 ptb_fast_;  // detail::Fast
   __shared__ detail::Leader ptb_state_;
+  __shared__ unsigned ptb_rejoin_;
   __shared__ bool ptb_joined_;
   const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
   if (leader) {
     detail::Leader& s = ptb_state_;
+    detail::Fast f{0, 0, 0, 0};
     s.tprev = s.idprev = 0;
-    s.x = s.y = s.z = 0;
     s.sm = detail::smid() % detail::kMaxSm;
     s.rank = 0;
     s.ranked = s.tracing = false;
     s.pending = true;
-    s.next_check = 0;  // read the cap before the first task
     s.est = launch.base;
     s.cur = s.end = 0;
+    s.given = 0;
+    s.k = 0;      // read the cap before the first task (since >= k)
+    s.since = 0;
+    s.last_check = clock64();
     bool joined = true;
     if (launch.flags & detail::kResume) {
       // Resume workers on SMs the policy does not allow leave without touching the slot.
@@ -402,31 +420,51 @@ __device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
     } else {
       detail::vstore(&launch.slot->running, 1u);
       if (launch.first) {
-        // Static first chunk (the host saw every SM allowed at launch: the cap is read after it).
+        // Static first chunk (the host saw every SM allowed at launch): the cap is read after its
+        // first task, which also measures how many tasks fit between two reads.
         s.cur = static_cast<unsigned long long>(blockIdx.x) * launch.first;
         s.end = s.cur + launch.first;
-        detail::set_coords(launch, s);
-        s.next_check = clock64() + detail::kCheckCycles;
+        detail::set_coords(launch, s.cur, f);
+        s.k = 1;
       }
     }
     ptb_joined_ = joined;
+    ptb_fast_ = make_uint4(f.go, f.x, f.y, f.z);
   }
   const dim3 grid(launch.gx, launch.gy, launch.gz);
   for (unsigned i = 0;; ++i) {
     if (leader) {
       uint4 v = make_uint4(0, 0, 0, 0);
-      detail::Leader& s = ptb_state_;
-      if (ptb_joined_ && detail::decide(launch, s)) {
-        v = make_uint4(s.x, s.y, s.z, 1u);
-        detail::advance(launch, s);
+      uint4 fu = ptb_fast_;
+      bool run = fu.x != 0;
+      if (!run && ptb_joined_) {
+        detail::Fast f{fu.x, fu.y, fu.z, fu.w};
+        run = detail::slow(launch, ptb_state_, f);
+        fu = make_uint4(f.go, f.x, f.y, f.z);
       }
+      if (run) {
+        v = make_uint4(fu.y, fu.z, fu.w, 1u);
+        // advance to the next task's coordinates
+        fu.x -= 1;
+        if (++fu.y == launch.gx) {
+          fu.y = 0;
+          if (++fu.z == launch.gy) {
+            fu.z = 0;
+            ++fu.w;
+          }
+        }
+      }
+      ptb_fast_ = fu;
       ptb_next_[i & 1] = v;
     }
     __syncthreads();
     const uint4 v = ptb_next_[i & 1];
     if (!v.w) {
       // Every thread has finished every task this worker ran.
-      if (leader) ptb_rejoin_ = ptb_joined_ && detail::leave(launch, ptb_state_);
+      if (leader) {
+        ptb_rejoin_ = ptb_joined_ && detail::leave(launch, ptb_state_);
+        if (ptb_rejoin_) ptb_fast_ = make_uint4(0, 0, 0, 0);
+      }
       __syncthreads();
       if (!ptb_rejoin_) break;
       continue;

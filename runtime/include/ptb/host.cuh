@@ -139,6 +139,7 @@ struct DeviceState {
   std::vector<SlotBlock> blocks;
   std::vector<SlotRec> recs;
   unsigned cursor = 0;
+  unsigned ncaptured = 0;
   cudaStream_t ctl = nullptr;
   cudaStream_t resume[kResumeStreams] = {};
   unsigned resume_rr = 0;
@@ -357,6 +358,9 @@ struct Prepared {
 };
 
 inline bool acquire_slot_locked(DeviceState& d, bool captured, unsigned& out) {
+  // Captured slots are never freed: keep at least half of the pool for ordinary launches by growing it
+  // (outside captures, where growing is safe).
+  if (!captured && 2 * (d.ncaptured + 64) > d.nslots() && !grow_pool_locked(d)) return false;
   for (int round = 0; round < 2; ++round) {
     const unsigned n = d.nslots();
     for (unsigned k = 0; k < n; ++k) {
@@ -368,6 +372,7 @@ inline bool acquire_slot_locked(DeviceState& d, bool captured, unsigned& out) {
         d.cursor = (i + 1) % n;
         SlotRec& r = d.recs[i];
         r.captured = captured;
+        if (captured) ++d.ncaptured;
         r.registered = false;
         r.relaunch = nullptr;
         r.seen_strand = *(volatile unsigned*)(d.blocks[i / kSlotsPerBlock].hstrand + i % kSlotsPerBlock);
@@ -375,7 +380,7 @@ inline bool acquire_slot_locked(DeviceState& d, bool captured, unsigned& out) {
         return true;
       }
     }
-    if (!grow_pool_locked(d)) return false;
+    if (captured || !grow_pool_locked(d)) return false;
   }
   return false;
 }
@@ -393,6 +398,9 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   const bool captured = cs != cudaStreamCaptureStatusNone;
   Runtime& r = rt();
   std::lock_guard<std::mutex> g(r.m);
+  // During a capture make no call that could synchronize (it would invalidate the capture): a device
+  // not set up yet, a policy not on this device yet or an exhausted pool mean the original is captured.
+  if (captured && !(r.devs[dev] && r.devs[dev]->ok)) return false;
   DeviceState* d = device_locked(dev);
   if (!d) return false;
   const unsigned threads = c.block.x * c.block.y * c.block.z;
@@ -413,7 +421,7 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
     if (it != r.stream_policies.end()) pol = it->second;
   }
   if (!pol) pol = process_policy_state_locked();
-  if (!pol->caps[dev] && !upload_caps_locked(*d, *pol)) return false;
+  if (!pol->caps[dev] && (captured || !upload_caps_locked(*d, *pol))) return false;
   if (restricted(*pol)) start_monitor_locked();
   unsigned s = 0;
   if (!acquire_slot_locked(*d, captured, s)) return false;
@@ -450,6 +458,7 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
 // The twin's launch failed: the slot was not used.
 inline void release(const Prepared& p) {
   std::lock_guard<std::mutex> g(rt().m);
+  if (p.d->recs[p.slot].captured) --p.d->ncaptured;
   p.d->recs[p.slot].captured = false;
   *(volatile unsigned*)p.d->hflag(p.slot) = 0;
 }

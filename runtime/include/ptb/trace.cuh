@@ -31,6 +31,7 @@ inline cudaError_t trace_start(size_t max_events = 1u << 20) {
   std::lock_guard<std::mutex> g(detail::rt().m);
   detail::DeviceState* d = detail::device_locked(dev);
   if (!d) return cudaErrorInitializationError;
+  if (!d->trace.recs && d->saved_trace.recs && d->saved_trace.cap >= max_events) d->trace = d->saved_trace;
   if (!d->trace.recs || d->trace.cap < max_events) {
     detail::TraceRec* r = nullptr;
     unsigned long long* c = nullptr;
@@ -51,22 +52,30 @@ inline void trace_stop() {
   detail::DeviceState* d = detail::device_locked(dev);
   if (d) d->saved_trace = d->trace, d->trace = detail::TraceBuf{nullptr, nullptr, 0, 0};
 }
-// Waits for the device, returns the events recorded so far (current device) and clears them.
+// Returns the events recorded so far (current device) and clears them. Synchronize with the traced
+// launches first (their streams or events): this does not wait for the device, so that it can be called
+// while unrelated kernels run.
 inline std::vector<TraceEvent> trace_collect() {
   std::vector<TraceEvent> out;
   int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) return out;
+  if (cudaGetDevice(&dev) != cudaSuccess) return out;
   std::lock_guard<std::mutex> g(detail::rt().m);
   detail::DeviceState* d = detail::device_locked(dev);
   if (!d) return out;
   const detail::TraceBuf tb = d->trace.recs ? d->trace : d->saved_trace;
   if (!tb.recs) return out;
   unsigned long long n = 0;
-  if (cudaMemcpy(&n, tb.count, sizeof n, cudaMemcpyDeviceToHost) != cudaSuccess) return out;
+  if (cudaMemcpyAsync(&n, tb.count, sizeof n, cudaMemcpyDeviceToHost, d->ctl) != cudaSuccess ||
+      cudaStreamSynchronize(d->ctl) != cudaSuccess)
+    return out;
   n = std::min<unsigned long long>(n, tb.cap);
   std::vector<detail::TraceRec> r(n);
-  if (n && cudaMemcpy(r.data(), tb.recs, n * sizeof(detail::TraceRec), cudaMemcpyDeviceToHost) != cudaSuccess) return out;
-  if (cudaMemset(tb.count, 0, sizeof(unsigned long long)) != cudaSuccess) return out;
+  if (n && (cudaMemcpyAsync(r.data(), tb.recs, n * sizeof(detail::TraceRec), cudaMemcpyDeviceToHost, d->ctl) != cudaSuccess ||
+            cudaStreamSynchronize(d->ctl) != cudaSuccess))
+    return out;
+  if (cudaMemsetAsync(tb.count, 0, sizeof(unsigned long long), d->ctl) != cudaSuccess ||
+      cudaStreamSynchronize(d->ctl) != cudaSuccess)
+    return out;
   out.reserve(n);
   for (const auto& x : r) out.push_back(TraceEvent{x.task, x.start, x.end, x.sm, x.worker, x.tag});
   std::sort(out.begin(), out.end(), [](const TraceEvent& a, const TraceEvent& b) { return a.start_ns < b.start_ns; });

@@ -234,7 +234,7 @@ static void test_yield_resume(int sequences) {
 
 // While paused (empty set) the user's stream must not move on; after resume, the next kernel sees all.
 static void test_stream_order() {
-  const unsigned T = 64, n = 30000;
+  const unsigned T = 1024, n = 40000;  // 2 workers per SM, 1 ms tasks: ~150 ms on every SM
   Buf b;
   b.alloc(n, T);
   unsigned* bad;
@@ -249,7 +249,7 @@ static void test_stream_order() {
     P.set(ptb::SmSet::all());
     ptb::LaunchConfig c = ptb::LaunchConfig(dim3(n), dim3(T), 0, s);
     c.policy = P;
-    work__ptb_launch(c, b.cnt, b.where, 20000, b.out);  // ~ 30000 * 20 us / (132 * 32) ~ 140 ms
+    work__ptb_launch(c, b.cnt, b.where, 1000000, b.out);
     check_out<<<264, 256, 0, s>>>(b.out, n, T, bad);
     CK(cudaGetLastError());
     std::this_thread::sleep_for(std::chrono::milliseconds(2 + rep));
