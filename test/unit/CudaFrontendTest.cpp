@@ -1,1 +1,282 @@
+// The CUDA front end (lib/Frontend/CudaFrontend.h): nvcc flag translation, finding CUDA, the parse
+// arguments. None of these tests needs a CUDA installation: they use fake toolkit roots.
 #include "CudaTestSupport.h"
+
+#include "CudaFrontend.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+namespace {
+
+using Strings = std::vector<std::string>;
+
+// A temporary directory removed at the end of the test.
+class TempDir {
+public:
+  TempDir() {
+    llvm::SmallString<128> p;
+    if (llvm::sys::fs::createUniqueDirectory("ptb-unit", p)) ADD_FAILURE() << "cannot create a temp dir";
+    path = std::string(p);
+  }
+  ~TempDir() { llvm::sys::fs::remove_directories(path); }
+  std::string file(const std::string &rel, const std::string &contents) const {
+    llvm::SmallString<256> p(path);
+    llvm::sys::path::append(p, rel);
+    llvm::sys::fs::create_directories(llvm::sys::path::parent_path(p));
+    std::error_code ec;
+    llvm::raw_fd_ostream os(p, ec);
+    if (ec) ADD_FAILURE() << "cannot write " << std::string(p);
+    os << contents;
+    return std::string(p);
+  }
+  std::string path;
+};
+
+// Sets an environment variable for the scope, restoring the old value.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const std::string &value) : name(name) {
+    if (const char *old = std::getenv(name)) saved = old, had = true;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (had) setenv(name, saved.c_str(), 1);
+    else unsetenv(name);
+  }
+
+private:
+  const char *name;
+  std::string saved;
+  bool had = false;
+};
+
+// --- translateNvccArgs ---------------------------------------------------------------------------------
+
+TEST(TranslateNvccArgs, RealisticNvccCommandLine) {
+  Strings nvcc = {"-gencode", "arch=compute_90,code=sm_90",
+                  "-rdc=true",
+                  "-Xcompiler", "-fPIC,-Wall",
+                  "--expt-relaxed-constexpr",
+                  "-forward-unknown-to-host-compiler",
+                  "-O3",
+                  "-I/opt/include", "-I", "/opt/other",
+                  "-DFOO=1", "-D", "BAR",
+                  "--std=c++17",
+                  "-x", "cu",
+                  "-ccbin", "g++",
+                  "-lineinfo",
+                  "-c", "kernel.cu", "-o", "kernel.o"};
+  Strings want = {"-fPIC", "-Wall", "-O3", "-I/opt/include", "-I", "/opt/other", "-DFOO=1", "-D", "BAR",
+                  "-std=c++17", "-c", "kernel.cu", "-o", "kernel.o"};
+  EXPECT_EQ(ptb::translateNvccArgs(nvcc), want);
+}
+
+TEST(TranslateNvccArgs, ArchitectureAndDeviceOnlyFlagsAreDropped) {
+  Strings nvcc = {"-arch=sm_90", "-arch", "sm_80", "--generate-code=arch=compute_80,code=sm_80", "-code", "sm_80",
+                  "--gpu-architecture", "sm_90", "-Xptxas", "-v", "-maxrregcount", "64", "--use_fast_math",
+                  "-G", "--extended-lambda", "--expt-extended-lambda", "-dc", "--keep", "-res-usage",
+                  "--default-stream", "per-thread", "-Wno-deprecated-gpu-targets", "-cudart=shared", "-t", "4",
+                  "a.cu"};
+  EXPECT_EQ(ptb::translateNvccArgs(nvcc), (Strings{"a.cu"}));
+}
+
+TEST(TranslateNvccArgs, HostCompilerOptionListsAreUnpacked) {
+  EXPECT_EQ(ptb::translateNvccArgs({"-Xcompiler=-O2,-g", "--compiler-options", "-fno-strict-aliasing,-pthread",
+                                    "-Xcompiler", "-fopenmp"}),
+            (Strings{"-O2", "-g", "-fno-strict-aliasing", "-pthread", "-fopenmp"}));
+  // A trailing -Xcompiler without a value is dropped, not crashed on.
+  EXPECT_EQ(ptb::translateNvccArgs({"a.cu", "-Xcompiler"}), (Strings{"a.cu"}));
+}
+
+TEST(TranslateNvccArgs, LongSpellingsBecomeClangFlags) {
+  EXPECT_EQ(ptb::translateNvccArgs({"--compile", "--output-file", "a.o", "--include-path", "/inc", "--define-macro",
+                                    "X=1", "--std=c++20"}),
+            (Strings{"-c", "-o", "a.o", "-I", "/inc", "-D", "X=1", "-std=c++20"}));
+}
+
+TEST(TranslateNvccArgs, ClangFlagsPassThrough) {
+  Strings clang = {"-isystem", "/sys", "-include", "pre.h", "-UNDEBUG", "-std=c++17", "-Wextra", "-x", "cuda",
+                   "-O2", "-Os", "-g", "-fno-exceptions"};
+  EXPECT_EQ(ptb::translateNvccArgs(clang), clang);
+  EXPECT_EQ(ptb::translateNvccArgs({}), Strings{});
+}
+
+TEST(TranslateNvccArgs, OfastCompileIsDropped) {
+  // BUG: translateNvccArgs keeps nvcc's -Ofast-compile=<level> (its own comment says it is dropped, but the
+  // test `a[2] != 'f'` that protects -Ofast lets it through). clang reads it as -Ofast, which defines
+  // __FAST_MATH__ and changes the parse. Reproducer:
+  //   translateNvccArgs({"-Ofast-compile=max", "-O2"}) == {"-Ofast-compile=max", "-O2"}, expected {"-O2"}.
+  PTB_KNOWN_BUG("nvcc's -Ofast-compile=<level> is passed to clang (read as -Ofast)");
+  EXPECT_EQ(ptb::translateNvccArgs({"-Ofast-compile=max", "-O2"}), (Strings{"-O2"}));
+}
+
+// --- findCuda ------------------------------------------------------------------------------------------
+
+TEST(FindCuda, ExplicitPathThatDoesNotExistIsAnErrorNamingIt) {
+  std::string why;
+  auto c = ptb::findCuda("/nonexistent/ptb-unit/cuda-root", why);
+  EXPECT_FALSE(c.has_value());
+  EXPECT_NE(why.find("/nonexistent/ptb-unit/cuda-root"), std::string::npos) << why;
+  EXPECT_NE(why.find("--cuda-path"), std::string::npos) << why;
+}
+
+TEST(FindCuda, ExplicitPathWithoutHeadersIsAnErrorEvenIfCudaIsElsewhere) {
+  TempDir dir;
+  dir.file("include/cuda.h", "");  // not cuda_runtime.h
+  std::string why;
+  auto c = ptb::findCuda(dir.path, why);
+  EXPECT_FALSE(c.has_value());
+  EXPECT_NE(why.find(dir.path), std::string::npos) << why;
+}
+
+TEST(FindCuda, FakeRootGivenExplicitly) {
+  TempDir dir;
+  dir.file("include/cuda_runtime.h", "// fake\n");
+  dir.file("version.json", "{\n  \"cuda\" : {\n    \"name\" : \"CUDA SDK\",\n    \"version\" : \"13.0.2\"\n  },\n"
+                           "  \"cuda_cudart\" : { \"version\" : \"13.0.96\" }\n}\n");
+  std::string why;
+  auto c = ptb::findCuda(dir.path, why);
+  ASSERT_TRUE(c.has_value()) << why;
+  EXPECT_EQ(c->root, dir.path);
+  EXPECT_EQ(c->how, "--cuda-path");
+  EXPECT_EQ(c->version, "13.0.2");
+}
+
+TEST(FindCuda, FakeRootWithoutVersionFileHasNoVersion) {
+  TempDir dir;
+  dir.file("include/cuda_runtime.h", "");
+  std::string why;
+  auto c = ptb::findCuda(dir.path, why);
+  ASSERT_TRUE(c.has_value()) << why;
+  EXPECT_EQ(c->version, "");
+}
+
+TEST(FindCuda, CudaPathEnvironmentVariable) {
+  TempDir dir;
+  dir.file("include/cuda_runtime.h", "");
+  ScopedEnv env("CUDA_PATH", dir.path);
+  std::string why;
+  auto c = ptb::findCuda("", why);
+  ASSERT_TRUE(c.has_value()) << why;
+  EXPECT_EQ(c->root, dir.path);
+  EXPECT_EQ(c->how, "CUDA_PATH");
+  // An explicit path still wins over CUDA_PATH.
+  TempDir other;
+  other.file("include/cuda_runtime.h", "");
+  auto d = ptb::findCuda(other.path, why);
+  ASSERT_TRUE(d.has_value()) << why;
+  EXPECT_EQ(d->root, other.path);
+  EXPECT_EQ(d->how, "--cuda-path");
+}
+
+TEST(FindCuda, CudaPathWithoutHeadersFallsThrough) {
+  TempDir dir;  // empty: not a toolkit
+  ScopedEnv env("CUDA_PATH", dir.path);
+  std::string why;
+  auto c = ptb::findCuda("", why);
+  if (c) {
+    EXPECT_NE(c->how, "CUDA_PATH");
+    EXPECT_NE(c->root, dir.path);
+  } else {
+    // Nothing else found here: the message lists what was tried, CUDA_PATH with its value first.
+    EXPECT_NE(why.find("CUDA_PATH (" + dir.path), std::string::npos) << why;
+    EXPECT_NE(why.find("/usr/local/cuda"), std::string::npos) << why;
+    EXPECT_NE(why.find("--cuda-path"), std::string::npos) << why;
+  }
+}
+
+// --- stubIncludeDir and the adjuster -------------------------------------------------------------------
+
+TEST(StubIncludeDir, HoldsTheRemovedHeader) {
+  std::string err;
+  std::string dir = ptb::stubIncludeDir(err);
+  ASSERT_FALSE(dir.empty()) << err;
+  llvm::SmallString<256> header(dir);
+  llvm::sys::path::append(header, "texture_fetch_functions.h");
+  EXPECT_TRUE(llvm::sys::fs::exists(header));
+  // Stable: a second call gives the same directory.
+  std::string err2;
+  EXPECT_EQ(ptb::stubIncludeDir(err2), dir);
+}
+
+TEST(CudaArgumentsAdjuster, NvccCommandBecomesAHostSideCudaParse) {
+  ptb::CudaInstall cuda{"/fake/cuda", "13.0.2", "--cuda-path"};
+  auto adjust = ptb::cudaArgumentsAdjuster(cuda, "/fake/stubs");
+  Strings in = {"/usr/local/cuda/bin/nvcc", "-gencode", "arch=compute_90,code=sm_90", "-Xcompiler", "-fPIC",
+                "-I/inc", "-c", "k.cu", "-o", "k.o"};
+  Strings want = {"/usr/local/cuda/bin/nvcc", "-x", "cuda", "--cuda-host-only", "--cuda-gpu-arch=sm_90",
+                  "-nocudalib", "-Wno-unknown-cuda-version", "-Wno-unknown-attributes", "-fsyntax-only",
+                  "--cuda-path=/fake/cuda", "-isystem", "/fake/stubs", "-isystem", "/fake/cuda/include/cccl",
+                  "-std=c++17", "-fPIC", "-I/inc", "k.cu"};
+  EXPECT_EQ(adjust(in, "k.cu"), want);
+}
+
+TEST(CudaArgumentsAdjuster, KeepsTheCommandsStandard) {
+  ptb::CudaInstall cuda{"/fake/cuda", "", "CUDA_PATH"};
+  auto adjust = ptb::cudaArgumentsAdjuster(cuda, "/fake/stubs");
+  Strings out = adjust({"nvcc", "--std=c++20", "k.cu"}, "k.cu");
+  EXPECT_EQ(std::count(out.begin(), out.end(), "-std=c++20"), 1);
+  EXPECT_EQ(std::count(out.begin(), out.end(), "-std=c++17"), 0);
+  EXPECT_EQ(adjust({}, "k.cu"), Strings{});
+}
+
+// --- makeCompilationDatabase ---------------------------------------------------------------------------
+
+TEST(MakeCompilationDatabase, ArgumentsAfterDashDash) {
+  std::string err;
+  auto db = ptb::makeCompilationDatabase("", {"-DX=1", "-I/inc"}, err);
+  ASSERT_NE(db, nullptr) << err;
+  auto cmds = db->getCompileCommands("/src/k.cu");
+  ASSERT_EQ(cmds.size(), 1u);
+  const Strings &cl = cmds[0].CommandLine;
+  EXPECT_NE(std::find(cl.begin(), cl.end(), "-DX=1"), cl.end());
+  EXPECT_NE(std::find(cl.begin(), cl.end(), "-I/inc"), cl.end());
+  EXPECT_EQ(cl.back(), "/src/k.cu");
+}
+
+TEST(MakeCompilationDatabase, MissingBuildDirectoryIsAnError) {
+  std::string err;
+  auto db = ptb::makeCompilationDatabase("/nonexistent/ptb-unit-build", {}, err);
+  EXPECT_EQ(db, nullptr);
+  EXPECT_NE(err.find("/nonexistent/ptb-unit-build"), std::string::npos) << err;
+}
+
+TEST(MakeCompilationDatabase, NvccCompileCommandsJson) {
+  TempDir dir;
+  std::string src = dir.path + "/k.cu";
+  dir.file("k.cu", "__global__ void k() {}\n");
+  dir.file("compile_commands.json",
+           "[{\"directory\": \"" + dir.path + "\", \"command\": \"/usr/local/cuda/bin/nvcc -rdc=true -DY=2 -c " +
+               src + " -o k.o\", \"file\": \"" + src + "\"}]");
+  std::string err;
+  auto db = ptb::makeCompilationDatabase(dir.path, {}, err);
+  ASSERT_NE(db, nullptr) << err;
+  auto cmds = db->getCompileCommands(src);
+  ASSERT_EQ(cmds.size(), 1u);
+  ptb::CudaInstall cuda{"/fake/cuda", "", "--cuda-path"};
+  Strings adjusted = ptb::cudaArgumentsAdjuster(cuda, "/stubs")(cmds[0].CommandLine, src);
+  EXPECT_EQ(std::count(adjusted.begin(), adjusted.end(), "-rdc=true"), 0);
+  EXPECT_EQ(std::count(adjusted.begin(), adjusted.end(), "-DY=2"), 1);
+  EXPECT_EQ(std::count(adjusted.begin(), adjusted.end(), "-o"), 0);
+  EXPECT_EQ(std::count(adjusted.begin(), adjusted.end(), "-c"), 0);
+}
+
+// --- The parse itself ----------------------------------------------------------------------------------
+
+TEST(CudaParse, CleanSourceParsesAndBrokenSourceReportsErrors) {
+  PTB_REQUIRE_CUDA();
+  auto broken = ptbtest::parseCuda("__global__ void k(int *p) { p[blockIdx.x] = undeclared; }\n", "broken.cu");
+  EXPECT_FALSE(broken->ok);
+  EXPECT_NE(broken->diags->all().find("undeclared"), std::string::npos) << broken->diags->all();
+  // nvcc-only flags in the command are translated away; C++17 and CCCL headers work (cub via CCCL).
+  auto fine = ptbtest::parseCuda("#include <cuda/std/atomic>\n__global__ void k(int *p) { p[blockIdx.x] = 1; }\n",
+                                 "fine.cu", {"-gencode", "arch=compute_90,code=sm_90", "--expt-relaxed-constexpr"});
+  EXPECT_TRUE(fine->ok) << fine->diags->all();
+  EXPECT_EQ(fine->inv.kernels.size(), 1u);
+}
+
+} // namespace
