@@ -21,6 +21,10 @@ namespace ptbtest {
 const CudaSetup &cudaSetup() {
   static const CudaSetup setup = [] {
     CudaSetup s;
+    if (std::getenv("PTB_UNIT_PRETEND_NO_CUDA")) {  // to check the skip path on a machine that has CUDA
+      s.why = "PTB_UNIT_PRETEND_NO_CUDA is set";
+      return s;
+    }
     std::string why;
     auto cuda = ptb::findCuda("", why);
     if (!cuda) {

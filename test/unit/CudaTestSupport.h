@@ -19,7 +19,8 @@
 
 namespace ptbtest {
 
-// CUDA found the way the tool finds it (no --cuda-path), and the stub include directory.
+// CUDA found the way the tool finds it (no --cuda-path), and the stub include directory. With
+// PTB_UNIT_PRETEND_NO_CUDA set, behaves as if no toolkit were installed.
 struct CudaSetup {
   bool ok = false;
   std::string why;  // when not ok

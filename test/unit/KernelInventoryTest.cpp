@@ -106,6 +106,8 @@ __global__ void ret_switch(int *p) {
   switch (threadIdx.x) { case 0: return; default: break; }
   p[0] = 1;
 }
+#define RB_CALL readBlock()
+__global__ void macro_call(int *p) { p[threadIdx.x] = RB_CALL; }
 __global__ void lambda_nocap(int *p) {
   auto f = [](int *q) { q[blockIdx.x] = 1; };
   f(p);
@@ -220,7 +222,7 @@ TEST_F(KernelInventoryTest, ListsEveryKernelOfTheMainFileInSourceOrder) {
   Strings want = {"direct_use", "macro_use", "chain_one", "chain_two", "template_chain", "thread_only",
                   "barriers_all", "ret_uniform", "ret_thread", "ret_local", "ret_memory", "ret_loop",
                   "grid_sync", "dp_child", "dp_parent", "reads_smid", "clustered", "ret_then_barrier",
-                  "barrier_then_ret", "loop_barrier", "ret_then_call_barrier", "ret_switch", "lambda_nocap", "lambda_ref", "shared_static", "shared_tpl", "saxpy_t",
+                  "barrier_then_ret", "loop_barrier", "ret_then_call_barrier", "ret_switch", "macro_call", "lambda_nocap", "lambda_ref", "shared_static", "shared_tpl", "saxpy_t",
                   "ns::nk", "ns::nt", "json_kernel"};
   // declared_only has no definition: it is not a kernel of this file.
   EXPECT_EQ(got, want);
@@ -482,6 +484,17 @@ TEST_F(KernelInventoryTest, ReturnInThreadDependentSwitch) {
   EXPECT_TRUE(kernel.blockers.empty());
 }
 
+TEST_F(KernelInventoryTest, CallWrittenInAMacroDefinitionCannotBeRedirected) {
+  // The macro's text cannot be edited for the twin alone, so the call would read the real blockIdx.
+  const ptb::Kernel &kernel = k("macro_call");
+  EXPECT_EQ(use(kernel, BV::blockIdx).callChains, (Chains{{"readBlock"}}));
+  ASSERT_EQ(kernel.blockers.size(), 1u);
+  EXPECT_EQ(kernel.blockers[0].construct, "blockIdx/gridDim read through a call that cannot be redirected");
+  EXPECT_NE(kernel.blockers[0].detail.find("readBlock"), std::string::npos) << kernel.blockers[0].detail;
+  EXPECT_NE(kernel.blockers[0].detail.find("macro definition"), std::string::npos) << kernel.blockers[0].detail;
+  EXPECT_TRUE(kernel.virtualizedCalls.empty());
+}
+
 TEST_F(KernelInventoryTest, LambdaWithoutCaptureDefaultReadingBlockIdxBlocks) {
   const ptb::Kernel &kernel = k("lambda_nocap");
   ASSERT_FALSE(kernel.blockers.empty());
@@ -689,6 +702,33 @@ TEST_F(KernelInventoryTest, NothingToCloneForThreadOnlyOrBarrierCallees) {
   const ptb::Kernel &one = k("chain_one");
   EXPECT_EQ(names(one.virtualizedCallees), (Strings{"readBlock"}));
   ASSERT_EQ(one.virtualizedCalls.size(), 1u);
+}
+
+// --- Launches in member functions (a separate, small parse) ----------------------------------------------
+
+TEST(KernelInventoryMembers, LaunchInMemberFunctionsNamesTheFunctionAndKnowsDeviceCode) {
+  // BUG: LaunchFinder overrides only TraverseFunctionDecl, so a launch in a member function (a
+  // CXXMethodDecl) gets no enclosing function ("function": "" in the JSON) and fromDevice stays false even
+  // in a __device__ member function; the rewrite then turns that device-side launch into a call of the
+  // host launcher (`__device__ void spawn() { k__ptb_launch(...); }`), which does not compile.
+  // Reproducer: the source below with `ptb-transform --list-kernels` / `-o -`.
+  PTB_KNOWN_BUG("launches in member functions have no enclosing function; __device__ ones are rewritten");
+  PTB_REQUIRE_CUDA();
+  auto tu = parseCuda("__global__ void k(int *p) { p[blockIdx.x] = 1; }\n"
+                      "struct Runner {\n"
+                      "  int *p;\n"
+                      "  void run() { k<<<1, 1>>>(p); }\n"
+                      "  __device__ void spawn() { k<<<1, 1>>>(p); }\n"
+                      "};\n",
+                      "members.cu");
+  ASSERT_TRUE(tu->ok) << tu->diags->all();
+  const ptb::Kernel *kernel = tu->kernel("k");
+  ASSERT_NE(kernel, nullptr);
+  ASSERT_EQ(kernel->launches.size(), 2u);
+  EXPECT_EQ(kernel->launches[0].enclosingFunction, "Runner::run");
+  EXPECT_FALSE(kernel->launches[0].fromDevice);
+  EXPECT_EQ(kernel->launches[1].enclosingFunction, "Runner::spawn");
+  EXPECT_TRUE(kernel->launches[1].fromDevice);
 }
 
 } // namespace

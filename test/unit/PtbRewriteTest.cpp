@@ -19,6 +19,7 @@ __device__ int readBlock() { return blockIdx.x; }
 __device__ int viaOne() { return readBlock() + 1; }
 __device__ int untouched(int v) { return v + threadIdx.x; }
 __global__ void plain(int *p) { p[blockIdx.x] = viaOne() + untouched(1); }
+__global__ void shares(int *p) { p[threadIdx.x] = readBlock(); }
 template <typename T>
 __global__ void __launch_bounds__(256) saxpy(int n, T a, const T *__restrict__ x, T *y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -106,7 +107,7 @@ TEST_F(PtbRewriteTest, MainSourceIsRewrittenWithWarningsOnly) {
   ASSERT_TRUE(run.rewriteOk) << run.allDiags();
   EXPECT_EQ(run.errors, 0u) << run.allDiags();
   EXPECT_EQ(run.result.file, "input.cu");
-  EXPECT_EQ(run.result.transformedKernels, (Strings{"plain", "saxpy", "local_kernel", "ns::nk"}));
+  EXPECT_EQ(run.result.transformedKernels, (Strings{"plain", "shares", "saxpy", "local_kernel", "ns::nk"}));
   EXPECT_EQ(run.result.skippedKernels, (Strings{"refused"}));
   // plain x2 (+ its cudaLaunchKernel), saxpy x2, ns::nk, local_kernel; not LAUNCH_BODY's, not refused's.
   EXPECT_EQ(run.result.rewrittenLaunches, 7u);
@@ -205,7 +206,8 @@ TEST_F(PtbRewriteTest, DeviceFunctionsReadingBlockIdxAreClonedAndCallsRedirected
   EXPECT_TRUE(hasLine(out, "__device__ int readBlock() { return blockIdx.x; }"));
   EXPECT_TRUE(hasLine(out, "__device__ int viaOne() { return readBlock() + 1; }"));
   EXPECT_TRUE(hasLine(out, "__global__ void plain(int *p) { p[blockIdx.x] = viaOne() + untouched(1); }"));
-  // Each clone once.
+  // A second kernel calling the same function uses the same clone; each clone is emitted once.
+  EXPECT_NE(out.find("{ p[threadIdx.x] = readBlock__ptb(blockIdx, gridDim); }"), std::string::npos) << out;
   EXPECT_EQ(countOf(out, "int readBlock__ptb("), 1u);
   EXPECT_EQ(countOf(out, "int viaOne__ptb("), 1u);
 }
