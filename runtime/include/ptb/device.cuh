@@ -239,7 +239,17 @@ __device__ __forceinline__ bool claim(const Launch& L, Leader& s, Fast& f) {
   c = c < 1 ? 1 : (c > kMaxChunk ? kMaxChunk : c);
   b = L.base + atomicAdd(&L.slot->next, c);
   s.est = b + c;
-  if (b >= L.ntasks) return false;
+  if (b >= L.ntasks) {
+    // Counter exhausted: take a range handed back since the last check, if any, before leaving (else
+    // the anchor would be left to run them alone).
+    if (ranges_pending(L.slot) && pop_range(L.slot, b, e)) {
+      s.cur = b;
+      s.end = e;
+      set_coords(L, b, f);
+      return true;
+    }
+    return false;
+  }
   s.cur = b;
   s.end = b + c < L.ntasks ? b + c : L.ntasks;
   set_coords(L, b, f);
@@ -355,6 +365,16 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
     if (!refs && !work_left) {
       if (try_close(L)) return false;
     } else if (work_left) {
+      if (!refs) {
+        // Nobody else is left to run the remaining tasks: ask the host for workers (its monitor
+        // launches them on the allowed SMs), at most every 200 us.
+        const unsigned long long t = globaltimer();
+        if (last_signal == 0 || t - last_signal > 200000ull) {
+          last_signal = t;
+          __threadfence_system();
+          atomicAdd(L.strand_seq, 1u);
+        }
+      }
       if (allowed(L, s)) {
         atomicSub(&L.slot->exited, 1u);
         s.est = L.base + vload(&L.slot->next);
@@ -366,14 +386,6 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
         return true;
       }
       drop_rank(L, s);
-      if (!refs) {
-        const unsigned long long t = globaltimer();
-        if (t - last_signal > 200000ull) {  // at most every 200 us
-          last_signal = t;
-          __threadfence_system();
-          atomicAdd(L.strand_seq, 1u);
-        }
-      }
     }
     __nanosleep(ns);
     if (ns < 8192) ns *= 2;

@@ -113,6 +113,7 @@ struct SlotRec {
   bool captured = false;     // owned by a captured graph node forever
   bool registered = false;   // relaunch is set
   unsigned seen_strand = 0;
+  std::chrono::steady_clock::time_point last_resume{};
   PolicyState* policy = nullptr;
   Launch launch{};
   unsigned resume_workers = 0;
@@ -510,6 +511,9 @@ inline void monitor_loop() {
         if (s == rec.seen_strand) continue;
         rec.seen_strand = s;
         if (!live_locked(*d, i) || !rec.policy || rec.policy->sms.empty()) continue;
+        const auto now = std::chrono::steady_clock::now();
+        if (now - rec.last_resume < std::chrono::microseconds(500)) continue;  // one batch at a time
+        rec.last_resume = now;
         resume_locked(*d, i);
       }
     }
