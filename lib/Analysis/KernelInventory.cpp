@@ -129,6 +129,8 @@ CgClass classifyCg(const FunctionDecl *fd, const CallExpr *call) {
         on.find("tiled_partition") != std::string::npos)
       return {"cg::" + std::string(on.find("coalesced") != std::string::npos ? "coalesced_group" : "thread_block_tile") + "::sync", CgClass::WarpSync};
     if (on.find("thread_block") != std::string::npos) return {"cg::thread_block::sync", CgClass::BlockSync};
+    // A generic group: it may be the whole block, so it counts as a block-wide barrier.
+    if (on.find("thread_group") != std::string::npos) return {"cg::thread_group::sync", CgClass::BlockSync};
   }
   return {"", CgClass::None};
 }
@@ -527,7 +529,10 @@ private:
         unsigned off = sm.getFileOffset(sm.getFileLoc(n.reach));
         if (seenBarrierVia.insert({off, b.kind}).second) addBarrier(k, b, n.chain, n.reach);
       }
-      for (auto &b : f.blockers) {
+      // Inside system headers only barriers count: a library's generic dispatch (cooperative_groups'
+      // thread_group::sync reaching grid sync for grid groups) is not what this kernel does; the
+      // kernel's own uses of grid groups, clusters and the like are classified where it calls them.
+      for (auto &b : n.system ? std::vector<Blocker>() : f.blockers) {
         Blocker c = b;
         c.detail += " (in " + n.fn->getQualifiedNameAsString() + ", reached from the kernel at " + a.locate(n.reach).str() + ")";
         bool dup = false;
