@@ -106,6 +106,23 @@ __global__ void ret_switch(int *p) {
   switch (threadIdx.x) { case 0: return; default: break; }
   p[0] = 1;
 }
+__global__ void ptr_alias(int *p) {
+  int v = 0;
+  int *q = &v;
+  *q = threadIdx.x;
+  if (v > 3) return;
+  __syncthreads();
+}
+__global__ void tern_local(int *p, int n) {
+  int w = n > 0 ? threadIdx.x : 0;
+  if (w) return;
+  __syncthreads();
+}
+__global__ void lambda_sync(int *p) {
+  auto sync = [] { __syncthreads(); };
+  if (threadIdx.x > 3) return;
+  sync();
+}
 #define RB_CALL readBlock()
 __global__ void macro_call(int *p) { p[threadIdx.x] = RB_CALL; }
 __global__ void lambda_nocap(int *p) {
@@ -222,7 +239,7 @@ TEST_F(KernelInventoryTest, ListsEveryKernelOfTheMainFileInSourceOrder) {
   Strings want = {"direct_use", "macro_use", "chain_one", "chain_two", "template_chain", "thread_only",
                   "barriers_all", "ret_uniform", "ret_thread", "ret_local", "ret_memory", "ret_loop",
                   "grid_sync", "dp_child", "dp_parent", "reads_smid", "clustered", "ret_then_barrier",
-                  "barrier_then_ret", "loop_barrier", "ret_then_call_barrier", "ret_switch", "macro_call", "lambda_nocap", "lambda_ref", "shared_static", "shared_tpl", "saxpy_t",
+                  "barrier_then_ret", "loop_barrier", "ret_then_call_barrier", "ret_switch", "ptr_alias", "tern_local", "lambda_sync", "macro_call", "lambda_nocap", "lambda_ref", "shared_static", "shared_tpl", "saxpy_t",
                   "ns::nk", "ns::nt", "json_kernel"};
   // declared_only has no definition: it is not a kernel of this file.
   EXPECT_EQ(got, want);
@@ -484,6 +501,29 @@ TEST_F(KernelInventoryTest, ReturnInThreadDependentSwitch) {
   EXPECT_TRUE(kernel.blockers.empty());
 }
 
+TEST_F(KernelInventoryTest, LocalsWrittenThroughPointersOrConditionalsAreThreadDependent) {
+  for (const char *name : {"ptr_alias", "tern_local"}) {
+    SCOPED_TRACE(name);
+    const ptb::Kernel &kernel = k(name);
+    ASSERT_EQ(kernel.returns.size(), 1u);
+    EXPECT_FALSE(kernel.returns[0].blockUniform);
+    EXPECT_NE(kernel.returns[0].reason.find(name == std::string("ptr_alias") ? "v" : "w"), std::string::npos)
+        << kernel.returns[0].reason;
+    ASSERT_EQ(kernel.blockers.size(), 1u);
+    EXPECT_EQ(kernel.blockers[0].construct, "thread-dependent return before a barrier");
+  }
+}
+
+TEST_F(KernelInventoryTest, BarrierInALambdaCalledAfterTheReturnBlocks) {
+  // The lambda's text comes before the return, but its call (and so its barrier) comes after.
+  const ptb::Kernel &kernel = k("lambda_sync");
+  ASSERT_EQ(kernel.returns.size(), 1u);
+  EXPECT_FALSE(kernel.returns[0].blockUniform);
+  ASSERT_EQ(kernel.blockers.size(), 1u);
+  EXPECT_EQ(kernel.blockers[0].construct, "thread-dependent return before a barrier");
+  EXPECT_TRUE(isAt(kernel.blockers[0].loc, kFile, at("return;\n  sync();")));
+}
+
 TEST_F(KernelInventoryTest, CallWrittenInAMacroDefinitionCannotBeRedirected) {
   // The macro's text cannot be edited for the twin alone, so the call would read the real blockIdx.
   const ptb::Kernel &kernel = k("macro_call");
@@ -702,6 +742,48 @@ TEST_F(KernelInventoryTest, NothingToCloneForThreadOnlyOrBarrierCallees) {
   const ptb::Kernel &one = k("chain_one");
   EXPECT_EQ(names(one.virtualizedCallees), (Strings{"readBlock"}));
   ASSERT_EQ(one.virtualizedCalls.size(), 1u);
+}
+
+// --- Locals written through an alias (a separate, small parse) -------------------------------------------
+
+TEST(KernelInventoryAliases, ReturnOnLocalWrittenThroughAnAliasIsThreadDependent) {
+  // BUG: UniformityAnalysis misses writes to a local through a reference: `int &r = v; r = threadIdx.x;`
+  // marks r varying but not v, and in a template kernel `setTid(v)` (a dependent call, no direct callee
+  // in the pattern) is not seen as passing v by non-const reference. Both returns below are classified
+  // block-uniform, so the return-before-barrier check does not fire and the rewrite emits twins that can
+  // hang (returned threads wait at the worker's next-task barrier while the rest wait at __syncthreads).
+  // (Writes through a pointer, `int *q = &v; *q = threadIdx.x;`, are handled.) Reproducer: the source below
+  // with `ptb-transform --list-kernels`: "return at ...: block-uniform" and no "blocks PTB" line.
+  PTB_KNOWN_BUG("locals written through a reference alias or a dependent by-reference call count as uniform");
+  PTB_REQUIRE_CUDA();
+  auto tu = parseCuda("template <typename T> __device__ void setTid(T &x) { x = threadIdx.x; }\n"
+                      "__global__ void alias_ref(int *p) {\n"
+                      "  int v = 0;\n"
+                      "  int &r = v;\n"
+                      "  r = threadIdx.x;\n"
+                      "  if (v > 3) return;\n"
+                      "  __syncthreads();\n"
+                      "  p[0] = v;\n"
+                      "}\n"
+                      "template <typename T> __global__ void dep_ref(T *p) {\n"
+                      "  T v = 0;\n"
+                      "  setTid(v);\n"
+                      "  if (v > T(3)) return;\n"
+                      "  __syncthreads();\n"
+                      "  p[0] = v;\n"
+                      "}\n"
+                      "void h(float *f) { dep_ref<<<1, 1>>>(f); }\n",
+                      "alias.cu");
+  ASSERT_TRUE(tu->ok) << tu->diags->all();
+  for (const char *name : {"alias_ref", "dep_ref"}) {
+    SCOPED_TRACE(name);
+    const ptb::Kernel *kernel = tu->kernel(name);
+    ASSERT_NE(kernel, nullptr);
+    ASSERT_EQ(kernel->returns.size(), 1u);
+    EXPECT_FALSE(kernel->returns[0].blockUniform);
+    ASSERT_EQ(kernel->blockers.size(), 1u);
+    EXPECT_EQ(kernel->blockers[0].construct, "thread-dependent return before a barrier");
+  }
 }
 
 // --- Launches in member functions (a separate, small parse) ----------------------------------------------
