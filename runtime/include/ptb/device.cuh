@@ -432,12 +432,11 @@ __device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
     } else {
       detail::vstore(&launch.slot->running, 1u);
       if (launch.first) {
-        // Static first chunk (the host saw every SM allowed at launch): the cap is read after its
-        // first task, which also measures how many tasks fit between two reads.
+        // Static first chunk (the host saw every SM allowed at launch): no claim at start. The cap is
+        // still read before the first task: a worker may start late, after a yield.
         s.cur = static_cast<unsigned long long>(blockIdx.x) * launch.first;
         s.end = s.cur + launch.first;
         detail::set_coords(launch, s.cur, f);
-        s.k = 1;
       }
     }
     ptb_joined_ = joined;

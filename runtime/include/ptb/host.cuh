@@ -670,6 +670,16 @@ inline Policy stream_policy(cudaStream_t stream) {
   return Policy(s);
 }
 
+// Load both kernels now (CUDA's lazy loading makes the first launch of a kernel wait for the kernels
+// running at that time; a kernel meant to start beside a long-running one must be loaded before).
+template <class... Params>
+cudaError_t preload(void (*original)(Params...), typename detail::TwinOf<Params...>::type twin) {
+  cudaFuncAttributes a;
+  cudaError_t e = cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(original));
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(twin));
+  return e;
+}
+
 // ---- SM identity ----
 // The %smid values the current device reports, by dense index (discovered once per device by running a
 // small kernel on every SM; identity if not every SM could be seen). Empty on a CUDA error.
