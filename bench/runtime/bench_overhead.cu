@@ -127,6 +127,25 @@ int main() {
   for (double q : ratios) { lg += std::log(q); worst = std::max(worst, q); }
   std::printf("ptb/original: geometric mean %.3f, worst %.3f over %zu kernels\n", std::exp(lg / ratios.size()), worst, ratios.size());
 
+  // Diagnosis of the per-task cost: the same kernels with the cap read (almost) never, and larger claims.
+  std::printf("tuning sweep (ratio to original), ew block 256:\n%-30s %10s %10s %10s\n", "check_cycles / max_chunk",
+              "0 FMA", "16 FMA", "256 FMA");
+  for (auto t : {ptb::Tuning{16384, 64}, ptb::Tuning{1u << 30, 64}, ptb::Tuning{16384, 127}, ptb::Tuning{1u << 30, 127},
+                 ptb::Tuning{4096, 16}}) {
+    ptb::set_tuning(t);
+    double r[3];
+    int j = 0;
+    for (int iters : {0, 16, 256}) {
+      const int g = (n + 255) / 256;
+      auto q = ab([&] { ew__ptb_launch(::ptb::LaunchConfig(g, 256), n, x, y, iters); });
+      r[j++] = q.second / q.first;
+    }
+    char name[48];
+    std::snprintf(name, sizeof name, "%u / %u", t.check_cycles, t.max_chunk);
+    std::printf("%-30s %10.3f %10.3f %10.3f\n", name, r[0], r[1], r[2]);
+  }
+  ptb::set_tuning(ptb::Tuning{});
+
   // Host launch cost: the same 1-block kernel, 200 launches per batch, host time of the launch loop.
   auto host_us = [&](auto&& launch) {
     std::vector<double> ts;

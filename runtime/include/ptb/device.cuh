@@ -9,11 +9,13 @@ namespace detail {
 
 constexpr unsigned kMaxSm = 256;          // %smid values handled (H100: 132); larger ids share caps modulo
 constexpr unsigned kRetCap = 1024;        // nodes for handed-back ranges, per launch
-constexpr unsigned kMaxChunk = 64;        // most tasks claimed by one atomic (guided: fewer near the end)
+constexpr unsigned kMaxChunk = 127;       // largest range (7 bits in a packed range); Launch::max_chunk <= it
 constexpr unsigned kAnyGen = 0xffffffffu; // resume workers of a captured launch: join any running replay
 constexpr unsigned long long kMaxTasks = 1ull << 56;  // ranges are packed as (begin << 7 | length)
-constexpr long long kCheckCycles = 16384; // a worker re-reads its SM's cap after a task once this many
-                                          // clock cycles (~8 us at 1.98 GHz) passed since the last read
+// Default tuning (ptb::Tuning): a worker re-reads its SM's cap after a task once about check_cycles
+// clock cycles (16384: ~8 us at 1.98 GHz) passed since the last read; claims take at most max_chunk tasks.
+constexpr unsigned kDefaultCheckCycles = 16384;
+constexpr unsigned kDefaultMaxChunk = 64;
 
 // Launch flags
 constexpr unsigned kCaptured = 1u;  // slot belongs to a captured graph node: reset, never freed
@@ -68,6 +70,8 @@ struct Launch {
   unsigned gx, gy, gz;              // original grid
   unsigned workers;                 // original workers launched (exit count of the last one)
   unsigned first;                   // static first chunk per original worker (0: none)
+  unsigned check_cycles;            // cycles between reads of the SM's cap
+  unsigned max_chunk;               // most tasks per claim (1..127)
   unsigned flags;                   // kCaptured, kResume
   unsigned gen;                     // slot generation this launch runs in (kAnyGen: captured)
 };
@@ -112,7 +116,7 @@ struct Leader {
   unsigned long long idprev;
   unsigned given;               // `go` given to the fast path last time
   unsigned since;               // tasks started since the last check
-  unsigned k;                   // tasks between checks (about kCheckCycles of them)
+  unsigned k;                   // tasks between checks (about check_cycles of them)
   unsigned sm, rank;
   bool ranked, tracing;
   bool pending;                 // handed-back ranges were seen at the last check
@@ -236,7 +240,7 @@ __device__ __forceinline__ bool claim(const Launch& L, Leader& s, Fast& f) {
   }
   // Guided size from the counter as last seen (a hint only: the atomic decides).
   unsigned long long c = s.est < L.ntasks ? (L.ntasks - s.est) / (4ull * L.workers) : 1;
-  c = c < 1 ? 1 : (c > kMaxChunk ? kMaxChunk : c);
+  c = c < 1 ? 1 : (c > L.max_chunk ? L.max_chunk : c);
   b = L.base + atomicAdd(&L.slot->next, c);
   s.est = b + c;
   if (b >= L.ntasks) {
@@ -303,7 +307,7 @@ __device__ inline bool join(const Launch& L) {
 }
 
 // The leader's slow path, when the fast path has no task left to start (f.go == 0): account for the
-// tasks the fast path started, read the SM's cap when a check is due (about every kCheckCycles), claim a
+// tasks the fast path started, read the SM's cap when a check is due (about every check_cycles), claim a
 // new range when this one is used up. True: f.go > 0 and f.x/y/z is the next task; false: stop.
 __device__ __forceinline__ bool slow(const Launch& L, Leader& s, Fast& f) {
   s.cur += s.given;
@@ -311,10 +315,10 @@ __device__ __forceinline__ bool slow(const Launch& L, Leader& s, Fast& f) {
   s.given = 0;
   if (L.trace.recs != nullptr) trace_end(L, s, globaltimer());
   if (s.since >= s.k) {
-    // Tasks until the next check: as many as took kCheckCycles since the last one, at most twice the
+    // Tasks until the next check: as many as took check_cycles since the last one, at most twice the
     // last count (so a change to longer tasks is noticed within a few of them), 1 after no task.
     const long long now = clock64(), el = now - s.last_check;
-    long long k = s.since && el > 0 ? kCheckCycles * static_cast<long long>(s.since) / el : 1;
+    long long k = s.since && el > 0 ? static_cast<long long>(L.check_cycles) * s.since / el : 1;
     if (k > 2ll * s.k) k = 2ll * s.k;
     s.k = k < 1 ? 1u : (k > 1024 ? 1024u : static_cast<unsigned>(k));
     s.last_check = now;

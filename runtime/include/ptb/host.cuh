@@ -41,6 +41,36 @@ inline LaunchMode launch_mode() {
   return detail::mode_word().load(std::memory_order_relaxed) ? LaunchMode::original : LaunchMode::ptb;
 }
 
+// Tuning of the task loop (process-wide, read at each launch). Initial values from PTB_CHECK_CYCLES and
+// PTB_MAX_CHUNK. check_cycles: clock cycles between two reads of the SM's cap by a worker (the yield
+// delay, besides the task in flight); max_chunk: most tasks one claim takes (1..127).
+struct Tuning {
+  unsigned check_cycles = detail::kDefaultCheckCycles;
+  unsigned max_chunk = detail::kDefaultMaxChunk;
+};
+namespace detail {
+inline std::atomic<unsigned long long>& tuning_word() {
+  static std::atomic<unsigned long long> w{[] {
+    unsigned long long c = kDefaultCheckCycles, m = kDefaultMaxChunk;
+    if (const char* e = std::getenv("PTB_CHECK_CYCLES")) c = std::strtoull(e, nullptr, 10);
+    if (const char* e = std::getenv("PTB_MAX_CHUNK")) m = std::strtoull(e, nullptr, 10);
+    return (std::min<unsigned long long>(c, 0xffffffffull) << 32) | std::max<unsigned long long>(1, std::min<unsigned long long>(m, kMaxChunk));
+  }()};
+  return w;
+}
+}  // namespace detail
+inline void set_tuning(const Tuning& t) {
+  const unsigned long long m = std::max(1u, std::min(t.max_chunk, detail::kMaxChunk));
+  detail::tuning_word().store((static_cast<unsigned long long>(t.check_cycles) << 32) | m, std::memory_order_relaxed);
+}
+inline Tuning tuning() {
+  const unsigned long long w = detail::tuning_word().load(std::memory_order_relaxed);
+  Tuning t;
+  t.check_cycles = static_cast<unsigned>(w >> 32);
+  t.max_chunk = static_cast<unsigned>(w & 0xffffffffu);
+  return t;
+}
+
 namespace detail {
 struct PolicyState;
 }
@@ -444,11 +474,14 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   L.gy = c.grid.y;
   L.gz = c.grid.z;
   L.workers = p.workers;
+  const Tuning tu = tuning();
+  L.check_cycles = tu.check_cycles;
+  L.max_chunk = tu.max_chunk;
   // Every SM allowed: each original worker starts on a static first chunk (no atomic at start).
   L.first = 0;
   if (!restricted(*pol)) {
     const unsigned long long f = ntasks / (4ull * p.workers);
-    L.first = static_cast<unsigned>(f < 1 ? 1 : (f > kMaxChunk ? kMaxChunk : f));
+    L.first = static_cast<unsigned>(f < 1 ? 1 : (f > tu.max_chunk ? tu.max_chunk : f));
   }
   L.base = static_cast<unsigned long long>(L.first) * p.workers;
   L.flags = captured ? kCaptured : 0u;
