@@ -128,10 +128,11 @@ int main() {
   std::printf("ptb/original: geometric mean %.3f, worst %.3f over %zu kernels\n", std::exp(lg / ratios.size()), worst, ratios.size());
 
   // Diagnosis of the per-task cost: the same kernels with the cap read (almost) never, and larger claims.
-  std::printf("tuning sweep (ratio to original), ew block 256:\n%-30s %10s %10s %10s\n", "check_cycles / max_chunk",
+  std::printf("tuning sweep (ratio to original), ew block 256:\n%-30s %10s %10s %10s\n", "check/max/first/chunk_cycles",
               "0 FMA", "16 FMA", "256 FMA");
-  for (auto t : {ptb::Tuning{16384, 64}, ptb::Tuning{1u << 30, 64}, ptb::Tuning{16384, 127}, ptb::Tuning{1u << 30, 127},
-                 ptb::Tuning{4096, 16}}) {
+  // {check_cycles, max_chunk, first_chunk, chunk_cycles}; the first row is what the last GPU run measured
+  for (auto t : {ptb::Tuning{16384, 64, 64, 0}, ptb::Tuning{1u << 30, 64, 64, 0}, ptb::Tuning{16384, 64, 1, 16384},
+                 ptb::Tuning{16384, 16, 1, 0}, ptb::Tuning{16384, 64, 1, 4096}, ptb::Tuning{1u << 30, 127, 1, 0}}) {
     ptb::set_tuning(t);
     double r[3];
     int j = 0;
@@ -141,7 +142,7 @@ int main() {
       r[j++] = q.second / q.first;
     }
     char name[48];
-    std::snprintf(name, sizeof name, "%u / %u", t.check_cycles, t.max_chunk);
+    std::snprintf(name, sizeof name, "%u/%u/%u/%u", t.check_cycles, t.max_chunk, t.first_chunk, t.chunk_cycles);
     std::printf("%-30s %10.3f %10.3f %10.3f\n", name, r[0], r[1], r[2]);
   }
   ptb::set_tuning(ptb::Tuning{});

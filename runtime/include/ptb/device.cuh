@@ -13,9 +13,12 @@ constexpr unsigned kMaxChunk = 127;       // largest range (7 bits in a packed r
 constexpr unsigned kAnyGen = 0xffffffffu; // resume workers of a captured launch: join any running replay
 constexpr unsigned long long kMaxTasks = 1ull << 56;  // ranges are packed as (begin << 7 | length)
 // Default tuning (ptb::Tuning): a worker re-reads its SM's cap after a task once about check_cycles
-// clock cycles (16384: ~8 us at 1.98 GHz) passed since the last read; claims take at most max_chunk tasks.
+// clock cycles (16384: ~8 us at 1.98 GHz) passed since the last read; claims take at most max_chunk tasks
+// and about chunk_cycles of work; each original worker starts on a static chunk of first_chunk tasks.
 constexpr unsigned kDefaultCheckCycles = 16384;
 constexpr unsigned kDefaultMaxChunk = 64;
+constexpr unsigned kDefaultFirstChunk = 1;
+constexpr unsigned kDefaultChunkCycles = 16384;
 
 // Launch flags
 constexpr unsigned kCaptured = 1u;  // slot belongs to a captured graph node: reset, never freed
@@ -72,6 +75,7 @@ struct Launch {
   unsigned first;                   // static first chunk per original worker (0: none)
   unsigned check_cycles;            // cycles between reads of the SM's cap
   unsigned max_chunk;               // most tasks per claim (1..127)
+  unsigned chunk_cycles;            // a claim takes about this many cycles of tasks at most (0: no limit)
   unsigned flags;                   // kCaptured, kResume
   unsigned gen;                     // slot generation this launch runs in (kAnyGen: captured)
 };
@@ -240,6 +244,12 @@ __device__ __forceinline__ bool claim(const Launch& L, Leader& s, Fast& f) {
   }
   // Guided size from the counter as last seen (a hint only: the atomic decides).
   unsigned long long c = s.est < L.ntasks ? (L.ntasks - s.est) / (4ull * L.workers) : 1;
+  if (L.chunk_cycles) {
+    // No more tasks than run in chunk_cycles (measured: k tasks per check_cycles). A worker that the
+    // warp schedulers starve (persistent blocks keep their age) then holds little work at the end.
+    const unsigned long long t = static_cast<unsigned long long>(s.k) * L.chunk_cycles / (L.check_cycles ? L.check_cycles : 1);
+    if (c > t) c = t;
+  }
   c = c < 1 ? 1 : (c > L.max_chunk ? L.max_chunk : c);
   b = L.base + atomicAdd(&L.slot->next, c);
   s.est = b + c;

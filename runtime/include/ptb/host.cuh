@@ -41,35 +41,41 @@ inline LaunchMode launch_mode() {
   return detail::mode_word().load(std::memory_order_relaxed) ? LaunchMode::original : LaunchMode::ptb;
 }
 
-// Tuning of the task loop (process-wide, read at each launch). Initial values from PTB_CHECK_CYCLES and
-// PTB_MAX_CHUNK. check_cycles: clock cycles between two reads of the SM's cap by a worker (the yield
-// delay, besides the task in flight); max_chunk: most tasks one claim takes (1..127).
+// Tuning of the task loop (process-wide, read at each launch). check_cycles: clock cycles between two
+// reads of the SM's cap by a worker (the yield delay, besides the task in flight); max_chunk: most tasks
+// one claim takes (1..127); first_chunk: tasks each original worker starts with, without a claim (only
+// when every SM is allowed; 0: none); chunk_cycles: a claim takes no more tasks than run in about this
+// many cycles (0: no limit). Initial values from PTB_CHECK_CYCLES, PTB_MAX_CHUNK, PTB_FIRST_CHUNK,
+// PTB_CHUNK_CYCLES. {16384, 64, 64, 0} is what the last GPU run measured (see docs/runtime.md).
 struct Tuning {
   unsigned check_cycles = detail::kDefaultCheckCycles;
   unsigned max_chunk = detail::kDefaultMaxChunk;
+  unsigned first_chunk = detail::kDefaultFirstChunk;
+  unsigned chunk_cycles = detail::kDefaultChunkCycles;
 };
 namespace detail {
-inline std::atomic<unsigned long long>& tuning_word() {
-  static std::atomic<unsigned long long> w{[] {
-    unsigned long long c = kDefaultCheckCycles, m = kDefaultMaxChunk;
-    if (const char* e = std::getenv("PTB_CHECK_CYCLES")) c = std::strtoull(e, nullptr, 10);
-    if (const char* e = std::getenv("PTB_MAX_CHUNK")) m = std::strtoull(e, nullptr, 10);
-    return (std::min<unsigned long long>(c, 0xffffffffull) << 32) | std::max<unsigned long long>(1, std::min<unsigned long long>(m, kMaxChunk));
-  }()};
-  return w;
-}
-}  // namespace detail
-inline void set_tuning(const Tuning& t) {
-  const unsigned long long m = std::max(1u, std::min(t.max_chunk, detail::kMaxChunk));
-  detail::tuning_word().store((static_cast<unsigned long long>(t.check_cycles) << 32) | m, std::memory_order_relaxed);
-}
-inline Tuning tuning() {
-  const unsigned long long w = detail::tuning_word().load(std::memory_order_relaxed);
-  Tuning t;
-  t.check_cycles = static_cast<unsigned>(w >> 32);
-  t.max_chunk = static_cast<unsigned>(w & 0xffffffffu);
+inline Tuning& tuning_locked() {
+  static Tuning t = [] {
+    Tuning x;
+    auto env = [](const char* n, unsigned& v) {
+      if (const char* e = std::getenv(n)) v = static_cast<unsigned>(std::strtoul(e, nullptr, 10));
+    };
+    env("PTB_CHECK_CYCLES", x.check_cycles);
+    env("PTB_MAX_CHUNK", x.max_chunk);
+    env("PTB_FIRST_CHUNK", x.first_chunk);
+    env("PTB_CHUNK_CYCLES", x.chunk_cycles);
+    return x;
+  }();
+  t.max_chunk = std::max(1u, std::min(t.max_chunk, kMaxChunk));
+  t.first_chunk = std::min(t.first_chunk, t.max_chunk);
+  if (t.check_cycles == 0) t.check_cycles = 1;
   return t;
 }
+struct Runtime;
+inline Runtime& rt();
+}  // namespace detail
+inline void set_tuning(const Tuning& t);
+inline Tuning tuning();
 
 namespace detail {
 struct PolicyState;
@@ -96,11 +102,11 @@ class Policy {
 };
 
 // The process policy: all SMs and no cap unless PTB_SMS (e.g. "0-65") / PTB_BLOCKS_PER_SM say otherwise.
-Policy process_policy();
+inline Policy process_policy();
 // A stream's policy (an empty Policy removes it). Precedence: LaunchConfig::policy, then the stream's,
 // then the process policy.
-void set_stream_policy(cudaStream_t stream, Policy policy);
-Policy stream_policy(cudaStream_t stream);
+inline void set_stream_policy(cudaStream_t stream, Policy policy);
+inline Policy stream_policy(cudaStream_t stream);
 
 struct LaunchConfig {
   dim3 grid, block;
@@ -123,6 +129,8 @@ constexpr unsigned kSlotsPerBlock = 256;
 constexpr unsigned kResumeStreams = 4;
 constexpr unsigned kBusy = 1;
 
+// A template, so that the header can be included by several translation units of one program.
+template <int Unused = 0>
 __global__ void discover_sms_kernel(unsigned* seen) {
   if (threadIdx.x == 0) {
     seen[smid() % kMaxSm] = 1;
@@ -243,7 +251,7 @@ inline void discover_locked(DeviceState& d) {
   bool ok = cudaMalloc(&buf, (kMaxSm + 1) * sizeof(unsigned)) == cudaSuccess;
   ok = ok && cudaMemsetAsync(buf, 0, (kMaxSm + 1) * sizeof(unsigned), d.ctl) == cudaSuccess;
   if (ok) {
-    discover_sms_kernel<<<d.sms * 32, 32, 0, d.ctl>>>(buf);
+    discover_sms_kernel<0><<<d.sms * 32, 32, 0, d.ctl>>>(buf);
     ok = cudaGetLastError() == cudaSuccess;
   }
   ok = ok && cudaMemcpyAsync(h.data(), buf, (kMaxSm + 1) * sizeof(unsigned), cudaMemcpyDeviceToHost, d.ctl) == cudaSuccess;
@@ -348,7 +356,7 @@ inline DeviceState* device_locked(int dev) {
   ok = ok && cudaHostAlloc(&d->staging, kMaxSm, cudaHostAllocDefault) == cudaSuccess;
   // Load the runtime's own kernel now, not in the middle of a running PTB kernel (lazy loading waits).
   cudaFuncAttributes fa;
-  ok = ok && cudaFuncGetAttributes(&fa, discover_sms_kernel) == cudaSuccess;
+  ok = ok && cudaFuncGetAttributes(&fa, discover_sms_kernel<0>) == cudaSuccess;
   ok = ok && grow_pool_locked(*d);
   PolicyState* pp = process_policy_state_locked();
   ok = ok && upload_caps_locked(*d, *pp);
@@ -474,14 +482,15 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   L.gy = c.grid.y;
   L.gz = c.grid.z;
   L.workers = p.workers;
-  const Tuning tu = tuning();
+  const Tuning tu = tuning_locked();
   L.check_cycles = tu.check_cycles;
   L.max_chunk = tu.max_chunk;
+  L.chunk_cycles = tu.chunk_cycles;
   // Every SM allowed: each original worker starts on a static first chunk (no atomic at start).
   L.first = 0;
-  if (!restricted(*pol)) {
+  if (!restricted(*pol) && tu.first_chunk) {
     const unsigned long long f = ntasks / (4ull * p.workers);
-    L.first = static_cast<unsigned>(f < 1 ? 1 : (f > tu.max_chunk ? tu.max_chunk : f));
+    L.first = static_cast<unsigned>(f < 1 ? 1 : (f > tu.first_chunk ? tu.first_chunk : f));
   }
   L.base = static_cast<unsigned long long>(L.first) * p.workers;
   L.flags = captured ? kCaptured : 0u;
@@ -637,6 +646,16 @@ cudaError_t launch_kernel_args(void (*original)(Params...), typename detail::Twi
     return cudaLaunchKernel(reinterpret_cast<const void*>(original), grid, block, argv, shmem, stream);
   return detail::launch_argv(original, twin, LaunchConfig(grid, block, shmem, stream), argv,
                              std::index_sequence_for<Params...>{});
+}
+
+inline void set_tuning(const Tuning& t) {
+  std::lock_guard<std::mutex> g(detail::rt().m);
+  detail::tuning_locked() = t;
+  detail::tuning_locked();  // clamps
+}
+inline Tuning tuning() {
+  std::lock_guard<std::mutex> g(detail::rt().m);
+  return detail::tuning_locked();
 }
 
 // ---- policies ----

@@ -1,0 +1,15 @@
+#!/bin/bash
+# No GPU needed: every runtime program compiles warning-free with nvcc, and two translation units that
+# include the runtime link into one program.
+set -eu
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+FLAGS="-std=c++17 -arch=sm_90 -O3 -I runtime/include -Xcompiler -Wall,-Wextra -Werror all-warnings"
+out=$(mktemp -d)
+for f in test/gpu/runtime/test_basic.cu test/gpu/runtime/test_policy.cu bench/runtime/bench_overhead.cu \
+         bench/runtime/bench_policy.cu examples/colocate/colocate.cu; do
+  $NVCC $FLAGS -o "$out/$(basename "$f" .cu)" "$f"
+  echo "ok $f"
+done
+$NVCC $FLAGS -o "$out/multi_tu" test/gpu/runtime/multi_tu_a.cu test/gpu/runtime/multi_tu_b.cu
+echo "ok multi-TU link"
+rm -rf "$out"
