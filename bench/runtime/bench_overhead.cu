@@ -131,8 +131,8 @@ int main() {
   std::printf("tuning sweep (ratio to original), ew block 256:\n%-30s %10s %10s %10s\n", "check/max/first/chunk_cycles",
               "0 FMA", "16 FMA", "256 FMA");
   // {check_cycles, max_chunk, first_chunk, chunk_cycles}; the first row is what the last GPU run measured
-  for (auto t : {ptb::Tuning{16384, 64, 64, 0}, ptb::Tuning{1u << 30, 64, 64, 0}, ptb::Tuning{16384, 64, 1, 16384},
-                 ptb::Tuning{16384, 16, 1, 0}, ptb::Tuning{16384, 64, 1, 4096}, ptb::Tuning{1u << 30, 127, 1, 0}}) {
+  for (auto t : {ptb::Tuning{16384, 64, 64, 0}, ptb::Tuning{1u << 30, 64, 64, 0}, ptb::Tuning{16384, 64, 4, 65536},
+                 ptb::Tuning{16384, 16, 4, 0}, ptb::Tuning{16384, 64, 1, 16384}, ptb::Tuning{1u << 30, 127, 1, 0}}) {
     ptb::set_tuning(t);
     double r[3];
     int j = 0;

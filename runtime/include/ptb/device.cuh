@@ -17,8 +17,8 @@ constexpr unsigned long long kMaxTasks = 1ull << 56;  // ranges are packed as (b
 // and about chunk_cycles of work; each original worker starts on a static chunk of first_chunk tasks.
 constexpr unsigned kDefaultCheckCycles = 16384;
 constexpr unsigned kDefaultMaxChunk = 64;
-constexpr unsigned kDefaultFirstChunk = 1;
-constexpr unsigned kDefaultChunkCycles = 16384;
+constexpr unsigned kDefaultFirstChunk = 4;
+constexpr unsigned kDefaultChunkCycles = 65536;
 
 // Launch flags
 constexpr unsigned kCaptured = 1u;  // slot belongs to a captured graph node: reset, never freed
@@ -121,6 +121,7 @@ struct Leader {
   unsigned given;               // `go` given to the fast path last time
   unsigned since;               // tasks started since the last check
   unsigned k;                   // tasks between checks (about check_cycles of them)
+  unsigned rate;                // tasks that ran per check_cycles at the last check (0: not measured)
   unsigned sm, rank;
   bool ranked, tracing;
   bool pending;                 // handed-back ranges were seen at the last check
@@ -244,10 +245,10 @@ __device__ __forceinline__ bool claim(const Launch& L, Leader& s, Fast& f) {
   }
   // Guided size from the counter as last seen (a hint only: the atomic decides).
   unsigned long long c = s.est < L.ntasks ? (L.ntasks - s.est) / (4ull * L.workers) : 1;
-  if (L.chunk_cycles) {
-    // No more tasks than run in chunk_cycles (measured: k tasks per check_cycles). A worker that the
-    // warp schedulers starve (persistent blocks keep their age) then holds little work at the end.
-    const unsigned long long t = static_cast<unsigned long long>(s.k) * L.chunk_cycles / (L.check_cycles ? L.check_cycles : 1);
+  if (L.chunk_cycles && s.rate) {
+    // No more tasks than ran in chunk_cycles lately. A worker that the warp schedulers starve (a
+    // persistent block keeps its age) then holds little unstarted work.
+    const unsigned long long t = static_cast<unsigned long long>(s.rate) * L.chunk_cycles / L.check_cycles;
     if (c > t) c = t;
   }
   c = c < 1 ? 1 : (c > L.max_chunk ? L.max_chunk : c);
@@ -329,6 +330,7 @@ __device__ __forceinline__ bool slow(const Launch& L, Leader& s, Fast& f) {
     // last count (so a change to longer tasks is noticed within a few of them), 1 after no task.
     const long long now = clock64(), el = now - s.last_check;
     long long k = s.since && el > 0 ? static_cast<long long>(L.check_cycles) * s.since / el : 1;
+    if (s.since && el > 0) s.rate = k < 1 ? 1u : (k > (1 << 20) ? (1u << 20) : static_cast<unsigned>(k));
     if (k > 2ll * s.k) k = 2ll * s.k;
     s.k = k < 1 ? 1u : (k > 1024 ? 1024u : static_cast<unsigned>(k));
     s.last_check = now;
@@ -435,6 +437,7 @@ __device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
     s.est = launch.base;
     s.cur = s.end = 0;
     s.given = 0;
+    s.rate = 0;
     s.k = 0;      // read the cap before the first task (since >= k)
     s.since = 0;
     s.last_check = clock64();
