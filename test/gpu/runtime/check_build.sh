@@ -1,6 +1,6 @@
 #!/bin/bash
-# No GPU needed: every runtime program compiles warning-free with nvcc, and two translation units that
-# include the runtime link into one program.
+# No GPU needed: every runtime program compiles warning-free with nvcc, two translation units that
+# include the runtime link into one program, and the host-only test (SmSet, trace writers) passes.
 set -eu
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 FLAGS="-std=c++17 -arch=sm_90 -O3 -I runtime/include -Xcompiler -Wall,-Wextra -Werror all-warnings"
@@ -12,4 +12,6 @@ for f in test/gpu/runtime/test_basic.cu test/gpu/runtime/test_policy.cu bench/ru
 done
 $NVCC $FLAGS -o "$out/multi_tu" test/gpu/runtime/multi_tu_a.cu test/gpu/runtime/multi_tu_b.cu
 echo "ok multi-TU link"
+$NVCC $FLAGS -o "$out/test_host" test/gpu/runtime/test_host.cu
+(cd "$out" && ./test_host)
 rm -rf "$out"
