@@ -251,8 +251,11 @@ inline void discover_locked(DeviceState& d) {
   bool ok = cudaMalloc(&buf, (kMaxSm + 1) * sizeof(unsigned)) == cudaSuccess;
   ok = ok && cudaMemsetAsync(buf, 0, (kMaxSm + 1) * sizeof(unsigned), d.ctl) == cudaSuccess;
   if (ok) {
-    discover_sms_kernel<0><<<d.sms * 32, 32, 0, d.ctl>>>(buf);
-    ok = cudaGetLastError() == cudaSuccess;
+    // cudaLaunchKernel returns the launch's own error: no cudaGetLastError, which would also clear an
+    // error the user has not read yet.
+    void* argv[] = {&buf};
+    ok = cudaLaunchKernel(reinterpret_cast<const void*>(discover_sms_kernel<0>), dim3(d.sms * 32), dim3(32), argv, 0,
+                          d.ctl) == cudaSuccess;
   }
   ok = ok && cudaMemcpyAsync(h.data(), buf, (kMaxSm + 1) * sizeof(unsigned), cudaMemcpyDeviceToHost, d.ctl) == cudaSuccess;
   ok = ok && cudaStreamSynchronize(d.ctl) == cudaSuccess;
