@@ -259,7 +259,8 @@ inline void discover_locked(DeviceState& d) {
   }
   ok = ok && cudaMemcpyAsync(h.data(), buf, (kMaxSm + 1) * sizeof(unsigned), cudaMemcpyDeviceToHost, d.ctl) == cudaSuccess;
   ok = ok && cudaStreamSynchronize(d.ctl) == cudaSuccess;
-  if (buf) cudaFree(buf);
+  // buf is not freed: cudaFree waits for the device, and a paused PTB kernel may be waiting for this
+  // very thread (a policy change). 1 KB once per device.
   unsigned n = 0;
   if (ok)
     for (unsigned i = 0; i < kMaxSm; ++i)
