@@ -334,7 +334,6 @@ TEST_F(InventoryFormatTest, TextHasTheExpectedLines) {
       "  launch: " + L("LAUNCH_IN_BODY(ip)") + " <<<>>> (in the definition of macro LAUNCH_IN_BODY) in host",
       "  launch: " + L("cudaLaunchKernel((const void") + " cudaLaunchKernel in host",
       "other launch: " + L("declared_only<<<") + " <<<>>> in host",
-      "  launch: " + L("dp_child<<<") + " <<<>>> in dp_parent (device code)",
   };
   for (const std::string &w : want)
     EXPECT_NE(std::find(lines.begin(), lines.end(), w), lines.end()) << "missing line: '" << w << "'\nin:\n" << text;

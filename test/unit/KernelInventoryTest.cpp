@@ -77,9 +77,13 @@ __global__ void ret_loop(int *p, int n) {
   }
 }
 
+__global__ void cg_misc(int *p) {
+  cg::thread_block block = cg::this_thread_block();
+  cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
+  cg::sync(warp);
+  p[block.group_index().x] = warp.thread_rank();
+}
 __global__ void grid_sync(int *p) { cg::this_grid().sync(); p[0] = 1; }
-__global__ void dp_child(int *p) { p[threadIdx.x] = 0; }
-__global__ void dp_parent(int *p) { dp_child<<<1, 32>>>(p); }
 __global__ void reads_smid(unsigned *p) { unsigned s; asm volatile("mov.u32 %0, %%smid;" : "=r"(s)); p[blockIdx.x] = s; }
 __global__ void __cluster_dims__(2, 1, 1) clustered(int *p) { p[blockIdx.x] = 1; }
 __global__ void ret_then_barrier(int *p) {
@@ -238,7 +242,7 @@ TEST_F(KernelInventoryTest, ListsEveryKernelOfTheMainFileInSourceOrder) {
   for (auto &kernel : tu->inv.kernels) got.push_back(kernel.qualifiedName);
   Strings want = {"direct_use", "macro_use", "chain_one", "chain_two", "template_chain", "thread_only",
                   "barriers_all", "ret_uniform", "ret_thread", "ret_local", "ret_memory", "ret_loop",
-                  "grid_sync", "dp_child", "dp_parent", "reads_smid", "clustered", "ret_then_barrier",
+                  "cg_misc", "grid_sync", "reads_smid", "clustered", "ret_then_barrier",
                   "barrier_then_ret", "loop_barrier", "ret_then_call_barrier", "ret_switch", "ptr_alias", "tern_local", "lambda_sync", "macro_call", "lambda_nocap", "lambda_ref", "shared_static", "shared_tpl", "saxpy_t",
                   "ns::nk", "ns::nt", "json_kernel"};
   // declared_only has no definition: it is not a kernel of this file.
@@ -402,6 +406,18 @@ TEST_F(KernelInventoryTest, ReturnInLoopWithThreadDependentBreak) {
 
 // --- Blockers ----------------------------------------------------------------------------------------
 
+TEST_F(KernelInventoryTest, CooperativeGroupsTileSyncAndGroupIndex) {
+  const ptb::Kernel &kernel = k("cg_misc");
+  ASSERT_EQ(kernel.barriers.size(), 1u);
+  EXPECT_EQ(kernel.barriers[0].kind, "cg::thread_block_tile::sync");
+  EXPECT_FALSE(kernel.barriers[0].blockWide);
+  EXPECT_TRUE(isAt(kernel.barriers[0].loc, kFile, at("cg::sync(warp)")));
+  // thread_block::group_index() reads the hardware block index inside the library: not virtualizable.
+  ASSERT_EQ(kernel.blockers.size(), 1u);
+  EXPECT_EQ(kernel.blockers[0].construct, "block index through a library");
+  EXPECT_TRUE(isAt(kernel.blockers[0].loc, kFile, at("block.group_index()")));
+}
+
 TEST_F(KernelInventoryTest, GridSyncBlocks) {
   const ptb::Kernel &kernel = k("grid_sync");
   ASSERT_EQ(kernel.blockers.size(), 1u);
@@ -409,23 +425,6 @@ TEST_F(KernelInventoryTest, GridSyncBlocks) {
   EXPECT_NE(kernel.blockers[0].detail.find("grid_group"), std::string::npos) << kernel.blockers[0].detail;
   EXPECT_TRUE(isAt(kernel.blockers[0].loc, kFile, at("cg::this_grid().sync()")));
   EXPECT_TRUE(kernel.blockers[0].sloc.isValid());
-}
-
-TEST_F(KernelInventoryTest, DynamicParallelismBlocksTheParentOnly) {
-  const ptb::Kernel &parent = k("dp_parent");
-  ASSERT_EQ(parent.blockers.size(), 1u);
-  EXPECT_EQ(parent.blockers[0].construct, "dynamic parallelism");
-  EXPECT_TRUE(isAt(parent.blockers[0].loc, kFile, at("dp_child<<<1, 32>>>")));
-  const ptb::Kernel &child = k("dp_child");
-  EXPECT_TRUE(child.blockers.empty());
-  // The device-side launch is a launch of the child, made from the parent.
-  ASSERT_EQ(child.launches.size(), 1u);
-  EXPECT_EQ(child.launches[0].enclosingFunction, "dp_parent");
-  EXPECT_EQ(child.launches[0].formName, "<<<>>>");
-  EXPECT_TRUE(child.launches[0].fromDevice);
-  // Host-side launches are not.
-  ASSERT_FALSE(k("ns::nk").launches.empty());
-  EXPECT_FALSE(k("ns::nk").launches[0].fromDevice);
 }
 
 TEST_F(KernelInventoryTest, SmidInInlineAsmBlocks) {
@@ -742,6 +741,37 @@ TEST_F(KernelInventoryTest, NothingToCloneForThreadOnlyOrBarrierCallees) {
   const ptb::Kernel &one = k("chain_one");
   EXPECT_EQ(names(one.virtualizedCallees), (Strings{"readBlock"}));
   ASSERT_EQ(one.virtualizedCalls.size(), 1u);
+}
+
+// --- Dynamic parallelism (a separate, small parse: a parse failure here must not hide the rest) ---------
+
+TEST(KernelInventoryDynamicParallelism, BlocksTheParentOnly) {
+  // Parsed as the tool parses it, without -rdc/-fgpu-rdc: the tool must still list both kernels and refuse
+  // the parent, not fail the file (docs/ptb-transform.md: the run succeeds for the other kernels).
+  PTB_REQUIRE_CUDA();
+  const std::string src = "__global__ void dp_child(int *p) { p[threadIdx.x] = 0; }\n"
+                          "__global__ void dp_parent(int *p) { dp_child<<<1, 32>>>(p); }\n"
+                          "void host(int *p) { dp_child<<<2, 32>>>(p); }\n";
+  auto tu = parseCuda(src, "dp.cu");
+  ASSERT_TRUE(tu->ok) << tu->diags->all();
+  const ptb::Kernel *parent = tu->kernel("dp_parent");
+  const ptb::Kernel *child = tu->kernel("dp_child");
+  ASSERT_NE(parent, nullptr);
+  ASSERT_NE(child, nullptr);
+  ASSERT_EQ(parent->blockers.size(), 1u);
+  EXPECT_EQ(parent->blockers[0].construct, "dynamic parallelism");
+  EXPECT_TRUE(isAt(parent->blockers[0].loc, "dp.cu", posOf(src, "dp_child<<<1, 32>>>")));
+  EXPECT_TRUE(child->blockers.empty());
+  // The device-side launch is a launch of the child, made from the parent's device code.
+  ASSERT_EQ(child->launches.size(), 2u);
+  EXPECT_EQ(child->launches[0].enclosingFunction, "dp_parent");
+  EXPECT_EQ(child->launches[0].formName, "<<<>>>");
+  EXPECT_TRUE(child->launches[0].fromDevice);
+  EXPECT_EQ(child->launches[1].enclosingFunction, "host");
+  EXPECT_FALSE(child->launches[1].fromDevice);
+  // --list-kernels says so.
+  std::string text = ptb::formatInventoryText({tu->inv});
+  EXPECT_NE(text.find("  launch: dp.cu:2:37 <<<>>> in dp_parent (device code)\n"), std::string::npos) << text;
 }
 
 // --- Locals written through an alias (a separate, small parse) -------------------------------------------
