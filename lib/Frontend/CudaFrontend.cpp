@@ -176,9 +176,10 @@ std::string stubIncludeDir(std::string &error) {
   return std::string(dir);
 }
 
-clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(const CudaInstall &cuda, const std::string &stubDir) {
+clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(const CudaInstall &cuda, const std::string &stubDir,
+                                                        ParseSide side) {
   std::string root = cuda.root;
-  return [root, stubDir](const clang::tooling::CommandLineArguments &in, llvm::StringRef /*file*/) {
+  return [root, stubDir, side](const clang::tooling::CommandLineArguments &in, llvm::StringRef /*file*/) {
     if (in.empty()) return in;
     // in[0] is the compiler; the rest are flags, possibly nvcc's.
     std::vector<std::string> rest(in.begin() + 1, in.end());
@@ -187,9 +188,15 @@ clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(const CudaInstall &cuda,
     for (auto &f : flags) if (llvm::StringRef(f).starts_with("-std=")) hasStd = true;
     clang::tooling::CommandLineArguments out{in[0]};
     // Our flags first, so a user's -x or include order after them still wins where it should.
-    for (const char *f : {"-x", "cuda", "--cuda-host-only", "--cuda-gpu-arch=sm_90", "-nocudalib",
-                          "-Wno-unknown-cuda-version", "-Wno-unknown-attributes", "-fsyntax-only"})
+    for (const char *f : {"-x", "cuda", "--cuda-gpu-arch=sm_90", "-nocudalib", "-Wno-unknown-cuda-version",
+                          "-Wno-unknown-attributes", "-fsyntax-only"})
       out.push_back(f);
+    if (side == ParseSide::Device) {
+      // -nocudalib drops the SDK version that a device-side <<<>>> needs (facts.md): give it back.
+      for (const char *f : {"--cuda-device-only", "-Xclang", "-target-sdk-version=12.5"}) out.push_back(f);
+    } else {
+      out.push_back("--cuda-host-only");
+    }
     out.push_back("--cuda-path=" + root);
     out.push_back("-isystem");
     out.push_back(stubDir);

@@ -32,10 +32,17 @@ std::vector<std::string> translateNvccArgs(const std::vector<std::string> &args)
 // still includes it), created on first use under the system temp directory. "" and `error` on failure.
 std::string stubIncludeDir(std::string &error);
 
-// The adjuster every tool of the project applies: translate nvcc flags, then set up the host-side CUDA
-// parse (facts.md): -x cuda --cuda-host-only --cuda-path, stub and CCCL include dirs, sm_90, C++17
-// unless the command sets a standard, unknown-version warning off.
-clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(const CudaInstall &cuda, const std::string &stubDir);
+// Which side of the CUDA compilation the parse takes. The device side is the default: kernels and the
+// device functions they call are what the tools read, and only that side sees `#ifdef __CUDA_ARCH__`
+// branches (host functions, and so launch sites, are parsed on both sides). Clang cannot parse some
+// device code (dynamic parallelism), so the runner falls back to the host side when the device side fails.
+enum class ParseSide { Device, Host };
+
+// The adjuster every tool of the project applies: translate nvcc flags, then set up the CUDA parse
+// (facts.md): -x cuda, the side, --cuda-path, stub and CCCL include dirs, sm_90, C++17 unless the command
+// sets a standard, unknown-version warning off.
+clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(const CudaInstall &cuda, const std::string &stubDir,
+                                                        ParseSide side = ParseSide::Device);
 
 // The compilation database for the given sources: compile_commands.json from `buildDir` when given
 // (-p), else the flags after `--` (possibly none). Returns null and sets `error` on failure.

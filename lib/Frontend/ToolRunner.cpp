@@ -3,6 +3,7 @@
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/Frontend/FrontendAction.h"
+#include "clang/Frontend/TextDiagnosticPrinter.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -36,6 +37,11 @@ public:
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &ci, llvm::StringRef) override {
     return std::make_unique<CallbackConsumer>(ci, cb);
   }
+  bool BeginInvocation(clang::CompilerInstance &ci) override {
+    // The runner prints the diagnostics it keeps; no "N errors generated" line from a discarded attempt.
+    ci.getDiagnosticOpts().ShowCarets = false;
+    return true;
+  }
 
 private:
   llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> cb;
@@ -58,6 +64,36 @@ void report(clang::DiagnosticsEngine &diags, clang::SourceLocation loc, clang::D
   diags.Report(loc, id) << message;
 }
 
+namespace {
+
+bool runOne(const ParseRequest &request, clang::tooling::CompilationDatabase &db, const std::string &file,
+            const CudaInstall &cuda, const std::string &stubDir, ParseSide side, clang::DiagnosticConsumer *diags,
+            llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> onTranslationUnit) {
+  clang::tooling::ClangTool tool(db, {file});
+  tool.setDiagnosticConsumer(diags);
+  tool.setPrintErrorMessage(false);
+  tool.clearArgumentsAdjusters();
+  tool.appendArgumentsAdjuster(clang::tooling::getClangStripOutputAdjuster());
+  tool.appendArgumentsAdjuster(cudaArgumentsAdjuster(cuda, stubDir, side));
+  // Parse as Debian's clang++ 19 whatever compiler the database names (nvcc, g++, ...): the driver finds
+  // its resource directory and the GCC installation from this path.
+  tool.appendArgumentsAdjuster([](const clang::tooling::CommandLineArguments &in, llvm::StringRef) {
+    auto out = in;
+    if (!out.empty()) out[0] = PTB_CLANG_EXECUTABLE;
+    return out;
+  });
+  for (auto it = request.extraArgsBefore.rbegin(); it != request.extraArgsBefore.rend(); ++it)
+    tool.appendArgumentsAdjuster(
+        clang::tooling::getInsertArgumentAdjuster(it->c_str(), clang::tooling::ArgumentInsertPosition::BEGIN));
+  for (const std::string &a : request.extraArgs)
+    tool.appendArgumentsAdjuster(
+        clang::tooling::getInsertArgumentAdjuster(a.c_str(), clang::tooling::ArgumentInsertPosition::END));
+  CallbackFactory factory(onTranslationUnit);
+  return tool.run(&factory) == 0;
+}
+
+} // namespace
+
 bool forEachTranslationUnit(const ParseRequest &request,
                             llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> onTranslationUnit) {
   std::string why;
@@ -78,25 +114,41 @@ bool forEachTranslationUnit(const ParseRequest &request,
     llvm::errs() << "error: " << stubError << "\n";
     return false;
   }
-  clang::tooling::ClangTool tool(*db, request.files);
-  tool.clearArgumentsAdjusters();
-  tool.appendArgumentsAdjuster(clang::tooling::getClangStripOutputAdjuster());
-  tool.appendArgumentsAdjuster(cudaArgumentsAdjuster(*cuda, stubDir));
-  // Parse as Debian's clang++ 19 whatever compiler the database names (nvcc, g++, ...): the driver finds
-  // its resource directory and the GCC installation from this path.
-  tool.appendArgumentsAdjuster([](const clang::tooling::CommandLineArguments &in, llvm::StringRef) {
-    auto out = in;
-    if (!out.empty()) out[0] = PTB_CLANG_EXECUTABLE;
-    return out;
-  });
-  for (auto it = request.extraArgsBefore.rbegin(); it != request.extraArgsBefore.rend(); ++it)
-    tool.appendArgumentsAdjuster(
-        clang::tooling::getInsertArgumentAdjuster(it->c_str(), clang::tooling::ArgumentInsertPosition::BEGIN));
-  for (const std::string &a : request.extraArgs)
-    tool.appendArgumentsAdjuster(
-        clang::tooling::getInsertArgumentAdjuster(a.c_str(), clang::tooling::ArgumentInsertPosition::END));
-  CallbackFactory factory(onTranslationUnit);
-  return tool.run(&factory) == 0;
+  bool allOk = true;
+  for (const std::string &file : request.files) {
+    // First the device side, its diagnostics held back; if it fails before the analysis ran (clang cannot
+    // parse dynamic parallelism on the device side, for one), the host side, which does not see
+    // `#ifdef __CUDA_ARCH__` branches, with a note that says so.
+    std::string held;
+    llvm::raw_string_ostream heldStream(held);
+    clang::DiagnosticOptions *heldOpts = new clang::DiagnosticOptions();
+    clang::TextDiagnosticPrinter heldPrinter(heldStream, heldOpts);
+    bool analysed = false;
+    auto counted = [&](clang::CompilerInstance &ci, clang::ASTContext &ctx) {
+      analysed = true;
+      onTranslationUnit(ci, ctx);
+    };
+    bool ok = runOne(request, *db, file, *cuda, stubDir, ParseSide::Device, &heldPrinter, counted);
+    heldStream.flush();
+    if (ok || analysed) {
+      llvm::errs() << held;
+      allOk &= ok;
+      continue;
+    }
+    std::string hostHeld;
+    llvm::raw_string_ostream hostStream(hostHeld);
+    clang::TextDiagnosticPrinter hostPrinter(hostStream, new clang::DiagnosticOptions());
+    ok = runOne(request, *db, file, *cuda, stubDir, ParseSide::Host, &hostPrinter, onTranslationUnit);
+    hostStream.flush();
+    if (ok) {
+      llvm::StringRef first = llvm::StringRef(held).split('\n').first;
+      llvm::errs() << file << ": note: the device-side parse failed, so the host-side parse was used (it does "
+                   << "not see `#ifdef __CUDA_ARCH__` branches); the device side said: " << first << "\n";
+    }
+    llvm::errs() << hostHeld;
+    allOk &= ok;
+  }
+  return allOk;
 }
 
 } // namespace ptb
