@@ -267,6 +267,21 @@ TEST(CudaArgumentsAdjuster, NvccCommandBecomesACudaParse) {
     EXPECT_EQ(count(gone), 0) << gone;
 }
 
+TEST(CudaArgumentsAdjuster, TheSides) {
+  ptb::CudaInstall cuda{"/fake/cuda", "", "--cuda-path"};
+  Strings in = {"clang++", "k.cu"};
+  Strings device = ptb::cudaArgumentsAdjuster(cuda, "/stubs")(in, "k.cu");
+  EXPECT_EQ(device, ptb::cudaArgumentsAdjuster(cuda, "/stubs", ptb::ParseSide::Device)(in, "k.cu"));
+  EXPECT_EQ(std::count(device.begin(), device.end(), "--cuda-device-only"), 1);
+  EXPECT_EQ(std::count(device.begin(), device.end(), "--cuda-host-only"), 0);
+  // -nocudalib drops the SDK version a device-side <<<>>> needs (facts.md).
+  EXPECT_NE(std::find(device.begin(), device.end(), "-target-sdk-version=12.5"), device.end());
+  Strings host = ptb::cudaArgumentsAdjuster(cuda, "/stubs", ptb::ParseSide::Host)(in, "k.cu");
+  EXPECT_EQ(std::count(host.begin(), host.end(), "--cuda-host-only"), 1);
+  EXPECT_EQ(std::count(host.begin(), host.end(), "--cuda-device-only"), 0);
+  EXPECT_EQ(std::find(host.begin(), host.end(), "-target-sdk-version=12.5"), host.end());
+}
+
 TEST(CudaArgumentsAdjuster, KeepsTheCommandsStandard) {
   ptb::CudaInstall cuda{"/fake/cuda", "", "CUDA_PATH"};
   auto adjust = ptb::cudaArgumentsAdjuster(cuda, "/fake/stubs");

@@ -44,12 +44,13 @@ const CudaSetup &cudaSetup() {
   return setup;
 }
 
-std::vector<std::string> cudaParseArgs(const std::string &file, const std::vector<std::string> &extra) {
+std::vector<std::string> cudaParseArgs(const std::string &file, const std::vector<std::string> &extra,
+                                       ptb::ParseSide side) {
   const CudaSetup &s = cudaSetup();
   clang::tooling::CommandLineArguments in{"clang++"};
   in.insert(in.end(), extra.begin(), extra.end());
   in.push_back(file);
-  clang::tooling::CommandLineArguments out = ptb::cudaArgumentsAdjuster(s.cuda, s.stubDir)(in, file);
+  clang::tooling::CommandLineArguments out = ptb::cudaArgumentsAdjuster(s.cuda, s.stubDir, side)(in, file);
   // Drop argv[0] and the file: the tooling entry points add their own.
   std::vector<std::string> args;
   for (size_t i = 1; i < out.size(); ++i)
@@ -84,15 +85,31 @@ const ptb::Kernel *ParsedTU::kernel(const std::string &name) const {
   return nullptr;
 }
 
-std::unique_ptr<ParsedTU> parseCuda(const std::string &code, const std::string &file,
-                                    const std::vector<std::string> &extraArgs) {
+namespace {
+
+std::unique_ptr<ParsedTU> parseOneSide(const std::string &code, const std::string &file,
+                                       const std::vector<std::string> &extraArgs, ptb::ParseSide side) {
   auto tu = std::make_unique<ParsedTU>();
+  tu->side = side;
   tu->diags = std::make_unique<DiagCapture>();
   tu->ast = clang::tooling::buildASTFromCodeWithArgs(
-      code, cudaParseArgs(file, extraArgs), file, PTB_TEST_CLANG_EXECUTABLE,
+      code, cudaParseArgs(file, extraArgs, side), file, PTB_TEST_CLANG_EXECUTABLE,
       std::make_shared<clang::PCHContainerOperations>(), clang::tooling::getClangStripDependencyFileAdjuster(),
       clang::tooling::FileContentMappings(), tu->diags.get());
   tu->ok = tu->ast && tu->diags->errors == 0 && !tu->ast->getDiagnostics().hasErrorOccurred();
+  return tu;
+}
+
+} // namespace
+
+std::unique_ptr<ParsedTU> parseCuda(const std::string &code, const std::string &file,
+                                    const std::vector<std::string> &extraArgs) {
+  auto tu = parseOneSide(code, file, extraArgs, ptb::ParseSide::Device);
+  if (!tu->ok) {
+    std::vector<std::string> deviceSaid = tu->diags->messages;
+    tu = parseOneSide(code, file, extraArgs, ptb::ParseSide::Host);
+    tu->deviceDiags = std::move(deviceSaid);
+  }
   if (tu->ok) tu->inv = ptb::analyzeTranslationUnit(tu->ast->getASTContext());
   return tu;
 }
@@ -130,15 +147,19 @@ private:
 
 } // namespace
 
-RewriteRun rewriteCuda(const std::string &code, const ptb::RewriteOptions &options, const std::string &file) {
+namespace {
+
+RewriteRun rewriteOneSide(const std::string &code, const ptb::RewriteOptions &options, const std::string &file,
+                          ptb::ParseSide side) {
   RewriteRun run;
+  run.side = side;
   auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
   auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
   overlay->pushOverlay(memory);
   memory->addFile(file, 0, llvm::MemoryBuffer::getMemBufferCopy(code, file));
   auto files = llvm::makeIntrusiveRefCnt<clang::FileManager>(clang::FileSystemOptions(), overlay);
   std::vector<std::string> command{PTB_TEST_CLANG_EXECUTABLE};
-  for (auto &a : cudaParseArgs(file)) command.push_back(a);
+  for (auto &a : cudaParseArgs(file, {}, side)) command.push_back(a);
   command.push_back(file);
   DiagCapture capture;
   clang::tooling::ToolInvocation invocation(command, std::make_unique<RewriteAction>(options, run), files.get());
@@ -147,6 +168,15 @@ RewriteRun rewriteCuda(const std::string &code, const ptb::RewriteOptions &optio
   run.diags = capture.messages;
   run.errors = capture.errors;
   run.warnings = capture.warnings;
+  return run;
+}
+
+} // namespace
+
+RewriteRun rewriteCuda(const std::string &code, const ptb::RewriteOptions &options, const std::string &file) {
+  // As ToolRunner: the device side; the host side when the device side failed before the analysis ran.
+  RewriteRun run = rewriteOneSide(code, options, file, ptb::ParseSide::Device);
+  if (!run.parsed) run = rewriteOneSide(code, options, file, ptb::ParseSide::Host);
   return run;
 }
 

@@ -45,8 +45,9 @@ const CudaSetup &cudaSetup();
   } while (0)
 
 // The compiler arguments (without argv[0] and without the file) that ptb's adjuster gives for
-// `clang++ <extra...> <file>`.
-std::vector<std::string> cudaParseArgs(const std::string &file, const std::vector<std::string> &extra = {});
+// `clang++ <extra...> <file>` on the given side.
+std::vector<std::string> cudaParseArgs(const std::string &file, const std::vector<std::string> &extra = {},
+                                       ptb::ParseSide side = ptb::ParseSide::Device);
 
 // Diagnostics as "line:col: level: message" (line/col in the main file's presumed location, "" outside).
 class DiagCapture : public clang::DiagnosticConsumer {
@@ -57,12 +58,15 @@ public:
   std::string all() const;
 };
 
-// One parsed translation unit, kept alive so the inventory's AST pointers stay valid.
+// One parsed translation unit, kept alive so the inventory's AST pointers stay valid. As the tool does
+// (ToolRunner.cpp), the device side is parsed first and the host side when the device side fails.
 struct ParsedTU {
   std::unique_ptr<DiagCapture> diags;  // declared first: outlives the ASTUnit that reports to it
   std::unique_ptr<clang::ASTUnit> ast;
   ptb::Inventory inv;
   bool ok = false;  // parsed without errors
+  ptb::ParseSide side = ptb::ParseSide::Device;  // the side that was used
+  std::vector<std::string> deviceDiags;          // what the device side said when it failed
   // The kernel with this name (or qualified name); null if none.
   const ptb::Kernel *kernel(const std::string &name) const;
 };
@@ -77,6 +81,7 @@ const ParsedTU *inventoryTU();
 // One run of analyzeTranslationUnit + rewriteTranslationUnit through a FrontendAction, as the tool does.
 struct RewriteRun {
   bool parsed = false;     // the consumer ran (no parse errors)
+  ptb::ParseSide side = ptb::ParseSide::Device;  // the side that was used (host after a device failure)
   bool rewriteOk = false;  // rewriteTranslationUnit returned true
   ptb::RewriteResult result;
   std::vector<std::string> diags;
