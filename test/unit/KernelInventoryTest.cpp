@@ -27,6 +27,15 @@ template <typename T> __device__ T scaleByBlock(T v) { return v * T(gridDim.x); 
 __device__ void syncHelper() { __syncthreads(); }
 __device__ void syncDeeper() { syncHelper(); }
 
+__host__ __device__ int hdIndex() {
+#ifdef __CUDA_ARCH__
+  return blockIdx.x;
+#else
+  return 0;
+#endif
+}
+__global__ void hd_kernel(int *out) { out[threadIdx.x] = hdIndex(); }
+
 __global__ void direct_use(int *out) { out[blockIdx.x] = gridDim.y; }
 __global__ void macro_use(int *out) { out[BX] = GLOBAL_ID; }
 __global__ void chain_one(int *out) { out[threadIdx.x] = readBlock(); }
@@ -242,7 +251,7 @@ TEST_F(KernelInventoryTest, ListsEveryKernelOfTheMainFileInSourceOrder) {
   EXPECT_EQ(tu->inv.mainFile, kFile);
   Strings got;
   for (auto &kernel : tu->inv.kernels) got.push_back(kernel.qualifiedName);
-  Strings want = {"direct_use", "macro_use", "chain_one", "chain_two", "template_chain", "thread_only",
+  Strings want = {"hd_kernel", "direct_use", "macro_use", "chain_one", "chain_two", "template_chain", "thread_only",
                   "barriers_all", "ret_uniform", "ret_thread", "ret_local", "ret_memory", "ret_loop",
                   "cg_misc", "grid_sync", "reads_smid", "clustered", "ret_then_barrier",
                   "barrier_then_ret", "loop_barrier", "ret_then_call_barrier", "ret_switch", "ptr_alias", "tern_local", "lambda_sync", "macro_call", "lambda_nocap", "lambda_ref", "shared_static", "shared_tpl", "saxpy_t",
@@ -308,6 +317,14 @@ TEST_F(KernelInventoryTest, UseThroughTemplateDeviceFunctionWithDependentArgumen
   EXPECT_FALSE(use(kernel, BV::blockIdx).used());
   EXPECT_TRUE(use(kernel, BV::threadIdx).direct);
   EXPECT_TRUE(kernel.usesVirtualIndex());
+  EXPECT_TRUE(kernel.blockers.empty());
+}
+
+TEST_F(KernelInventoryTest, UseInADeviceOnlyBranchOfAHostDeviceFunction) {
+  // Only the device-side parse sees the #ifdef __CUDA_ARCH__ branch.
+  const ptb::Kernel &kernel = k("hd_kernel");
+  EXPECT_EQ(use(kernel, BV::blockIdx).callChains, (Chains{{"hdIndex"}}));
+  EXPECT_EQ(names(kernel.virtualizedCallees), (Strings{"hdIndex"}));
   EXPECT_TRUE(kernel.blockers.empty());
 }
 
