@@ -19,10 +19,12 @@ constexpr unsigned kDefaultCheckCycles = 16384;
 constexpr unsigned kDefaultMaxChunk = 64;
 constexpr unsigned kDefaultFirstChunk = 4;
 constexpr unsigned kDefaultChunkCycles = 65536;
+constexpr unsigned kDefaultAsyncCheck = 1;
 
 // Launch flags
 constexpr unsigned kCaptured = 1u;  // slot belongs to a captured graph node: reset, never freed
 constexpr unsigned kResume = 2u;    // these workers join a running launch (not its original workers)
+constexpr unsigned kAsyncCheck = 4u;  // the words a check reads are fetched (cp.async) one run ahead
 
 // One trace record per task.
 struct TraceRec {
@@ -106,13 +108,13 @@ __device__ __forceinline__ void vstore(T* p, T v) {
   *static_cast<volatile T*>(p) = v;
 }
 
-// State of the worker's leader thread (thread 0,0,0), kept in shared memory. The per-task fast path
-// only touches Fast (one 16-byte word); the rest is read when a range ends or a check is due.
-struct Fast {
-  unsigned go;       // tasks the fast path may still start before the slow path runs
-  unsigned x, y, z;  // coordinates of the next task
-};
+// State of the worker's leader thread (thread 0,0,0), kept in shared memory and touched only between two
+// runs of tasks (a run: up to a range's or a check interval's worth of consecutive tasks).
 struct Leader {
+  // Prefetch buffer of an asynchronous check (kAsyncCheck): the 16 bytes of the slot that hold state and
+  // rhead, and the 16 bytes of caps that hold this SM's cap, copied by cp.async one run ahead.
+  alignas(16) unsigned long long pf[4];
+  bool pf_on;                   // a prefetch was issued and is not consumed yet
   unsigned long long cur, end;  // range [cur, end); tasks before cur were handed to the fast path
   unsigned long long est;       // estimate of the claim counter (guided chunk sizes)
   long long last_check;         // clock64() of the last read of the SM's cap
@@ -127,19 +129,36 @@ struct Leader {
   bool pending;                 // handed-back ranges were seen at the last check
 };
 
-__device__ __forceinline__ void set_coords(const Launch& L, unsigned long long id, Fast& f) {
+__device__ __forceinline__ uint3 coords(const Launch& L, unsigned long long id) {
   if (L.ntasks <= (1ull << 32)) {
     const unsigned i = static_cast<unsigned>(id);
     const unsigned q = i / L.gx;
-    f.x = i - q * L.gx;
-    f.y = q % L.gy;
-    f.z = q / L.gy;
-  } else {
-    const unsigned long long q = id / L.gx;
-    f.x = static_cast<unsigned>(id - q * L.gx);
-    f.y = static_cast<unsigned>(q % L.gy);
-    f.z = static_cast<unsigned>(q / L.gy);
+    return make_uint3(i - q * L.gx, q % L.gy, q / L.gy);
   }
+  const unsigned long long q = id / L.gx;
+  return make_uint3(static_cast<unsigned>(id - q * L.gx), static_cast<unsigned>(q % L.gy), static_cast<unsigned>(q / L.gy));
+}
+
+// cp.async (sm_80+): 16 bytes global -> shared through L2 (.cg: not L1, so never older than the L2 copy),
+// without a register: the leader's wait for a check's loads leaves the critical path.
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(a), "l"(gmem) : "memory");
+#else
+  (void)smem;
+  (void)gmem;
+#endif
+}
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void cp_async_wait_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
 }
 
 // Lock-free stacks of nodes with tagged heads (the tag changes on every successful update, so a head
@@ -231,44 +250,47 @@ __device__ __forceinline__ void trace_end(const Launch& L, Leader& s, unsigned l
   }
 }
 
-// Claim the next range: handed-back ranges first, then a guided chunk of the counter.
-__device__ __forceinline__ bool claim(const Launch& L, Leader& s, Fast& f) {
+// Claim the next range: handed-back ranges first, then a guided chunk of the counter. `looked`: the
+// leader read the stack head in this very call (s.pending is fresh), so an exhausted counter does not
+// look again. A counter seen exhausted (s.est >= ntasks) stays exhausted for the rest of the launch (it
+// only grows until the close), so it is not touched again: a one-wave launch, whose static chunks cover
+// every task, makes no claim at all.
+__device__ __forceinline__ bool claim(const Launch& L, Leader& s, bool looked) {
   unsigned long long b, e;
   if (s.pending) {
     if (pop_range(L.slot, b, e)) {
       s.cur = b;
       s.end = e;
-      set_coords(L, b, f);
       return true;
     }
     s.pending = false;
   }
-  // Guided size from the counter as last seen (a hint only: the atomic decides).
-  unsigned long long c = s.est < L.ntasks ? (L.ntasks - s.est) / (4ull * L.workers) : 1;
-  if (L.chunk_cycles && s.rate) {
-    // No more tasks than ran in chunk_cycles lately. A worker that the warp schedulers starve (a
-    // persistent block keeps its age) then holds little unstarted work.
-    const unsigned long long t = static_cast<unsigned long long>(s.rate) * L.chunk_cycles / L.check_cycles;
-    if (c > t) c = t;
-  }
-  c = c < 1 ? 1 : (c > L.max_chunk ? L.max_chunk : c);
-  b = L.base + atomicAdd(&L.slot->next, c);
-  s.est = b + c;
-  if (b >= L.ntasks) {
-    // Counter exhausted: take a range handed back since the last check, if any, before leaving (else
-    // the anchor would be left to run them alone).
-    if (ranges_pending(L.slot) && pop_range(L.slot, b, e)) {
+  if (s.est < L.ntasks) {
+    // Guided size from the counter as last seen (a hint only: the atomic decides).
+    unsigned long long c = (L.ntasks - s.est) / (4ull * L.workers);
+    if (L.chunk_cycles && s.rate) {
+      // No more tasks than ran in chunk_cycles lately. A worker that the warp schedulers starve (a
+      // persistent block keeps its age) then holds little unstarted work.
+      const unsigned long long t = static_cast<unsigned long long>(s.rate) * L.chunk_cycles / L.check_cycles;
+      if (c > t) c = t;
+    }
+    c = c < 1 ? 1 : (c > L.max_chunk ? L.max_chunk : c);
+    b = L.base + atomicAdd(&L.slot->next, c);
+    s.est = b + c;
+    if (b < L.ntasks) {
       s.cur = b;
-      s.end = e;
-      set_coords(L, b, f);
+      s.end = b + c < L.ntasks ? b + c : L.ntasks;
       return true;
     }
-    return false;
   }
-  s.cur = b;
-  s.end = b + c < L.ntasks ? b + c : L.ntasks;
-  set_coords(L, b, f);
-  return true;
+  // Counter exhausted: take a range handed back since the last look, if any, before leaving (else the
+  // anchor would be left to run them alone).
+  if (!looked && ranges_pending(L.slot) && pop_range(L.slot, b, e)) {
+    s.cur = b;
+    s.end = e;
+    return true;
+  }
+  return false;
 }
 
 __device__ __forceinline__ bool exhausted(const Launch& L) { return L.base + vload(&L.slot->next) >= L.ntasks; }
@@ -276,18 +298,20 @@ __device__ __forceinline__ bool exhausted(const Launch& L) { return L.base + vlo
 // Put the slot back to rest. Only the last original worker calls it, when every original worker has
 // left, no resume worker is registered, no range is handed back and the counter is exhausted: then every
 // task has run. False (nothing changed) if a resume worker got in meanwhile.
-__device__ inline bool try_close(const Launch& L) {
+__device__ inline bool try_close(const Launch& L, unsigned long long w) {
+  // w: the slot's state as the caller read it (0 registered). The CAS below fails if it changed since:
+  // no need to read it again after the fence (a join adds to state before reading `running`).
   Slot* sl = L.slot;
   vstore(&sl->running, 0u);  // resume workers that have not registered yet stay out from now on
   __threadfence();
-  const unsigned long long w = vload(&sl->state);
   const unsigned long long nw = ((((w >> 32) + 1) & 0x7fffffffull) << 32);
   if ((w & 0xffffffffull) != 0 || atomicCAS(&sl->state, w, nw) != w) {
     vstore(&sl->running, 1u);
     return false;
   }
   __threadfence();
-  if (ranges_pending(sl) || !exhausted(L)) {  // one got in, handed a range back and left: undo
+  const unsigned long long rh = vload(&sl->rhead), nx = vload(&sl->next);  // both loads in flight
+  if (static_cast<unsigned>(rh) != 0 || L.base + nx < L.ntasks) {  // one got in, handed a range back and left: undo
     atomicAdd(&sl->state, w - nw);  // generation back; keeps any transient count of a failed join
     __threadfence();
     vstore(&sl->running, 1u);
@@ -317,14 +341,15 @@ __device__ inline bool join(const Launch& L) {
   return false;
 }
 
-// The leader's slow path, when the fast path has no task left to start (f.go == 0): account for the
-// tasks the fast path started, read the SM's cap when a check is due (about every check_cycles), claim a
-// new range when this one is used up. True: f.go > 0 and f.x/y/z is the next task; false: stop.
-__device__ __forceinline__ bool slow(const Launch& L, Leader& s, Fast& f) {
+// The leader, between two runs of tasks: account for the run just finished, read the SM's cap when a
+// check is due (about every check_cycles), claim a new range when this one is used up. Returns the length
+// of the next run (tasks s.cur, s.cur + 1, ...), 0: stop.
+__device__ __forceinline__ unsigned next_run(const Launch& L, Leader& s) {
   s.cur += s.given;
   s.since += s.given;
   s.given = 0;
   if (L.trace.recs != nullptr) trace_end(L, s, globaltimer());
+  bool looked = false;
   if (s.since >= s.k) {
     // Tasks until the next check: as many as took check_cycles since the last one, at most twice the
     // last count (so a change to longer tasks is noticed within a few of them), 1 after no task.
@@ -337,16 +362,29 @@ __device__ __forceinline__ bool slow(const Launch& L, Leader& s, Fast& f) {
     s.since = 0;
     // Is this worker still allowed on its SM? If not, hand the rest of its range back and stop (if no
     // node is left for it, it keeps the range, checks before each task and stops at its end).
-    const unsigned long long rh = vload(&L.slot->rhead);  // both loads in flight at once
-    const unsigned cap = vload(L.caps + s.sm);
+    unsigned long long rh;
+    unsigned cap;
+    if (s.pf_on) {
+      // Fetched when this run was published (at most one run, about check_cycles, old): a stale
+      // "allowed" delays a yield by one more run; a stale "nothing handed back" delays a pop to the next
+      // check (and the anchor takes what is left at the end).
+      cp_async_wait_all();
+      s.pf_on = false;
+      rh = vload(&s.pf[1]);
+      cap = vload(reinterpret_cast<const unsigned char*>(&s.pf[2]) + (s.sm & 15u));
+    } else {
+      rh = vload(&L.slot->rhead);  // both loads in flight at once
+      cap = vload(L.caps + s.sm);
+      looked = true;
+    }
     s.pending = static_cast<unsigned>(rh) != 0;
     if (!allowed_by(L, s, cap)) {
       s.k = 1;
       if (s.cur < s.end && push_range(L.slot, s.cur, s.end)) s.cur = s.end;
-      if (s.cur >= s.end) return false;
+      if (s.cur >= s.end) return 0;
     }
   }
-  if (s.cur >= s.end && !claim(L, s, f)) return false;
+  if (s.cur >= s.end && !claim(L, s, looked)) return 0;
   unsigned long long go = s.end - s.cur;
   if (go > s.k - s.since) go = s.k - s.since;
   if (L.trace.recs != nullptr) {
@@ -356,8 +394,14 @@ __device__ __forceinline__ bool slow(const Launch& L, Leader& s, Fast& f) {
     s.idprev = s.cur;
   }
   s.given = static_cast<unsigned>(go);
-  f.go = s.given;
-  return true;
+  if ((L.flags & kAsyncCheck) && !s.pf_on && s.since + s.given >= s.k && L.trace.recs == nullptr) {
+    // This run ends with a check: fetch its words now, while the run's tasks execute.
+    cp_async16(&s.pf[0], &L.slot->state);
+    cp_async16(&s.pf[2], L.caps + (s.sm & ~15u));
+    cp_async_commit();
+    s.pf_on = true;
+  }
+  return s.given;
 }
 
 // The leader, after the whole block finished its last task: leave. The last original worker may leave
@@ -365,6 +409,10 @@ __device__ __forceinline__ bool slow(const Launch& L, Leader& s, Fast& f) {
 // anchor, works again whenever its SM allows it (returns true: rejoin), and asks the host for new
 // workers when nobody else is left to run the remaining tasks.
 __device__ inline bool leave(const Launch& L, Leader& s) {
+  if (s.pf_on) {  // no copy into shared memory may be in flight when the block leaves
+    cp_async_wait_all();
+    s.pf_on = false;
+  }
   drop_rank(L, s);
   __threadfence();
   if (L.flags & kResume) {
@@ -376,10 +424,12 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
   unsigned long long last_signal = 0;
   for (;;) {
     __threadfence();
-    const bool refs = (vload(&L.slot->state) & 0xffffffffull) != 0;
-    const bool work_left = ranges_pending(L.slot) || !exhausted(L);
+    // three loads in flight at once (no short-circuit between them)
+    const unsigned long long st = vload(&L.slot->state), rh = vload(&L.slot->rhead), nx = vload(&L.slot->next);
+    const bool refs = (st & 0xffffffffull) != 0;
+    const bool work_left = static_cast<unsigned>(rh) != 0 || L.base + nx < L.ntasks;
     if (!refs && !work_left) {
-      if (try_close(L)) return false;
+      if (try_close(L, st)) return false;
     } else if (work_left) {
       if (!refs) {
         // Nobody else is left to run the remaining tasks: ask the host for workers (its monitor
@@ -410,29 +460,45 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
 
 }  // namespace detail
 
+// What the task body needs between two consecutive tasks of one worker (an optional hint of the generated
+// code; the default is always correct):
+// - TaskSync::block (default): a block-wide barrier. The body may use __shared__ memory, block barriers,
+//   warp-synchronous intrinsics: task i + 1 starts only after every thread of the block finished task i.
+// - TaskSync::none: nothing. Valid only when no thread's work in a task depends on another thread's work
+//   in the same task or in the previous one through anything but global memory written before the launch:
+//   no __shared__ memory (static or dynamic), no __syncthreads*/bar/cooperative-groups block or grid
+//   sync, no warp-synchronous intrinsics (__shfl*, __ballot/__any/__all/__match/__reduce*_sync,
+//   __syncwarp, cooperative-groups tiles), no __threadfence_block-based communication. Each thread then
+//   runs its part of consecutive tasks back to back (warps drift apart within a run of tasks, as the
+//   warps of different blocks do in the original); the block still meets between runs (every few to
+//   ~64 tasks, and at every check of the SM's cap), so yield and exactly-once are unchanged.
+enum class TaskSync { block, none };
+#define PTB_HAS_TASK_SYNC 1
+
 // Every thread of the worker block calls it once. Runs task(blockIdx, gridDim) for each task the worker
-// gets, with one block-wide barrier between consecutive tasks; returns when the worker must leave.
-template <class Task>
+// gets, with one block-wide barrier between consecutive tasks (Sync == TaskSync::block); returns when the
+// worker must leave.
+template <TaskSync Sync = TaskSync::block, class Task>
 __device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
-  // (x, y, z, run?) of the next task, double-buffered: thread 0 writes entry i & 1 before barrier i and
-  // every thread reads it after; entry i & 1 is written again only before barrier i + 2, which every
-  // thread passes after its read. So one barrier per task both publishes the task and separates it from
-  // the previous one.
+  // The leader publishes a run of consecutive tasks, (x, y, z) of the first and the count, in entry r & 1
+  // before barrier r; every thread reads it after the barrier and walks the run with its own copy of the
+  // coordinates. Entry r & 1 is written again only before barrier r + 2, which every thread passes
+  // after its read. Within a run: one barrier between consecutive tasks (TaskSync::block) or none; the
+  // barrier that publishes the next run also separates the run's last task from the next one.
   __shared__ uint4 ptb_next_[2];
   // The leader's state lives in shared memory, not registers: registers held across the task body would
   // be allocated to every thread and cut the twin's occupancy below the original's.
-  __shared__ uint4 ptb_fast_;  // detail::Fast
   __shared__ detail::Leader ptb_state_;
   __shared__ unsigned ptb_rejoin_;
   __shared__ bool ptb_joined_;
   const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
   if (leader) {
     detail::Leader& s = ptb_state_;
-    detail::Fast f{0, 0, 0, 0};
     s.tprev = s.idprev = 0;
     s.sm = detail::smid() % detail::kMaxSm;
     s.rank = 0;
     s.ranked = s.tracing = false;
+    s.pf_on = false;
     s.pending = true;
     s.est = launch.base;
     s.cur = s.end = 0;
@@ -453,51 +519,46 @@ __device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
         // still read before the first task: a worker may start late, after a yield.
         s.cur = static_cast<unsigned long long>(blockIdx.x) * launch.first;
         s.end = s.cur + launch.first;
-        detail::set_coords(launch, s.cur, f);
+        if (s.end > launch.ntasks) s.end = launch.ntasks;
       }
     }
     ptb_joined_ = joined;
-    ptb_fast_ = make_uint4(f.go, f.x, f.y, f.z);
   }
   const dim3 grid(launch.gx, launch.gy, launch.gz);
-  for (unsigned i = 0;; ++i) {
+  for (unsigned r = 0;; ++r) {
     if (leader) {
       uint4 v = make_uint4(0, 0, 0, 0);
-      uint4 fu = ptb_fast_;
-      bool run = fu.x != 0;
-      if (!run && ptb_joined_) {
-        detail::Fast f{fu.x, fu.y, fu.z, fu.w};
-        run = detail::slow(launch, ptb_state_, f);
-        fu = make_uint4(f.go, f.x, f.y, f.z);
-      }
-      if (run) {
-        v = make_uint4(fu.y, fu.z, fu.w, 1u);
-        // advance to the next task's coordinates
-        fu.x -= 1;
-        if (++fu.y == launch.gx) {
-          fu.y = 0;
-          if (++fu.z == launch.gy) {
-            fu.z = 0;
-            ++fu.w;
-          }
+      if (ptb_joined_) {
+        const unsigned go = detail::next_run(launch, ptb_state_);
+        if (go) {
+          const uint3 c = detail::coords(launch, ptb_state_.cur);
+          v = make_uint4(c.x, c.y, c.z, go);
         }
       }
-      ptb_fast_ = fu;
-      ptb_next_[i & 1] = v;
+      ptb_next_[r & 1] = v;
     }
     __syncthreads();
-    const uint4 v = ptb_next_[i & 1];
+    const uint4 v = ptb_next_[r & 1];
     if (!v.w) {
       // Every thread has finished every task this worker ran.
-      if (leader) {
-        ptb_rejoin_ = ptb_joined_ && detail::leave(launch, ptb_state_);
-        if (ptb_rejoin_) ptb_fast_ = make_uint4(0, 0, 0, 0);
-      }
+      if (leader) ptb_rejoin_ = ptb_joined_ && detail::leave(launch, ptb_state_);
       __syncthreads();
       if (!ptb_rejoin_) break;
       continue;
     }
-    task(make_uint3(v.x, v.y, v.z), grid);
+    unsigned x = v.x, y = v.y, z = v.z;
+    for (unsigned j = v.w;;) {
+      task(make_uint3(x, y, z), grid);
+      if (--j == 0) break;
+      if (++x == launch.gx) {
+        x = 0;
+        if (++y == launch.gy) {
+          y = 0;
+          ++z;
+        }
+      }
+      if constexpr (Sync == TaskSync::block) __syncthreads();
+    }
   }
 }
 

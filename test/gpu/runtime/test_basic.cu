@@ -61,6 +61,14 @@ __global__ void mark__ptb(unsigned* cnt, unsigned* out, unsigned seed, uint3* di
 static inline void mark__ptb_launch(const ::ptb::LaunchConfig& ptb_config, unsigned* cnt, unsigned* out, unsigned seed, uint3* dims) {
   ::ptb::launch(ptb_config, mark, mark__ptb, cnt, out, seed, dims);
 }
+// The same twin with the generated-code hint TaskSync::none (the body has no __shared__, no barrier, no
+// warp intrinsic): no barrier between consecutive tasks of a run.
+__global__ void mark__ptb_ns(unsigned* cnt, unsigned* out, unsigned seed, uint3* dims, const ::ptb::Launch ptb_launch) {
+  ::ptb::run_tasks<::ptb::TaskSync::none>(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) {
+    mark__ptb_task(ptb_block, ptb_grid, cnt, out, seed, dims);
+  });
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) atomicMax(&g_workers_seen, blockIdx.x + 1);
+}
 
 // ---------------------------------------------------------------- bsum: shared memory, barriers, early return,
 // a parameter modified in the body
@@ -191,14 +199,21 @@ static void test_saxpy() {
   }
 }
 
+// rep 0..13: default twin; 14..27: the TaskSync::none twin; 28..31: the TaskSync::none twin under a policy
+// (a third of the SMs, cap 2), 32..33: the default twin under the same policy.
 static void test_mark_once() {
   unsigned* dws = nullptr;
   CK(cudaGetSymbolAddress((void**)&dws, g_workers_seen));
-  for (int rep = 0; rep < 14; ++rep) {
+  int nsm = 0;
+  CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, 0));
+  const ptb::Policy third = ptb::Policy::create(ptb::SmSet::first((unsigned)nsm / 3), 2);
+  for (int rep = 0; rep < 34; ++rep) {
+    const int r = rep % 14;
+    const bool ns = rep >= 14 && rep < 32;
     dim3 g(rnd(1, 60), rnd(1, 20), rnd(1, 12)), b(rnd(1, 16), rnd(1, 8), rnd(1, 4));
-    if (rep == 0) g = dim3(1, 1, 1);
-    if (rep == 1) g = dim3(70000, 1, 1), b = dim3(32, 1, 1);
-    if (rep == 2) g = dim3(3, 65535, 1), b = dim3(64, 1, 1);
+    if (r == 0) g = dim3(1, 1, 1);
+    if (r == 1 || rep >= 28) g = dim3(70000, 1, 1), b = dim3(32, 1, 1);
+    if (r == 2 && rep < 28) g = dim3(3, 65535, 1), b = dim3(64, 1, 1);
     const size_t nb = (size_t)g.x * g.y * g.z, nt = (size_t)b.x * b.y * b.z;
     unsigned* cnt = dalloc<unsigned>(nb);
     unsigned* out = dalloc<unsigned>(nb * nt);
@@ -207,7 +222,10 @@ static void test_mark_once() {
     CK(cudaMemset(out, 0xA5, nb * nt * 4));  // poison
     CK(cudaMemset(dws, 0, 4));
     const unsigned seed = rnd(0, 0xffffffffu);
-    mark__ptb_launch(::ptb::LaunchConfig(g, b), cnt, out, seed, dims);
+    ::ptb::LaunchConfig cfg(g, b);
+    if (rep >= 28) cfg.policy = third;
+    if (ns) ::ptb::launch(cfg, mark, mark__ptb_ns, cnt, out, seed, dims);
+    else mark__ptb_launch(cfg, cnt, out, seed, dims);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     std::vector<unsigned> hc(nb), ho(nb * nt);
@@ -223,8 +241,8 @@ static void test_mark_once() {
       for (size_t t = 0; t < nt; ++t)
         if (ho[i * nt + t] != ((unsigned)(i * 2654435761ull) ^ (unsigned)(t * 40503u) ^ seed)) ++bado;
     }
-    EXPECT(badc == 0 && bado == 0, "mark grid (%u,%u,%u) block (%u,%u,%u): %zu blocks not run once, %zu outputs wrong",
-           g.x, g.y, g.z, b.x, b.y, b.z, badc, bado);
+    EXPECT(badc == 0 && bado == 0, "mark%s grid (%u,%u,%u) block (%u,%u,%u): %zu blocks not run once, %zu outputs wrong",
+           ns ? " [none]" : "", g.x, g.y, g.z, b.x, b.y, b.z, badc, bado);
     EXPECT(hd.x == g.x && hd.y == g.y && hd.z == g.z, "gridDim seen (%u,%u,%u)", hd.x, hd.y, hd.z);
     EXPECT(hw >= 1 && hw <= nb, "workers %u for %zu tasks", hw, nb);
     CK(cudaFree(cnt));
