@@ -4,7 +4,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
-#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/ParentMap.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
@@ -291,6 +291,13 @@ public:
       }
       return true;
     }
+    // A lambda's body is part of the kernel's text (and is walked with it): calling it needs no redirect,
+    // but the call is where its barriers happen, so it is followed for barriers like a library call.
+    if (auto *m = dyn_cast<CXXMethodDecl>(callee); m && m->getParent()->isLambda()) {
+      if (const FunctionDecl *def = definitionOf(m))
+        f.calls.push_back({def, {}, {}, call->getBeginLoc(), call->getNumArgs() > 0, true, true});
+      return true;
+    }
     StringRef n = callee->getIdentifier() ? callee->getName() : StringRef();
     SourceLocation loc = call->getBeginLoc();
     if (n == "__syncthreads" || n == "__syncthreads_count" || n == "__syncthreads_and" ||
@@ -343,7 +350,9 @@ public:
     } else {
       implicitForm = true;
     }
-    f.calls.push_back({def, nameLoc, lparen, loc, call->getNumArgs() > 0, implicitForm});
+    unsigned written = 0;
+    for (const Expr *arg : call->arguments()) if (!isa<CXXDefaultArgExpr>(arg)) ++written;
+    f.calls.push_back({def, nameLoc, lparen, loc, written > 0, implicitForm});
     return true;
   }
 
@@ -458,19 +467,17 @@ private:
   // A thread-dependent return that can be followed by a block-wide barrier in the same task: the threads
   // that returned would go on to the worker's next task and meet another barrier. Refused (docs/ptb-transform.md).
   void addReturnBarrierConflicts(Kernel &k) {
+    ParentMap bodyParents(const_cast<Stmt *>(k.decl->getBody()));
     for (const ReturnSite &r : k.returns) {
       if (r.blockUniform) continue;
       unsigned at = sm.getFileOffset(sm.getFileLoc(r.stmt->getBeginLoc()));
       // The source ranges of loops around the return: a barrier anywhere in them can follow it.
       std::vector<std::pair<unsigned, unsigned>> loops;
-      const Stmt *child = r.stmt;
-      for (auto parents = a.ctx.getParents(*child); !parents.empty(); parents = a.ctx.getParents(*child)) {
-        const Stmt *p = parents[0].get<Stmt>();
-        if (!p || isa<LambdaExpr>(p)) break;
+      for (const Stmt *p = bodyParents.getParent(r.stmt); p; p = bodyParents.getParent(p)) {
+        if (isa<LambdaExpr>(p)) break;
         if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(p))
           loops.push_back({sm.getFileOffset(sm.getFileLoc(p->getBeginLoc())),
                            sm.getFileOffset(sm.getFileLoc(p->getEndLoc()))});
-        child = p;
       }
       for (const Barrier &b : k.barriers) {
         if (!b.blockWide) continue;
@@ -614,10 +621,15 @@ public:
   LaunchFinder(Analyzer &a) : a(a) {}
   bool shouldVisitTemplateInstantiations() const { return false; }
 
-  bool TraverseFunctionDecl(FunctionDecl *fd) {
+  // Only the main file's declarations hold its launches: headers (the CUDA runtime, the C++ library)
+  // are not walked, which is most of the translation unit.
+  bool TraverseDecl(Decl *d) {
+    if (d && !isa<TranslationUnitDecl>(d) && !a.sm.isInMainFile(a.sm.getExpansionLoc(d->getLocation())))
+      return true;
+    auto *fd = dyn_cast_or_null<FunctionDecl>(d);  // functions, member functions, constructors, ...
     const FunctionDecl *saved = current;
-    current = fd;
-    bool r = RecursiveASTVisitor::TraverseFunctionDecl(fd);
+    if (fd) current = fd;
+    bool r = RecursiveASTVisitor::TraverseDecl(d);
     current = saved;
     return r;
   }
@@ -780,6 +792,10 @@ class KernelFinder : public RecursiveASTVisitor<KernelFinder> {
 public:
   KernelFinder(SourceManager &sm) : sm(sm) {}
   bool shouldVisitTemplateInstantiations() const { return false; }
+  bool TraverseDecl(Decl *d) {
+    if (d && !isa<TranslationUnitDecl>(d) && !sm.isInMainFile(sm.getExpansionLoc(d->getLocation()))) return true;
+    return RecursiveASTVisitor::TraverseDecl(d);
+  }
   bool VisitFunctionDecl(FunctionDecl *fd) {
     if (!fd->hasAttr<CUDAGlobalAttr>() || !fd->doesThisDeclarationHaveABody()) return true;
     if (fd->isTemplateInstantiation()) return true;

@@ -1,7 +1,6 @@
 #include "Uniformity.h"
 
 #include "clang/AST/ExprCXX.h"
-#include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
 
@@ -23,11 +22,6 @@ bool isPureMathName(llvm::StringRef n) {
   return false;
 }
 
-const Stmt *parentOf(ASTContext &ctx, const Stmt *s) {
-  auto parents = ctx.getParents(*s);
-  if (parents.empty()) return nullptr;
-  return parents[0].get<Stmt>();
-}
 
 // Collects jumps (break/continue) that leave `loop` and returns inside it.
 class LoopExits : public RecursiveASTVisitor<LoopExits> {
@@ -73,7 +67,8 @@ std::optional<int> builtinVarIndex(const Expr *e) {
   return std::nullopt;
 }
 
-UniformityAnalysis::UniformityAnalysis(ASTContext &ctx, const FunctionDecl *fn) : ctx(ctx), fn(fn) {
+UniformityAnalysis::UniformityAnalysis(ASTContext &ctx, const FunctionDecl *fn)
+    : ctx(ctx), fn(fn), parents(const_cast<Stmt *>(fn->getBody())) {
   computeVaryingVariables();
 }
 
@@ -165,7 +160,7 @@ bool UniformityAnalysis::isUniform(const Expr *e, std::string &reason) const {
 bool UniformityAnalysis::controlledUniformly(const Stmt *s, std::string &reason, bool checkLoopExits) {
   const Stmt *body = fn->getBody();
   const Stmt *child = s;
-  for (const Stmt *p = parentOf(ctx, s); p && child != body; child = p, p = parentOf(ctx, p)) {
+  for (const Stmt *p = parentOf(s); p && child != body; child = p, p = parentOf(p)) {
     if (isa<LambdaExpr>(p)) return true;
     auto loopExits = [&](const Stmt *loop) {
       if (!checkLoopExits) return true;
@@ -224,7 +219,14 @@ void UniformityAnalysis::computeVaryingVariables() {
     std::vector<Assign> assigns;
     bool VisitDeclStmt(DeclStmt *ds) {
       for (Decl *d : ds->decls())
-        if (auto *v = dyn_cast<VarDecl>(d); v && v->hasInit()) assigns.push_back({v, v->getInit(), ds, false});
+        if (auto *v = dyn_cast<VarDecl>(d); v && v->hasInit()) {
+          assigns.push_back({v, v->getInit(), ds, false});
+          // `T &r = x;` makes x writable through r: x escapes (and so does r).
+          if (v->getType()->isReferenceType()) {
+            if (auto *x = target(v->getInit())) assigns.push_back({x, nullptr, ds, true});
+            assigns.push_back({v, nullptr, ds, true});
+          }
+        }
       return true;
     }
     static const ValueDecl *target(const Expr *e) {
@@ -250,6 +252,12 @@ void UniformityAnalysis::computeVaryingVariables() {
         if (auto *v = target(u->getSubExpr())) assigns.push_back({v, nullptr, u, true});
       return true;
     }
+    bool VisitCXXMemberCallExpr(CXXMemberCallExpr *c) {
+      // A non-const member function may change the object it is called on.
+      if (auto *m = c->getMethodDecl(); m && !m->isConst())
+        if (auto *v = target(c->getImplicitObjectArgument())) assigns.push_back({v, nullptr, c, true});
+      return true;
+    }
     bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *c) {
       if (c->isAssignmentOp() && c->getNumArgs() >= 1)
         if (auto *v = target(c->getArg(0))) assigns.push_back({v, c, c, false});
@@ -258,7 +266,12 @@ void UniformityAnalysis::computeVaryingVariables() {
     bool VisitCallExpr(CallExpr *c) {
       // Passing a local by non-const reference lets the callee write it.
       const FunctionDecl *f = c->getDirectCallee();
-      if (!f) return true;
+      if (!f) {
+        // A call not resolved yet (dependent, in a template) may take any argument by reference.
+        for (const Expr *arg : c->arguments())
+          if (auto *v = target(arg)) assigns.push_back({v, nullptr, c, true});
+        return true;
+      }
       for (unsigned i = 0; i < c->getNumArgs() && i < f->getNumParams(); ++i) {
         QualType t = f->getParamDecl(i)->getType();
         if (t->isReferenceType() && !t->getPointeeType().isConstQualified())

@@ -5,6 +5,7 @@
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
+#include "clang/AST/ParentMap.h"
 #include "clang/AST/Stmt.h"
 
 #include <set>
@@ -23,12 +24,17 @@ public:
   // Whether `e` has the same value in all threads of a block.
   bool isUniform(const clang::Expr *e, std::string &reason) const;
 
+  // The statement that contains `s` in the function's body (null at the top). A parent map of this one
+  // body: ASTContext's parent map would walk the whole translation unit, headers included.
+  const clang::Stmt *parentOf(const clang::Stmt *s) const { return parents.getParent(s); }
+
 private:
   bool controlledUniformly(const clang::Stmt *s, std::string &reason, bool checkLoopExits);
   void computeVaryingVariables();
 
   clang::ASTContext &ctx;
   const clang::FunctionDecl *fn;
+  clang::ParentMap parents;
   std::set<const clang::ValueDecl *> varying;
 };
 

@@ -20,11 +20,25 @@ bool hasCudaHeaders(const std::string &root) {
   return llvm::sys::fs::exists(p);
 }
 
+// "13.0" from include/cuda.h's CUDA_VERSION (13000).
+std::string versionFromHeader(const std::string &root) {
+  llvm::SmallString<256> p(root);
+  llvm::sys::path::append(p, "include", "cuda.h");
+  auto buf = llvm::MemoryBuffer::getFile(p);
+  if (!buf) return "";
+  llvm::StringRef text = (*buf)->getBuffer();
+  size_t at = text.find("#define CUDA_VERSION ");
+  if (at == llvm::StringRef::npos) return "";
+  unsigned v = 0;
+  if (text.substr(at + 21).ltrim().consumeInteger(10, v)) return "";
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
 std::string readVersion(const std::string &root) {
   llvm::SmallString<256> p(root);
   llvm::sys::path::append(p, "version.json");
   auto buf = llvm::MemoryBuffer::getFile(p);
-  if (!buf) return "";
+  if (!buf) return versionFromHeader(root);
   // {"cuda" : {"name" : "CUDA SDK", "version" : "13.0.2"}, ...}: the first "version" is the SDK's.
   llvm::StringRef text = (*buf)->getBuffer();
   size_t at = text.find("\"version\"");
@@ -109,6 +123,8 @@ std::vector<std::string> translateNvccArgs(const std::vector<std::string> &args)
       if (a.starts_with(p)) { dropped = true; break; }
     if (dropped) continue;
     if (a.starts_with("--std=")) { out.push_back("-std=" + a.drop_front(6).str()); continue; }
+    if ((a == "-std" || a == "--std") && i + 1 < args.size()) { out.push_back("-std=" + args[++i]); continue; }
+    if (a.starts_with("-Ofast-compile") || a.starts_with("--Ofast-compile")) continue;  // nvcc's, not -Ofast
     if (a == "-Xcompiler" || a == "--compiler-options") {
       // The next word is a comma-separated list of host-compiler flags: keep them.
       if (i + 1 < args.size()) {

@@ -184,7 +184,8 @@ private:
   }
 
   // A parameter's declaration text; with `defaultArg` the default from any redeclaration is added.
-  std::string paramText(const FunctionDecl *fd, unsigned i, bool defaultArg) const {
+  // `__grid_constant__` is only allowed on a kernel's parameters: it is kept for the twin alone.
+  std::string paramText(const FunctionDecl *fd, unsigned i, bool defaultArg, bool forKernel = false) const {
     const ParmVarDecl *p = fd->getParamDecl(i);
     SourceLocation b = sm.getExpansionLoc(p->getBeginLoc());
     SourceLocation e;
@@ -193,6 +194,8 @@ private:
     else
       e = sm.getExpansionLoc(p->getEndLoc());
     std::string text = textBetween(b, afterToken(e));
+    if (!forKernel)
+      for (size_t at; (at = text.find("__grid_constant__")) != std::string::npos;) text.erase(at, 17);
     if (p->getName().empty()) text += " " + paramName(p, i);
     if (defaultArg) {
       for (const FunctionDecl *r : fd->redecls()) {
@@ -206,9 +209,9 @@ private:
     return text;
   }
 
-  std::string paramList(const FunctionDecl *fd, bool defaults) const {
+  std::string paramList(const FunctionDecl *fd, bool defaults, bool forKernel = false) const {
     std::vector<std::string> ps;
-    for (unsigned i = 0; i < fd->getNumParams(); ++i) ps.push_back(paramText(fd, i, defaults));
+    for (unsigned i = 0; i < fd->getNumParams(); ++i) ps.push_back(paramText(fd, i, defaults, forKernel));
     return llvm::join(ps, ", ");
   }
 
@@ -274,6 +277,11 @@ private:
       for (const NamedDecl *p : *t->getTemplateParameters())
         if (p->getName().empty()) return "a template parameter has no name (give it one)";
     if (!fd->getFunctionTypeLoc()) return "the kernel's parameter list could not be located";
+    if (fd->getTemplateSpecializationKind() == TSK_ExplicitSpecialization)
+      return "explicit specializations of kernel templates are not supported (the primary template is)";
+    for (const Kernel &other : inv.kernels)
+      if (other.decl != fd && other.qualifiedName == k.qualifiedName)
+        return "overloaded kernel names are not supported (give each overload its own name)";
     return "";
   }
 
@@ -340,7 +348,7 @@ private:
          joinNonEmpty("const uint3 blockIdx, const dim3 gridDim", params) + ")\n";
     t += lineDirective(mainFile, lineOf(sm.getExpansionLoc(fd->getBody()->getBeginLoc()))) + bodyWithRedirects(fd) + "\n";
     t += lineDirective(mainFile, kernelLine);
-    t += headBeforeName(fd) + name + "__ptb(" + joinNonEmpty(params, "const ::ptb::Launch ptb_launch") + ")" +
+    t += headBeforeName(fd) + name + "__ptb(" + joinNonEmpty(paramList(fd, false, true), "const ::ptb::Launch ptb_launch") + ")" +
          headAfterParams(fd) + "{\n";
     t += "  ::ptb::run_tasks(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) {\n";
     t += "    " + name + "__ptb_task" + targs + "(" + joinNonEmpty("ptb_block, ptb_grid", args) + ");\n";

@@ -106,20 +106,18 @@ TEST(TranslateNvccArgs, ClangFlagsPassThrough) {
 }
 
 TEST(TranslateNvccArgs, OfastCompileIsDropped) {
-  // BUG: translateNvccArgs keeps nvcc's -Ofast-compile=<level> (its own comment says it is dropped, but the
+  // Regression test (fixed bug): translateNvccArgs keeps nvcc's -Ofast-compile=<level> (its own comment says it is dropped, but the
   // test `a[2] != 'f'` that protects -Ofast lets it through). clang reads it as -Ofast, which defines
   // __FAST_MATH__ and changes the parse. Reproducer:
   //   translateNvccArgs({"-Ofast-compile=max", "-O2"}) == {"-Ofast-compile=max", "-O2"}, expected {"-O2"}.
-  PTB_KNOWN_BUG("nvcc's -Ofast-compile=<level> is passed to clang (read as -Ofast)");
   EXPECT_EQ(ptb::translateNvccArgs({"-Ofast-compile=max", "-O2"}), (Strings{"-O2"}));
 }
 
 TEST(TranslateNvccArgs, StandardWithSeparateValue) {
-  // BUG: nvcc accepts `-std c++17` / `--std c++17` (value as the next word; checked: nvcc 13 takes it), but
+  // Regression test (fixed bug): nvcc accepts `-std c++17` / `--std c++17` (value as the next word; checked: nvcc 13 takes it), but
   // translateNvccArgs passes "-std", "c++17" through and clang fails: "unknown argument: '-std'", "no such
   // file or directory: 'c++17'". Reproducer: translateNvccArgs({"-std", "c++17"}) == {"-std", "c++17"},
   // expected {"-std=c++17"}.
-  PTB_KNOWN_BUG("nvcc's `-std c++17` (separate value) is not translated");
   EXPECT_EQ(ptb::translateNvccArgs({"-std", "c++17", "a.cu"}), (Strings{"-std=c++17", "a.cu"}));
   EXPECT_EQ(ptb::translateNvccArgs({"--std", "c++20", "a.cu"}), (Strings{"-std=c++20", "a.cu"}));
 }
@@ -166,11 +164,10 @@ TEST(FindCuda, FakeRootWithoutVersionFileHasNoVersion) {
 }
 
 TEST(FindCuda, VersionFromCudaHeaderWithoutVersionFile) {
-  // BUG: CudaInstall::version is documented as "from version.json / cuda.h", but findCuda reads only
+  // Regression test (fixed bug): CudaInstall::version is documented as "from version.json / cuda.h", but findCuda reads only
   // version.json; toolkits installed from NVIDIA's wheels (as /usr/local/cuda on the development machine:
   // dist-info/, no version.json) get version "". Reproducer: a root with include/cuda_runtime.h and
   // include/cuda.h holding `#define CUDA_VERSION 12040`, no version.json: version is "", expected "12.4".
-  PTB_KNOWN_BUG("findCuda ignores cuda.h's CUDA_VERSION when there is no version.json");
   TempDir dir;
   dir.file("include/cuda_runtime.h", "");
   dir.file("include/cuda.h", "#pragma once\n#define CUDA_VERSION 12040\n");

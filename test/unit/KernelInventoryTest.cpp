@@ -563,12 +563,11 @@ TEST_F(KernelInventoryTest, LambdaWithoutCaptureDefaultReadingBlockIdxBlocks) {
 }
 
 TEST_F(KernelInventoryTest, LambdaCapturingByReferenceReadingBlockIdxIsEligible) {
-  // BUG: a lambda with [&] that reads blockIdx is refused with "blockIdx/gridDim read through a call that
+  // Regression test (fixed bug): a lambda with [&] that reads blockIdx is refused with "blockIdx/gridDim read through a call that
   // cannot be redirected ... operator() ... is a member function": the call f(...) goes to the lambda's
   // operator(), whose body is part of the kernel's own text (copied into K__ptb_task, where [&] captures
   // the virtual blockIdx parameter), so nothing needs redirecting. The blocker for lambda_nocap even tells
   // the user to "give it [&] or [=]", which then is refused too.
-  PTB_KNOWN_BUG("[&] lambdas reading blockIdx are refused as unredirectable member calls");
   const ptb::Kernel &kernel = k("lambda_ref");
   EXPECT_TRUE(kernel.blockers.empty()) << kernel.blockers.front().construct << ": " << kernel.blockers.front().detail;
   EXPECT_TRUE(use(kernel, BV::blockIdx).direct);
@@ -799,14 +798,13 @@ TEST(KernelInventoryDynamicParallelism, BlocksTheParentOnly) {
 // --- Locals written through an alias (a separate, small parse) -------------------------------------------
 
 TEST(KernelInventoryAliases, ReturnOnLocalWrittenThroughAnAliasIsThreadDependent) {
-  // BUG: UniformityAnalysis misses writes to a local through a reference: `int &r = v; r = threadIdx.x;`
+  // Regression test (fixed bug): UniformityAnalysis misses writes to a local through a reference: `int &r = v; r = threadIdx.x;`
   // marks r varying but not v, and in a template kernel `setTid(v)` (a dependent call, no direct callee
   // in the pattern) is not seen as passing v by non-const reference. Both returns below are classified
   // block-uniform, so the return-before-barrier check does not fire and the rewrite emits twins that can
   // hang (returned threads wait at the worker's next-task barrier while the rest wait at __syncthreads).
   // (Writes through a pointer, `int *q = &v; *q = threadIdx.x;`, are handled.) Reproducer: the source below
   // with `ptb-transform --list-kernels`: "return at ...: block-uniform" and no "blocks PTB" line.
-  PTB_KNOWN_BUG("locals written through a reference alias or a dependent by-reference call count as uniform");
   PTB_REQUIRE_CUDA();
   auto tu = parseCuda("template <typename T> __device__ void setTid(T &x) { x = threadIdx.x; }\n"
                       "__global__ void alias_ref(int *p) {\n"
@@ -841,12 +839,11 @@ TEST(KernelInventoryAliases, ReturnOnLocalWrittenThroughAnAliasIsThreadDependent
 // --- Launches in member functions (a separate, small parse) ----------------------------------------------
 
 TEST(KernelInventoryMembers, LaunchInMemberFunctionsNamesTheFunctionAndKnowsDeviceCode) {
-  // BUG: LaunchFinder overrides only TraverseFunctionDecl, so a launch in a member function (a
+  // Regression test (fixed bug): LaunchFinder overrides only TraverseFunctionDecl, so a launch in a member function (a
   // CXXMethodDecl) gets no enclosing function ("function": "" in the JSON) and fromDevice stays false even
   // in a __device__ member function; the rewrite then turns that device-side launch into a call of the
   // host launcher (`__device__ void spawn() { k__ptb_launch(...); }`), which does not compile.
   // Reproducer: the source below with `ptb-transform --list-kernels` / `-o -`.
-  PTB_KNOWN_BUG("launches in member functions have no enclosing function; __device__ ones are rewritten");
   PTB_REQUIRE_CUDA();
   auto tu = parseCuda("__global__ void k(int *p) { p[blockIdx.x] = 1; }\n"
                       "struct Runner {\n"

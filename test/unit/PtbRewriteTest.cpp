@@ -311,13 +311,12 @@ TEST_F(PtbRewriteTest, RewrittenOutputParsesWithTheRuntimeHeader) {
 }
 
 TEST_F(PtbRewriteTest, ExplicitSpecializationOfAKernelTemplate) {
-  // BUG: an explicit specialization `template <> __global__ void k<int>(int *p)` is a kernel of its own in
+  // Regression test (fixed bug): an explicit specialization `template <> __global__ void k<int>(int *p)` is a kernel of its own in
   // the inventory and gets a non-template launcher that calls `::ptb::launch(ptb_config, k, k__ptb, p)`:
   // `k` and `k__ptb` name templates there, so the runtime's Params cannot be deduced and the output does
   // not compile ("no matching function for call to 'launch'"); the launch `k<<<1, 1>>>(ip)` picks that
   // launcher. Expected `::ptb::launch(ptb_config, k<int>, k__ptb<int>, p)`. Reproducer: the source below,
   // `ptb-transform spec.cu -o out.cu`, then parse out.cu with -I runtime/include.
-  PTB_KNOWN_BUG("explicit specializations of kernel templates get a launcher that does not compile");
   const std::string src = "template <typename T> __global__ void k(T *p) { p[blockIdx.x] = T(1); }\n"
                           "template <> __global__ void k<int>(int *p) { p[blockIdx.x] = 7; }\n"
                           "void h(int *ip, float *fp) { k<<<1, 1>>>(ip); k<float><<<1, 1>>>(fp); }\n";
@@ -326,28 +325,26 @@ TEST_F(PtbRewriteTest, ExplicitSpecializationOfAKernelTemplate) {
   EXPECT_PARSES_WITH_RUNTIME(run.result.output, "spec.ptb.cu");
 }
 
-TEST_F(PtbRewriteTest, OverloadedKernels) {
-  // BUG: for overloaded kernels `ov(int*)` / `ov(float*)` each launcher calls
-  // `::ptb::launch(ptb_config, ov, ov__ptb, p)`; `ov` is an overload set, so the runtime's Params cannot be
-  // deduced: "no matching function for call to 'launch'". The launcher should name the overload, e.g.
-  // `static_cast<void (*)(int *)>(ov)`. Reproducer: the source below, then parse the output with
-  // -I runtime/include.
-  PTB_KNOWN_BUG("overloaded kernels get launchers that do not compile");
+TEST_F(PtbRewriteTest, OverloadedKernelsAreLeftAsTheyAreWithAWarning) {
+  // Decision (docs/ptb-transform.md): overloaded kernel names are refused, so that no launcher names an
+  // overload set the runtime cannot deduce; the output still compiles and launches the originals.
   const std::string src = "__global__ void ov(int *p) { p[blockIdx.x] = 1; }\n"
                           "__global__ void ov(float *p) { p[blockIdx.x] = 2.f; }\n"
                           "void h(int *ip, float *fp) { ov<<<1, 1>>>(ip); ov<<<1, 1>>>(fp); }\n";
   RewriteRun run = rewriteCuda(src, options(), "overloads.cu");
   ASSERT_TRUE(run.rewriteOk) << run.allDiags();
-  EXPECT_EQ(run.result.transformedKernels, (Strings{"ov", "ov"}));
+  EXPECT_TRUE(run.result.transformedKernels.empty());
+  EXPECT_EQ(run.result.skippedKernels, (Strings{"ov", "ov"}));
+  EXPECT_NE(run.allDiags().find("overloaded kernel names are not supported"), std::string::npos) << run.allDiags();
+  EXPECT_NE(run.result.output.find("ov<<<1, 1>>>(ip); ov<<<1, 1>>>(fp);"), std::string::npos);
   EXPECT_PARSES_WITH_RUNTIME(run.result.output, "overloads.ptb.cu");
 }
 
 TEST_F(PtbRewriteTest, GridConstantParameterStaysOnTheKernelsOnly) {
-  // BUG: a `const __grid_constant__ Params prm` parameter is copied as written into K__ptb_task (a
+  // Regression test (fixed bug): a `const __grid_constant__ Params prm` parameter is copied as written into K__ptb_task (a
   // __device__ function) and K__ptb_launch (a host function); nvcc 13 rejects both: "__grid_constant__
   // annotation is only allowed on a parameter of a __global__ function" (checked with nvcc -arch=sm_90 on
   // the output of the source below). The twin may keep it; the task function and launcher must not.
-  PTB_KNOWN_BUG("__grid_constant__ is copied onto the task function's and the launcher's parameters");
   const std::string src = "struct Params { int n; float *x; };\n"
                           "__global__ void byval(const __grid_constant__ Params prm) { prm.x[blockIdx.x] = prm.n; }\n"
                           "void h(float *fp) { byval<<<1, 1>>>(Params{1, fp}); }\n";
@@ -500,12 +497,11 @@ TEST_F(PtbRewriteTest, LaunchBeforeDefinitionGetsAForwardDeclaredLauncher) {
 }
 
 TEST_F(PtbRewriteTest, RedirectedCallRelyingOnDefaultArgument) {
-  // BUG: a call to a __device__ function that reads blockIdx, written with its arguments defaulted
+  // Regression test (fixed bug): a call to a __device__ function that reads blockIdx, written with its arguments defaulted
   // (`rb()` for `int rb(int k = 1)`), is redirected to `rb__ptb(blockIdx, gridDim, )`, which does not
   // compile: VirtualizedCall::hasArgs counts CallExpr::getNumArgs(), which includes CXXDefaultArgExpr
   // (the launch rewrite counts only written arguments). Reproducer: the source below; expected
   // `rb__ptb(blockIdx, gridDim)` in usesRb__ptb_task.
-  PTB_KNOWN_BUG("redirected call with only default arguments gets a trailing ', '");
   RewriteRun run = rewriteCuda("__device__ int rb(int k = 1) { return blockIdx.x * k; }\n"
                                "__global__ void usesRb(int *p) { p[0] = rb(); }\n",
                                options(), "defarg.cu");
