@@ -15,6 +15,7 @@ b runtime/include bench_new bench/runtime/bench_overhead.cu &
 b runtime/include test_basic test/gpu/runtime/test_basic.cu &
 b runtime/include test_policy test/gpu/runtime/test_policy.cu &
 b runtime/include bench_policy bench/runtime/bench_policy.cu &
+[ -f examples/colocate/colocate.cu ] && b runtime/include colocate examples/colocate/colocate.cu &
 wait
 cat build-rt/*.buildlog; echo "build took $(( $(date +%s) - t0 )) s"
 r() {  # name limit cmd...
@@ -30,4 +31,5 @@ r test_basic 60 $B/test_basic
 r test_policy 60 $B/test_policy
 ( export PTB_SMS=0-65 PTB_BLOCKS_PER_SM=2; r "test_policy --env" 40 $B/test_policy --env )
 r bench_policy 25 $B/bench_policy
+[ -x $B/colocate ] && r colocate 40 $B/colocate
 grep -h "rc=\|PASS\|FAIL" "$OUT/log.txt"

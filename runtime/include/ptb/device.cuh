@@ -13,18 +13,20 @@ constexpr unsigned kMaxChunk = 127;       // largest range (7 bits in a packed r
 constexpr unsigned kAnyGen = 0xffffffffu; // resume workers of a captured launch: join any running replay
 constexpr unsigned long long kMaxTasks = 1ull << 56;  // ranges are packed as (begin << 7 | length)
 // Default tuning (ptb::Tuning): a worker re-reads its SM's cap after a task once about check_cycles
-// clock cycles (16384: ~8 us at 1.98 GHz) passed since the last read; claims take at most max_chunk tasks
+// clock cycles (32768: ~16.5 us at 1.98 GHz) passed since the last read; claims take at most max_chunk tasks
 // and about chunk_cycles of work; each original worker starts on a static chunk of first_chunk tasks.
-constexpr unsigned kDefaultCheckCycles = 16384;
-constexpr unsigned kDefaultMaxChunk = 64;
+// Measured on the H100 (bench/runtime/results/h100-2026-11-22-overhead-run*.txt): every check ends a run
+// of tasks (a block-wide meeting with the leader's bookkeeping on the critical path), so checks every
+// 8 us cost 5-15% on tasks of ~1 us; claims of more than ~32 tasks lengthen the tail of compute-heavy
+// kernels (persistent workers are starved unevenly).
+constexpr unsigned kDefaultCheckCycles = 32768;
+constexpr unsigned kDefaultMaxChunk = 32;
 constexpr unsigned kDefaultFirstChunk = 4;
-constexpr unsigned kDefaultChunkCycles = 65536;
-constexpr unsigned kDefaultAsyncCheck = 1;
+constexpr unsigned kDefaultChunkCycles = 131072;
 
 // Launch flags
 constexpr unsigned kCaptured = 1u;  // slot belongs to a captured graph node: reset, never freed
 constexpr unsigned kResume = 2u;    // these workers join a running launch (not its original workers)
-constexpr unsigned kAsyncCheck = 4u;  // the words a check reads are fetched (cp.async) one run ahead
 
 // One trace record per task.
 struct TraceRec {
@@ -111,10 +113,6 @@ __device__ __forceinline__ void vstore(T* p, T v) {
 // State of the worker's leader thread (thread 0,0,0), kept in shared memory and touched only between two
 // runs of tasks (a run: up to a range's or a check interval's worth of consecutive tasks).
 struct Leader {
-  // Prefetch buffer of an asynchronous check (kAsyncCheck): the 16 bytes of the slot that hold state and
-  // rhead, and the 16 bytes of caps that hold this SM's cap, copied by cp.async one run ahead.
-  alignas(16) unsigned long long pf[4];
-  bool pf_on;                   // a prefetch was issued and is not consumed yet
   unsigned long long cur, end;  // range [cur, end); tasks before cur were handed to the fast path
   unsigned long long est;       // estimate of the claim counter (guided chunk sizes)
   long long last_check;         // clock64() of the last read of the SM's cap
@@ -137,28 +135,6 @@ __device__ __forceinline__ uint3 coords(const Launch& L, unsigned long long id) 
   }
   const unsigned long long q = id / L.gx;
   return make_uint3(static_cast<unsigned>(id - q * L.gx), static_cast<unsigned>(q % L.gy), static_cast<unsigned>(q / L.gy));
-}
-
-// cp.async (sm_80+): 16 bytes global -> shared through L2 (.cg: not L1, so never older than the L2 copy),
-// without a register: the leader's wait for a check's loads leaves the critical path.
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(a), "l"(gmem) : "memory");
-#else
-  (void)smem;
-  (void)gmem;
-#endif
-}
-__device__ __forceinline__ void cp_async_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void cp_async_wait_all() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
-#endif
 }
 
 // Lock-free stacks of nodes with tagged heads (the tag changes on every successful update, so a head
@@ -266,15 +242,17 @@ __device__ __forceinline__ bool claim(const Launch& L, Leader& s, bool looked) {
     s.pending = false;
   }
   if (s.est < L.ntasks) {
-    // Guided size from the counter as last seen (a hint only: the atomic decides).
-    unsigned long long c = (L.ntasks - s.est) / (4ull * L.workers);
+    // Guided size from the counter as last seen (a hint only: the atomic decides). Single precision:
+    // no 64-bit division while the block waits.
+    float cf = __fdividef(static_cast<float>(L.ntasks - s.est), 4.f * static_cast<float>(L.workers));
     if (L.chunk_cycles && s.rate) {
       // No more tasks than ran in chunk_cycles lately. A worker that the warp schedulers starve (a
       // persistent block keeps its age) then holds little unstarted work.
-      const unsigned long long t = static_cast<unsigned long long>(s.rate) * L.chunk_cycles / L.check_cycles;
-      if (c > t) c = t;
+      const float t = __fdividef(static_cast<float>(s.rate) * static_cast<float>(L.chunk_cycles),
+                                 static_cast<float>(L.check_cycles));
+      cf = fminf(cf, t);
     }
-    c = c < 1 ? 1 : (c > L.max_chunk ? L.max_chunk : c);
+    const unsigned c = cf < 1.f ? 1u : (cf >= static_cast<float>(L.max_chunk) ? L.max_chunk : static_cast<unsigned>(cf));
     b = L.base + atomicAdd(&L.slot->next, c);
     s.est = b + c;
     if (b < L.ntasks) {
@@ -353,31 +331,25 @@ __device__ __forceinline__ unsigned next_run(const Launch& L, Leader& s) {
   if (s.since >= s.k) {
     // Tasks until the next check: as many as took check_cycles since the last one, at most twice the
     // last count (so a change to longer tasks is noticed within a few of them), 1 after no task.
+    // Single-precision arithmetic: the whole block waits for the leader here, and a 64-bit division is
+    // a long software sequence (measured: run boundaries were a large part of the per-task cost).
     const long long now = clock64(), el = now - s.last_check;
-    long long k = s.since && el > 0 ? static_cast<long long>(L.check_cycles) * s.since / el : 1;
-    if (s.since && el > 0) s.rate = k < 1 ? 1u : (k > (1 << 20) ? (1u << 20) : static_cast<unsigned>(k));
-    if (k > 2ll * s.k) k = 2ll * s.k;
-    s.k = k < 1 ? 1u : (k > 1024 ? 1024u : static_cast<unsigned>(k));
+    float kf = 1.f;
+    if (s.since && el > 0) {
+      kf = __fdividef(static_cast<float>(L.check_cycles) * static_cast<float>(s.since), static_cast<float>(el));
+      s.rate = kf < 1.f ? 1u : (kf > 1048576.f ? 1048576u : static_cast<unsigned>(kf));
+    }
+    unsigned k = kf < 1.f ? 1u : (kf > 1024.f ? 1024u : static_cast<unsigned>(kf));
+    if (k > 2 * s.k) k = 2 * s.k;
+    s.k = k < 1 ? 1u : k;
     s.last_check = now;
     s.since = 0;
     // Is this worker still allowed on its SM? If not, hand the rest of its range back and stop (if no
     // node is left for it, it keeps the range, checks before each task and stops at its end).
-    unsigned long long rh;
-    unsigned cap;
-    if (s.pf_on) {
-      // Fetched when this run was published (at most one run, about check_cycles, old): a stale
-      // "allowed" delays a yield by one more run; a stale "nothing handed back" delays a pop to the next
-      // check (and the anchor takes what is left at the end).
-      cp_async_wait_all();
-      s.pf_on = false;
-      rh = vload(&s.pf[1]);
-      cap = vload(reinterpret_cast<const unsigned char*>(&s.pf[2]) + (s.sm & 15u));
-    } else {
-      rh = vload(&L.slot->rhead);  // both loads in flight at once
-      cap = vload(L.caps + s.sm);
-      looked = true;
-    }
+    const unsigned long long rh = vload(&L.slot->rhead);  // both loads in flight at once
+    const unsigned cap = vload(L.caps + s.sm);
     s.pending = static_cast<unsigned>(rh) != 0;
+    looked = true;
     if (!allowed_by(L, s, cap)) {
       s.k = 1;
       if (s.cur < s.end && push_range(L.slot, s.cur, s.end)) s.cur = s.end;
@@ -394,13 +366,6 @@ __device__ __forceinline__ unsigned next_run(const Launch& L, Leader& s) {
     s.idprev = s.cur;
   }
   s.given = static_cast<unsigned>(go);
-  if ((L.flags & kAsyncCheck) && !s.pf_on && s.since + s.given >= s.k && L.trace.recs == nullptr) {
-    // This run ends with a check: fetch its words now, while the run's tasks execute.
-    cp_async16(&s.pf[0], &L.slot->state);
-    cp_async16(&s.pf[2], L.caps + (s.sm & ~15u));
-    cp_async_commit();
-    s.pf_on = true;
-  }
   return s.given;
 }
 
@@ -409,10 +374,6 @@ __device__ __forceinline__ unsigned next_run(const Launch& L, Leader& s) {
 // anchor, works again whenever its SM allows it (returns true: rejoin), and asks the host for new
 // workers when nobody else is left to run the remaining tasks.
 __device__ inline bool leave(const Launch& L, Leader& s) {
-  if (s.pf_on) {  // no copy into shared memory may be in flight when the block leaves
-    cp_async_wait_all();
-    s.pf_on = false;
-  }
   drop_rank(L, s);
   __threadfence();
   if (L.flags & kResume) {
@@ -498,7 +459,6 @@ __device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
     s.sm = detail::smid() % detail::kMaxSm;
     s.rank = 0;
     s.ranked = s.tracing = false;
-    s.pf_on = false;
     s.pending = true;
     s.est = launch.base;
     s.cur = s.end = 0;

@@ -52,7 +52,6 @@ struct Tuning {
   unsigned max_chunk = detail::kDefaultMaxChunk;
   unsigned first_chunk = detail::kDefaultFirstChunk;
   unsigned chunk_cycles = detail::kDefaultChunkCycles;
-  unsigned async_check = detail::kDefaultAsyncCheck;  // 1: a check's words are fetched one run ahead
 };
 namespace detail {
 inline Tuning& tuning_locked() {
@@ -65,7 +64,6 @@ inline Tuning& tuning_locked() {
     env("PTB_MAX_CHUNK", x.max_chunk);
     env("PTB_FIRST_CHUNK", x.first_chunk);
     env("PTB_CHUNK_CYCLES", x.chunk_cycles);
-    env("PTB_ASYNC_CHECK", x.async_check);
     return x;
   }();
   t.max_chunk = std::max(1u, std::min(t.max_chunk, kMaxChunk));
@@ -500,7 +498,6 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   }
   L.base = static_cast<unsigned long long>(L.first) * p.workers;
   L.flags = captured ? kCaptured : 0u;
-  if (tu.async_check && (reinterpret_cast<uintptr_t>(L.caps) & 15u) == 0) L.flags |= kAsyncCheck;
   L.gen = captured ? kAnyGen : d->recs[s].gen;
   return true;
 }

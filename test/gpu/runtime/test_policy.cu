@@ -243,6 +243,11 @@ static void test_stream_order() {
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   ptb::Policy P = ptb::Policy::create();
+  // Load check_out now: with CUDA's lazy loading its first launch would wait for the running twin (the
+  // host thread blocks in <<<>>> until the twin ends, so the pause below came too late: the failure of
+  // the earlier GPU runs, 1 of 5 pauses, always the first).
+  cudaFuncAttributes fa;
+  CK(cudaFuncGetAttributes(&fa, check_out));
   for (int rep = 0; rep < 5; ++rep) {
     b.poison(s);
     CK(cudaMemsetAsync(bad, 0, 4, s));
