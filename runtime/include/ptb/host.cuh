@@ -46,7 +46,7 @@ inline LaunchMode launch_mode() {
 // one claim takes (1..127); first_chunk: tasks each original worker starts with, without a claim (only
 // when every SM is allowed; 0: none); chunk_cycles: a claim takes no more tasks than run in about this
 // many cycles (0: no limit). Initial values from PTB_CHECK_CYCLES, PTB_MAX_CHUNK, PTB_FIRST_CHUNK,
-// PTB_CHUNK_CYCLES. {16384, 64, 64, 0} is what the last GPU run measured (see docs/runtime.md).
+// PTB_CHUNK_CYCLES. Defaults {32768, 32, 4, 131072}, chosen from the H100 sweeps (docs/runtime.md, Tuning).
 struct Tuning {
   unsigned check_cycles = detail::kDefaultCheckCycles;
   unsigned max_chunk = detail::kDefaultMaxChunk;
