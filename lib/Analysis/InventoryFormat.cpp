@@ -139,6 +139,8 @@ std::string formatInventoryJson(const std::vector<Inventory> &inventories) {
                   });
                 });
                 writeStrings(j, "callees", k.callees);
+                j.attribute("tasks_independent", k.tasksIndependent);
+                j.attribute("task_coupling", k.taskCoupling);
                 j.attributeArray("blockers", [&] {
                   for (auto &b : k.blockers)
                     j.object([&] {

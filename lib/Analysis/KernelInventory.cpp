@@ -100,6 +100,7 @@ struct FunctionFacts {
   std::vector<SharedVariable> shared;
   std::vector<const ReturnStmt *> returns;
   std::vector<const LambdaExpr *> lambdasWithoutDefaultCapture;
+  std::string coupling;  // the first construct that couples the threads of a block (see Kernel::tasksIndependent)
 };
 
 // Whether a cooperative-groups function is a barrier, a grid construct, or a block-index read.
@@ -234,8 +235,13 @@ public:
     return true;
   }
 
+  void couple(const std::string &what) {
+    if (f.coupling.empty()) f.coupling = what;
+  }
+
   bool VisitVarDecl(VarDecl *v) {
     if (!v->hasAttr<CUDASharedAttr>()) return true;
+    couple("__shared__ " + v->getNameAsString());
     SharedVariable s;
     s.name = v->getNameAsString();
     s.type = v->getType().getAsString(a.ctx.getPrintingPolicy());
@@ -249,6 +255,7 @@ public:
   }
 
   bool VisitGCCAsmStmt(GCCAsmStmt *s) {
+    couple("inline asm");
     std::string text = s->getAsmString()->getString().str();
     auto has = [&](const char *w) { return text.find(w) != std::string::npos; };
     if (has("%smid") || has("%nsmid"))
@@ -300,6 +307,14 @@ public:
     }
     StringRef n = callee->getIdentifier() ? callee->getName() : StringRef();
     SourceLocation loc = call->getBeginLoc();
+    {
+      std::string q = withoutInlineNamespace(callee->getQualifiedNameAsString());
+      static const char *warpOps[] = {"__shfl", "__ballot", "__any", "__all", "__match", "__reduce_", "__activemask",
+                                      "__syncwarp", "__threadfence_block", "__syncthreads", "__barrier"};
+      for (const char *w : warpOps)
+        if (n.starts_with(w)) couple(n.str());
+      if (q.rfind("cooperative_groups::", 0) == 0 || q.rfind("nvcuda::wmma::", 0) == 0) couple(q);
+    }
     if (n == "__syncthreads" || n == "__syncthreads_count" || n == "__syncthreads_and" ||
         n == "__syncthreads_or" || n == "__barrier_sync") {
       f.barriers.push_back({n.str(), true, loc});
@@ -447,7 +462,11 @@ public:
       (void)seenCall; (void)seenShared;
     }
 
+    for (const FunctionDecl *body : bodies)
+      if (k.taskCoupling.empty()) k.taskCoupling = a.factsOf(body).coupling;
     walkCallees(k, bodies);
+    k.tasksIndependent = k.taskCoupling.empty() && k.barriers.empty() && k.shared.empty();
+    if (!k.tasksIndependent && k.taskCoupling.empty()) k.taskCoupling = "barriers or shared memory";
 
     const FunctionFacts &pf = a.factsOf(def);
     UniformityAnalysis ua(a.ctx, def);
@@ -525,6 +544,8 @@ private:
       Node n = queue.front();
       queue.pop_front();
       const FunctionFacts &f = a.factsOf(n.fn);
+      if (k.taskCoupling.empty() && !f.coupling.empty())
+        k.taskCoupling = f.coupling + " (in " + n.fn->getQualifiedNameAsString() + ")";
       if (!n.system) calleeNames.insert(n.fn->getQualifiedNameAsString());
       for (int i = 0; i < 4 && !n.system; ++i)
         if (f.direct[i] || !f.macros[i].empty()) {

@@ -111,6 +111,12 @@ struct Kernel {
   std::vector<LaunchSite> launches;
   std::vector<std::string> callees;                    // device functions called, transitively (qualified)
 
+  // No thread of a task depends on another thread of it being in the same task: no shared memory, no
+  // barrier, no warp-level operation (shuffles, votes, tiles, WMMA), no inline asm, no block fences, in the
+  // kernel or anything it calls. Then the runtime needs no barrier between a worker's consecutive tasks.
+  bool tasksIndependent = false;
+  std::string taskCoupling;  // when not independent: the first construct found, e.g. "__shfl_down_sync"
+
   // For the rewrite: device functions (patterns) to clone, in dependency order, and the calls to redirect.
   std::vector<const clang::FunctionDecl *> virtualizedCallees;
   std::vector<VirtualizedCall> virtualizedCalls;

@@ -350,7 +350,9 @@ private:
     t += lineDirective(mainFile, kernelLine);
     t += headBeforeName(fd) + name + "__ptb(" + joinNonEmpty(paramList(fd, false, true), "const ::ptb::Launch ptb_launch") + ")" +
          headAfterParams(fd) + "{\n";
-    t += "  ::ptb::run_tasks(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) {\n";
+    // Tasks whose threads never meet (docs/generated-code.md) need no barrier between them.
+    t += std::string("  ::ptb::run_tasks") + (k.tasksIndependent ? "<::ptb::TaskSync::none>" : "") +
+         "(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) {\n";
     t += "    " + name + "__ptb_task" + targs + "(" + joinNonEmpty("ptb_block, ptb_grid", args) + ");\n";
     t += "  });\n}\n";
     t += (tmpl.empty() ? "" : tmpl + "\n") + "static inline void " + name + "__ptb_launch(" +

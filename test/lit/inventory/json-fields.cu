@@ -99,6 +99,8 @@ void run(float *o, const float *i, int n) { scale<float, 64><<<n / 64, 64, 4>>>(
 // CHECK-NEXT:       "inner",
 // CHECK-NEXT:       "outer"
 // CHECK-NEXT:     ],
+// CHECK-NEXT:     "tasks_independent": false,
+// CHECK-NEXT:     "task_coupling": "__shared__ tile",
 // CHECK-NEXT:     "blockers": [],
 // CHECK-NEXT:     "ptb_eligible": true,
 // CHECK-NEXT:     "launches": [

@@ -28,7 +28,7 @@ void run(float *p, int n) { add_one<<<(n + 255) / 256, 256>>>(p, n); }
 // CHECK-NEXT: }
 // CHECK-NEXT: #line 7 "{{.*}}basic.cu"
 // CHECK-NEXT: __global__ void add_one__ptb(float *p, int n, const ::ptb::Launch ptb_launch) {
-// CHECK-NEXT:   ::ptb::run_tasks(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) {
+// CHECK-NEXT:   ::ptb::run_tasks<::ptb::TaskSync::none>(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) {
 // CHECK-NEXT:     add_one__ptb_task(ptb_block, ptb_grid, p, n);
 // CHECK-NEXT:   });
 // CHECK-NEXT: }

@@ -28,7 +28,7 @@ void run(float *yf, const float *xf, double *yd, const double *xd, int *o, int n
 // CHECK-NEXT: static __device__ __forceinline__ void scale__ptb_task(const uint3 blockIdx, const dim3 gridDim, T *__restrict__ y, const T *__restrict__ x, T a, int n)
 // CHECK:      template <typename T, int Unroll = 2>
 // CHECK-NEXT: __global__ void __launch_bounds__(128) scale__ptb(T *__restrict__ y, const T *__restrict__ x, T a, int n, const ::ptb::Launch ptb_launch) {
-// CHECK-NEXT:   ::ptb::run_tasks(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) {
+// CHECK-NEXT:   ::ptb::run_tasks<::ptb::TaskSync::none>(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) {
 // CHECK-NEXT:     scale__ptb_task<T, Unroll>(ptb_block, ptb_grid, y, x, a, n);
 // CHECK:      static inline void scale__ptb_launch(const ::ptb::LaunchConfig& ptb_config, T *__restrict__ y, const T *__restrict__ x, T a, int n) {
 // CHECK-NEXT:   ::ptb::launch(ptb_config, scale<T, Unroll>, scale__ptb<T, Unroll>, y, x, a, n);
