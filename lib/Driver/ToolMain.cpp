@@ -1,6 +1,8 @@
 #include "ToolMain.h"
 
 #include "llvm/Support/FileSystem.h"
+
+#include <algorithm>
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -13,6 +15,29 @@ void splitAtDashDash(int argc, char **argv, std::vector<std::string> &toolArgs, 
     if (!after && a == "--" && i > 0) { after = true; continue; }
     (after ? compilerArgs : toolArgs).push_back(a);
   }
+}
+
+void addParseOptions(CLI::App &app, ParseRequest &request) {
+  app.add_option("files", request.files, "CUDA source files")->required();
+  app.add_option("-p", request.buildDir, "Build directory holding compile_commands.json");
+  app.add_option("--cuda-path", request.cudaPath, "CUDA installation (else CUDA_PATH, nvcc on PATH, /usr/local/cuda)");
+  // One value per occurrence (repeat the option), so `--extra-arg -DX file.cu` leaves file.cu a file.
+  app.add_option("--extra-arg", request.extraArgs, "Compiler argument to append (repeat for more)")
+      ->expected(1)->take_all()->allow_extra_args(false);
+  app.add_option("--extra-arg-before", request.extraArgsBefore, "Compiler argument to prepend (repeat for more)")
+      ->expected(1)->take_all()->allow_extra_args(false);
+}
+
+int parseCommandLine(CLI::App &app, std::vector<std::string> toolArgs) {
+  // CLI11 takes the arguments without the program name, in reverse order.
+  if (!toolArgs.empty()) toolArgs.erase(toolArgs.begin());
+  std::reverse(toolArgs.begin(), toolArgs.end());
+  try {
+    app.parse(toolArgs);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e);
+  }
+  return -1;
 }
 
 bool writeFilesAtomically(const std::map<std::string, std::string> &files, std::string &error) {

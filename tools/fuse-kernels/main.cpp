@@ -8,7 +8,6 @@
 #include "clang/Basic/Version.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 int main(int argc, char **argv) {
@@ -16,22 +15,14 @@ int main(int argc, char **argv) {
   ptb::splitAtDashDash(argc, argv, toolArgs, compilerArgs);
   CLI::App app{"fuse-kernels: fuse Tensor-Core and CUDA-Core kernels into one PTB kernel (not yet: inventory only)"};
   app.set_version_flag("--version", fmt::format("fuse-kernels {} (clang {})", PTB_VERSION, CLANG_VERSION_STRING));
+  app.name("fuse-kernels");
   ptb::ParseRequest req;
   std::vector<std::string> kernels;
   std::string format = "text";
-  app.add_option("files", req.files, "CUDA source files")->required();
+  ptb::addParseOptions(app, req);
   app.add_option("--kernel", kernels, "A kernel to fuse, by name (repeat)");
-  app.add_option("-p", req.buildDir, "Build directory holding compile_commands.json");
   app.add_option("--format", format, "Inventory format: text or json")->check(CLI::IsMember({"text", "json"}));
-  app.add_option("--cuda-path", req.cudaPath, "CUDA installation");
-  app.add_option("--extra-arg", req.extraArgs, "Compiler argument to append")->take_all();
-  toolArgs.erase(toolArgs.begin());
-  std::reverse(toolArgs.begin(), toolArgs.end());
-  try {
-    app.parse(toolArgs);
-  } catch (const CLI::ParseError &e) {
-    return app.exit(e);
-  }
+  if (int rc = ptb::parseCommandLine(app, toolArgs); rc >= 0) return rc;
   req.argsAfterDashDash = compilerArgs;
   std::vector<ptb::Inventory> inventories;
   bool ok = ptb::forEachTranslationUnit(req, [&](clang::CompilerInstance &, clang::ASTContext &ctx) {

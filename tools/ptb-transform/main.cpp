@@ -12,7 +12,6 @@
 #include "llvm/Support/YAMLTraits.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 int main(int argc, char **argv) {
@@ -22,12 +21,12 @@ int main(int argc, char **argv) {
   CLI::App app{"ptb-transform: make CUDA kernels persistent-thread-block (PTB) workers gated by %smid,\n"
                "and send their launches to the PTB runtime (docs/generated-code.md)."};
   app.set_version_flag("--version", fmt::format("ptb-transform {} (clang {})", PTB_VERSION, CLANG_VERSION_STRING));
+  app.name("ptb-transform");
   ptb::ParseRequest req;
   std::string output, outputDir, exportFixes, format = "text";
   bool inPlace = false, listKernels = false;
   ptb::RewriteOptions opts;
-  app.add_option("files", req.files, "CUDA source files")->required();
-  app.add_option("-p", req.buildDir, "Build directory holding compile_commands.json");
+  ptb::addParseOptions(app, req);
   app.add_option("-o", output, "Output file (one input only; '-' for stdout)");
   app.add_option("--output-dir", outputDir, "Write each output as <dir>/<input file name>");
   app.add_flag("-i", inPlace, "Rewrite the inputs in place (only when every file succeeds)");
@@ -36,16 +35,7 @@ int main(int argc, char **argv) {
   app.add_option("--format", format, "Inventory format: text or json")->check(CLI::IsMember({"text", "json"}));
   app.add_option("--export-fixes", exportFixes, "Also write the edits as clang-apply-replacements YAML");
   app.add_flag("--strict", opts.strict, "Kernels or launches that cannot be rewritten are errors");
-  app.add_option("--cuda-path", req.cudaPath, "CUDA installation (else CUDA_PATH, nvcc on PATH, /usr/local/cuda)");
-  app.add_option("--extra-arg", req.extraArgs, "Compiler argument to append")->take_all();
-  app.add_option("--extra-arg-before", req.extraArgsBefore, "Compiler argument to prepend")->take_all();
-  toolArgs.erase(toolArgs.begin());  // CLI11 takes the arguments without the program name, reversed
-  std::reverse(toolArgs.begin(), toolArgs.end());
-  try {
-    app.parse(toolArgs);
-  } catch (const CLI::ParseError &e) {
-    return app.exit(e);
-  }
+  if (int rc = ptb::parseCommandLine(app, toolArgs); rc >= 0) return rc;
   req.argsAfterDashDash = compilerArgs;
   opts.toolVersion = PTB_VERSION;
 
