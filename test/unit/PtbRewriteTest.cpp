@@ -169,7 +169,8 @@ TEST_F(PtbRewriteTest, TemplateKernelTwinTaskAndLauncherAsDocumented) {
       "template <typename T>\n"
       "__global__ void __launch_bounds__(256) saxpy__ptb(int n, T a, const T *__restrict__ x, T *y, "
       "const ::ptb::Launch ptb_launch) {\n"
-      "  ::ptb::run_tasks(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) {\n"
+      // saxpy's threads never meet (no shared memory, barrier or warp operation): no barrier between tasks.
+      "  ::ptb::run_tasks<::ptb::TaskSync::none>(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) {\n"
       "    saxpy__ptb_task<T>(ptb_block, ptb_grid, n, a, x, y);\n"
       "  });\n"
       "}\n";
