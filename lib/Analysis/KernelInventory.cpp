@@ -361,7 +361,13 @@ public:
     const Expr *ce = call->getCallee()->IgnoreParenImpCasts();
     if (auto *dre = dyn_cast<DeclRefExpr>(ce)) {
       nameLoc = dre->getLocation();
-      lparen = a.lparenAfter(dre->getEndLoc());
+      SourceLocation end = dre->getEndLoc();
+      // A call written in a macro argument is edited where it is written.
+      if (nameLoc.isMacroID() && !a.spelledInMacroBody(nameLoc) && !a.spelledInMacroBody(end)) {
+        nameLoc = a.sm.getSpellingLoc(nameLoc);
+        end = a.sm.getSpellingLoc(end);
+      }
+      lparen = a.lparenAfter(end);
     } else {
       implicitForm = true;
     }
@@ -713,33 +719,9 @@ private:
     s.expr = call;
     s.inMacro = b.isMacroID();
     if (s.inMacro) {
-      SourceLocation exp = a.sm.getExpansionLoc(b);
-      // The macro whose argument (or body) holds the launch.
-      SourceLocation l = b;
-      std::string m;
-      while (l.isMacroID()) {
-        SourceLocation next;
-        if (a.sm.isMacroArgExpansion(l)) {
-          // the macro taking this argument
-          SourceLocation expStart = a.sm.getImmediateExpansionRange(l).getBegin();
-          m = Lexer::getImmediateMacroName(expStart.isMacroID() ? expStart : l, a.sm, a.ctx.getLangOpts()).str();
-          next = a.sm.getImmediateSpellingLoc(l);
-        } else {
-          m = Lexer::getImmediateMacroName(l, a.sm, a.ctx.getLangOpts()).str();
-          next = a.sm.getImmediateExpansionRange(l).getBegin();
-        }
-        l = next;
-      }
-      (void)exp;
-      s.macro = m;
       s.inMacroBody = a.spelledInMacroBody(b);
-      if (!s.inMacroBody) {
-        // Name the macro from the expansion point's token.
-        SourceLocation e = a.sm.getExpansionLoc(b);
-        (void)e;
-        s.macro = macroOfArgument(b);
-      }
-      s.loc = a.locate(b);
+      s.macro = macroOf(b, s.inMacroBody);
+      // A launch in a macro argument is located where it is written; one in a definition, at the use.
       if (!s.inMacroBody) s.loc = locateSpelling(b);
     }
     if (auto *dre = dyn_cast<DeclRefExpr>(calleeExpr); dre && dre->hasExplicitTemplateArgs())
@@ -770,31 +752,16 @@ private:
     return l;
   }
 
-  std::string macroOfArgument(SourceLocation loc) {
-    // Walk out to the outermost expansion and name the macro there.
-    std::string m;
-    SourceLocation l = loc;
-    while (l.isMacroID()) {
-      if (a.sm.isMacroArgExpansion(l)) {
-        CharSourceRange r = a.sm.getImmediateExpansionRange(l);
-        SourceLocation macroStart = a.sm.getExpansionLoc(r.getBegin());
-        (void)macroStart;
-        l = a.sm.getImmediateSpellingLoc(l);
-      } else {
-        m = Lexer::getImmediateMacroName(l, a.sm, a.ctx.getLangOpts()).str();
-        l = a.sm.getImmediateExpansionRange(l).getBegin();
-      }
+  // The macro a launch comes out of: for a launch in a macro's argument, the macro invoked in the source
+  // text; for one written in a macro's definition, that macro.
+  std::string macroOf(SourceLocation loc, bool inDefinition) {
+    if (inDefinition) {
+      SourceLocation l = loc;
+      while (l.isMacroID() && a.sm.isMacroArgExpansion(l)) l = a.sm.getImmediateSpellingLoc(l);
+      return Lexer::getImmediateMacroName(l, a.sm, a.ctx.getLangOpts()).str();
     }
-    if (m.empty()) {
-      // The launch is a macro argument: read the macro name at the expansion point.
-      SourceLocation e = a.sm.getExpansionLoc(loc);
-      Token tok;
-      (void)tok;
-      SourceLocation start = a.sm.getExpansionRange(loc).getBegin();
-      m = Lexer::getSourceText(CharSourceRange::getTokenRange(start, start), a.sm, a.ctx.getLangOpts()).str();
-      (void)e;
-    }
-    return m;
+    SourceLocation start = a.sm.getExpansionRange(loc).getBegin();
+    return Lexer::getSourceText(CharSourceRange::getTokenRange(start, start), a.sm, a.ctx.getLangOpts()).str();
   }
 
   void record(LaunchSite &s, const FunctionDecl *callee) {
