@@ -8,10 +8,11 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPEATS="${1:-5}"; shift || true
 FILES=("$@"); [ ${#FILES[@]} -gt 0 ] || FILES=(test/gpu/*.cu)
-TOOL=build/tools/ptb-transform/ptb-transform
+# A private copy of the tool: a rebuild during the run must not change what is timed.
+TOOL="$(mktemp -d)/ptb-transform"; cp build/tools/ptb-transform/ptb-transform "$TOOL"
 CLANG=/usr/lib/llvm-19/bin/clang++
 CUDA=/usr/local/cuda
-STUB="$(mktemp -d)"; touch "$STUB/texture_fetch_functions.h"; trap 'rm -rf "$STUB"' EXIT
+STUB="$(mktemp -d)"; touch "$STUB/texture_fetch_functions.h"; trap 'rm -rf "$STUB" "$(dirname "$TOOL")"' EXIT
 COMMON=(-fsyntax-only -x cuda --cuda-path=$CUDA -isystem "$STUB" -isystem $CUDA/include/cccl --cuda-gpu-arch=sm_90
         -nocudalib -Wno-unknown-cuda-version -Wno-unknown-attributes -std=c++17 -I test/gpu -w)
 
@@ -26,6 +27,9 @@ time_cmd() {  # prints the median wall seconds of REPEATS runs of "$@"
 printf "%-34s %8s %8s %8s %7s %7s\n" file tool_s dev_s both_s tool/dev tool/both
 tot_t=0; tot_d=0; tot_b=0; n=0; lr_d=0; lr_b=0
 for f in "${FILES[@]}"; do
+  # Every timed command must succeed: a failure would time an error path.
+  "$TOOL" "$f" -o /dev/null -- -std=c++17 -I test/gpu >/dev/null 2>&1 || { echo "ptb-transform failed on $f" >&2; exit 1; }
+  "$CLANG" "${COMMON[@]}" --cuda-device-only -Xclang -target-sdk-version=12.5 "$f" || { echo "clang failed on $f" >&2; exit 1; }
   t=$(time_cmd "$TOOL" "$f" -o /dev/null -- -std=c++17 -I test/gpu)
   d=$(time_cmd "$CLANG" "${COMMON[@]}" --cuda-device-only -Xclang -target-sdk-version=12.5 "$f")
   b=$(time_cmd "$CLANG" "${COMMON[@]}" "$f")
