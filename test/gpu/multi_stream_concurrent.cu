@@ -53,14 +53,19 @@ int main(int argc, char** argv) {
     int n = 1 << 24;
     tg::DevBuf<int> in(n), b[4] = {tg::DevBuf<int>(n), tg::DevBuf<int>(n), tg::DevBuf<int>(n), tg::DevBuf<int>(n)};
     in.fill_bytes(1);
+    // TG_BENCH_STREAMS=1 (diagnosis only): the same 12 launches in one stream, to see how much of the
+    // 4-stream time comes from the streams overlapping.
+    const char* ns_env = getenv("TG_BENCH_STREAMS");
+    const int ns = ns_env && atoi(ns_env) >= 1 && atoi(ns_env) <= 4 ? atoi(ns_env) : 4;
     return tg::bench("multi_stream_concurrent", [&] {
       CUDA_CHECK(cudaEventRecord(ev[0], 0));
       for (int k = 0; k < 4; ++k) CUDA_CHECK(cudaStreamWaitEvent(s[k], ev[0], 0));
       for (int k = 0; k < 4; ++k) {
-        init_scaled<<<(n + 255) / 256, 256, 0, s[k]>>>(in, b[k], n, k);
-        add_block_id<<<132 * 4, 256, 0, s[k]>>>(b[k], n);
-        square_mod<<<(n + 255) / 256, 256, 0, s[k]>>>(b[k], n);
-        CUDA_CHECK(cudaEventRecord(ev[k], s[k]));
+        cudaStream_t sk = s[k % ns];
+        init_scaled<<<(n + 255) / 256, 256, 0, sk>>>(in, b[k], n, k);
+        add_block_id<<<132 * 4, 256, 0, sk>>>(b[k], n);
+        square_mod<<<(n + 255) / 256, 256, 0, sk>>>(b[k], n);
+        CUDA_CHECK(cudaEventRecord(ev[k], sk));
       }
       for (int k = 0; k < 4; ++k) CUDA_CHECK(cudaStreamWaitEvent(0, ev[k], 0));
     });
