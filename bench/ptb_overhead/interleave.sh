@@ -50,4 +50,14 @@ awk '{k="i"$1; if(!(k in seen)){seen[k]=1; cols[++nc]=k} r[$3,k]=$6; o[$3,k]=$4;
       for(i=1;i<=nr;i++){q=rows[i]; printf "%-28s", q; for(c=1;c<=nc;c++) printf " %7s/%7s/%6s", o[q,cols[c]], p[q,cols[c]], r[q,cols[c]]; print ""}
       for(c=1;c<=nc;c++){s=0;n=0;w=0; for(i=1;i<=nr;i++){x=r[rows[i],cols[c]]; if(x>0){s+=log(x);n++; if(x>w)w=x}} if(n) printf "%s: geomean %.4f worst %.4f over %d\n", cols[c], exp(s/n), w, n}}' \
   /tmp/bench_all.txt | tee "$OUT/table.txt"
+# Nsight Compute (DRAM bytes, L2 hit, time) of one original and one twin launch, per setting in $NCU_SETTINGS
+M=gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct,l1tex__t_sector_hit_rate.pct,smsp__inst_executed.sum
+NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+for v in ${NCU_SETTINGS:-}; do for pk in grid3d_block3d:stencil7 return_after_last_barrier:neighbour_diff; do
+  el=$(( $(date +%s) - T0 )); [ $el -gt 240 ] && { echo "== skip ncu $v $pk (time: +$el s)"; continue; }
+  p=${pk%%:*}; k=${pk#*:}
+  echo "=== ncu PTB_INTERLEAVE=$v $p ($k)"
+  PTB_INTERLEAVE=$v timeout 30 "$NCU" --clock-control none --metrics "$M" -k "regex:^$k" --launch-skip 6 --launch-count 2 \
+    build/gpu-bin/ptb/$p --bench 2>&1 | grep -E "^  [a-z_]|^    [a-z_]+__|ERR|rror" | sed 's/  */ /g'
+done; done 2>&1 | tee "$OUT/ncu.txt"
 echo "== done at +$(( $(date +%s) - T0 )) s"
