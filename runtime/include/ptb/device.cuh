@@ -23,8 +23,6 @@ constexpr unsigned kDefaultCheckCycles = 32768;
 constexpr unsigned kDefaultMaxChunk = 32;
 constexpr unsigned kDefaultFirstChunk = 4;
 constexpr unsigned kDefaultChunkCycles = 131072;
-// Task order (ptb::Tuning::interleave, PTB_INTERLEAVE): 0 = each worker walks consecutive ids.
-constexpr unsigned kDefaultInterleave = 0;
 
 // Launch flags
 constexpr unsigned kCaptured = 1u;  // slot belongs to a captured graph node: reset, never freed
@@ -84,16 +82,6 @@ struct Launch {
   unsigned chunk_cycles;            // a claim takes about this many cycles of tasks at most (0: no limit)
   unsigned flags;                   // kCaptured, kResume
   unsigned gen;                     // slot generation this launch runs in (kAnyGen: captured)
-  // Interleaved task order (ptb::Tuning::interleave; ilv == 0: off, ids are task ids). The workers walk
-  // *logical* ids; logical ids below ilv_end (a multiple of ilv_group = ilv * workers, at most 2^32) form
-  // groups of ilv_group ids, and in each group logical id w * ilv + r (column w, row r) is the task id
-  // r * workers + w: a column of ilv logical ids is ilv tasks spaced `workers` apart, so the W workers that
-  // each run one column at the same time run neighbouring task ids, as the hardware's block order does.
-  // Ids from ilv_end on are task ids. A bijection: exactly-once in logical ids is exactly-once in tasks.
-  unsigned ilv;                     // column length (0: off)
-  unsigned ilv_group;               // ilv * workers
-  unsigned long long ilv_end;       // logical ids below it are permuted
-  unsigned sx, sy, sz;              // `workers` as grid coordinates (sx < gx, sy < gy): one step down a column
 };
 
 namespace detail {
@@ -138,15 +126,6 @@ struct Leader {
   bool ranked, tracing;
   bool pending;                 // handed-back ranges were seen at the last check
 };
-
-// Task id of logical id l (see Launch::ilv). 32-bit divisions: ilv_end <= 2^32.
-__device__ __forceinline__ unsigned long long task_of(const Launch& L, unsigned long long l) {
-  if (l >= L.ilv_end) return l;
-  const unsigned i = static_cast<unsigned>(l);
-  const unsigned g = i / L.ilv_group, o = i - g * L.ilv_group;
-  const unsigned w = o / L.ilv, r = o - w * L.ilv;
-  return static_cast<unsigned long long>(g * L.ilv_group + r * L.workers + w);
-}
 
 __device__ __forceinline__ uint3 coords(const Launch& L, unsigned long long id) {
   if (L.ntasks <= (1ull << 32)) {
@@ -380,16 +359,11 @@ __device__ __forceinline__ unsigned next_run(const Launch& L, Leader& s) {
   if (s.cur >= s.end && !claim(L, s, looked)) return 0;
   unsigned long long go = s.end - s.cur;
   if (go > s.k - s.since) go = s.k - s.since;
-  if (s.cur < L.ilv_end) {
-    // Interleaved: a run stays in one column (its tasks are `workers` apart; the next column's are not).
-    const unsigned left = L.ilv - static_cast<unsigned>(s.cur) % L.ilv;
-    if (go > left) go = left;
-  }
   if (L.trace.recs != nullptr) {
     go = 1;
     s.tracing = true;
     s.tprev = globaltimer();
-    s.idprev = task_of(L, s.cur);
+    s.idprev = s.cur;
   }
   s.given = static_cast<unsigned>(go);
   return s.given;
@@ -517,10 +491,8 @@ __device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
       if (ptb_joined_) {
         const unsigned go = detail::next_run(launch, ptb_state_);
         if (go) {
-          // Bit 31 of the count: the run's tasks are `workers` apart (interleaved order), else consecutive.
-          const unsigned long long cur = ptb_state_.cur;
-          const uint3 c = detail::coords(launch, detail::task_of(launch, cur));
-          v = make_uint4(c.x, c.y, c.z, go | (cur < launch.ilv_end ? 0x80000000u : 0u));
+          const uint3 c = detail::coords(launch, ptb_state_.cur);
+          v = make_uint4(c.x, c.y, c.z, go);
         }
       }
       ptb_next_[r & 1] = v;
@@ -535,24 +507,10 @@ __device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
       continue;
     }
     unsigned x = v.x, y = v.y, z = v.z;
-    const bool strided = (v.w >> 31) != 0;
-    for (unsigned j = v.w & 0x7fffffffu;;) {
+    for (unsigned j = v.w;;) {
       task(make_uint3(x, y, z), grid);
       if (--j == 0) break;
-      if (strided) {
-        // next task id = this one + workers: add (sx, sy, sz) with carries (sx < gx, sy < gy)
-        x += launch.sx;
-        y += launch.sy;
-        z += launch.sz;
-        if (x >= launch.gx) {
-          x -= launch.gx;
-          ++y;
-        }
-        if (y >= launch.gy) {
-          y -= launch.gy;
-          ++z;
-        }
-      } else if (++x == launch.gx) {
+      if (++x == launch.gx) {
         x = 0;
         if (++y == launch.gy) {
           y = 0;

@@ -47,19 +47,11 @@ inline LaunchMode launch_mode() {
 // when every SM is allowed; 0: none); chunk_cycles: a claim takes no more tasks than run in about this
 // many cycles (0: no limit). Initial values from PTB_CHECK_CYCLES, PTB_MAX_CHUNK, PTB_FIRST_CHUNK,
 // PTB_CHUNK_CYCLES. Defaults {32768, 32, 4, 131072}, chosen from the H100 sweeps (docs/runtime.md, Tuning).
-// interleave (PTB_INTERLEAVE, default 0 = off): task order. 0: each worker runs consecutive task ids
-// (static first chunk, then guided claims). c > 0 (1..127): interleaved, like the hardware's block order:
-// tasks are taken in groups of c x W (W workers); in a group worker column w is the tasks w, w + W, ...,
-// w + (c-1)W; each original worker starts on one column of the first group (first_chunk is then c, when
-// every SM is allowed and first_chunk != 0) and claims take at most c tasks (max_chunk is min(max_chunk,
-// c)), so the workers running at the same moment run neighbouring ids. Used for grids of at most 2^32
-// blocks and at least c x W; the ids past the last whole group run in the usual order.
 struct Tuning {
   unsigned check_cycles = detail::kDefaultCheckCycles;
   unsigned max_chunk = detail::kDefaultMaxChunk;
   unsigned first_chunk = detail::kDefaultFirstChunk;
   unsigned chunk_cycles = detail::kDefaultChunkCycles;
-  unsigned interleave = detail::kDefaultInterleave;
 };
 namespace detail {
 inline Tuning& tuning_locked() {
@@ -72,13 +64,11 @@ inline Tuning& tuning_locked() {
     env("PTB_MAX_CHUNK", x.max_chunk);
     env("PTB_FIRST_CHUNK", x.first_chunk);
     env("PTB_CHUNK_CYCLES", x.chunk_cycles);
-    env("PTB_INTERLEAVE", x.interleave);
     return x;
   }();
   t.max_chunk = std::max(1u, std::min(t.max_chunk, kMaxChunk));
   t.first_chunk = std::min(t.first_chunk, t.max_chunk);
   if (t.check_cycles == 0) t.check_cycles = 1;
-  t.interleave = std::min(t.interleave, kMaxChunk);
   return t;
 }
 struct Runtime;
@@ -505,26 +495,6 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   if (!restricted(*pol) && tu.first_chunk) {
     const unsigned long long f = ntasks / (4ull * p.workers);
     L.first = static_cast<unsigned>(f < 1 ? 1 : (f > tu.first_chunk ? tu.first_chunk : f));
-  }
-  // Interleaved order (Tuning::interleave; Launch::ilv): whole groups of c x W ids, grids of <= 2^32 blocks.
-  L.ilv = L.ilv_group = 0;
-  L.ilv_end = 0;
-  L.sx = L.sy = L.sz = 0;
-  if (tu.interleave && p.workers > 1 && ntasks <= (1ull << 32)) {
-    const unsigned col = tu.interleave;
-    const unsigned long long g = static_cast<unsigned long long>(col) * p.workers;
-    const unsigned long long end = ntasks / g * g;
-    if (end) {
-      L.ilv = col;
-      L.ilv_group = static_cast<unsigned>(g);
-      L.ilv_end = end;
-      const unsigned w = p.workers;
-      L.sx = w % c.grid.x;
-      L.sy = (w / c.grid.x) % c.grid.y;
-      L.sz = static_cast<unsigned>(static_cast<unsigned long long>(w) / (static_cast<unsigned long long>(c.grid.x) * c.grid.y));
-      if (L.first) L.first = col;  // each original worker starts on one column of the first group
-      if (L.max_chunk > col) L.max_chunk = col;
-    }
   }
   L.base = static_cast<unsigned long long>(L.first) * p.workers;
   L.flags = captured ? kCaptured : 0u;
