@@ -339,7 +339,8 @@ private:
     SourceLocation end = afterToken(sm.getExpansionLoc(fd->getBody()->getEndLoc()));
     const FunctionDecl *first = fd->getFirstDecl();
     bool priorInMain = first != fd && sm.getFileID(sm.getExpansionLoc(first->getLocation())) == mainFile;
-    unsigned kernelLine = lineOf(sm.getExpansionLoc(fd->getLocation()));
+    // The generated heads map to where the kernel's declaration starts (its template header, if any).
+    unsigned kernelLine = lineOf(start);
 
     std::string t;
     t += "\n// PTB twin of " + k.qualifiedName + " (ptb-transform; docs/generated-code.md).\n";
@@ -359,7 +360,6 @@ private:
          joinNonEmpty("const ::ptb::LaunchConfig& ptb_config", paramList(fd, !priorInMain)) + ") {\n";
     t += "  ::ptb::launch(" + joinNonEmpty("ptb_config, " + name + targs + ", " + name + "__ptb" + targs, args) + ");\n}\n";
     addEdit(mainFile, offsetOf(end), 0, t + lineDirective(mainFile, lineOf(end)));
-    (void)start;
 
     if (priorInMain) {
       // Launches may come before the definition: declare the launcher after the first declaration.

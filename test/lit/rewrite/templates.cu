@@ -23,7 +23,7 @@ void run(float *yf, const float *xf, double *yd, const double *xd, int *o, int n
 }
 
 // CHECK:      // PTB twin of scale
-// CHECK-NEXT: #line 8 "{{.*}}templates.cu"
+// CHECK-NEXT: #line 7 "{{.*}}templates.cu"
 // CHECK-NEXT: template <typename T, int Unroll = 2>
 // CHECK-NEXT: static __device__ __forceinline__ void scale__ptb_task(const uint3 blockIdx, const dim3 gridDim, T *__restrict__ y, const T *__restrict__ x, T a, int n)
 // CHECK:      template <typename T, int Unroll = 2>
