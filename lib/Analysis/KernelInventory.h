@@ -28,6 +28,9 @@ constexpr BuiltinVar kBuiltinVars[] = {BuiltinVar::blockIdx, BuiltinVar::gridDim
                                        BuiltinVar::blockDim};
 const char *name(BuiltinVar v);
 
+// Which built-in variable `e` names (a DeclRefExpr to blockIdx/gridDim/threadIdx/blockDim), if any.
+std::optional<BuiltinVar> builtinVarOf(const clang::Expr *e);
+
 // How a kernel reaches one built-in variable.
 struct BuiltinUse {
   bool direct = false;                             // written in the kernel body

@@ -1,16 +1,14 @@
 #include "Uniformity.h"
+#include "KernelInventory.h"
 
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
 
-#include <optional>
 
 using namespace clang;
 
 namespace ptb {
-
-std::optional<int> builtinVarIndex(const Expr *e);  // defined below
 
 namespace {
 
@@ -52,21 +50,6 @@ public:
 
 } // namespace
 
-std::optional<int> builtinVarIndex(const Expr *e) {
-  auto *ref = dyn_cast<DeclRefExpr>(e);
-  if (!ref) return std::nullopt;
-  auto *var = dyn_cast<VarDecl>(ref->getDecl());
-  if (!var || !var->getIdentifier()) return std::nullopt;
-  if (var->getType().getUnqualifiedType().getAsString().find("__cuda_builtin_") == std::string::npos)
-    return std::nullopt;
-  llvm::StringRef n = var->getName();
-  if (n == "blockIdx") return 0;
-  if (n == "gridDim") return 1;
-  if (n == "threadIdx") return 2;
-  if (n == "blockDim") return 3;
-  return std::nullopt;
-}
-
 UniformityAnalysis::UniformityAnalysis(ASTContext &ctx, const FunctionDecl *fn)
     : ctx(ctx), fn(fn), parents(const_cast<Stmt *>(fn->getBody())) {
   computeVaryingVariables();
@@ -82,8 +65,8 @@ bool UniformityAnalysis::isUniform(const Expr *e, std::string &reason) const {
           ImplicitValueInitExpr, GNUNullExpr, DependentScopeDeclRefExpr, SubstNonTypeTemplateParmExpr>(e))
     return true;
   if (auto *ref = dyn_cast<DeclRefExpr>(e)) {
-    if (auto idx = builtinVarIndex(ref)) {
-      if (*idx == 2) { reason = "threadIdx"; return false; }
+    if (auto v = builtinVarOf(ref)) {
+      if (*v == BuiltinVar::threadIdx) { reason = "threadIdx"; return false; }
       return true;
     }
     const ValueDecl *d = ref->getDecl();
