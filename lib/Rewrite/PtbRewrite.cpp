@@ -309,18 +309,20 @@ private:
       SourceLocation at = declStart(k.decl);
       addEdit(mainFile, offsetOf(at), 0, text + lineDirective(mainFile, lineOf(at)));
     }
-    if (priorInMain) {
-      SourceLocation declEnd = sm.getExpansionLoc(first->getEndLoc());
-      auto semi = Lexer::findNextToken(declEnd, sm, lo);
-      if (semi && semi->is(tok::semi)) {
-        std::string fwd = "\n" + templateHeaderOrEmpty(fd, first) + headBeforeNameNoTemplate(fd) + name + "(" +
-                          joinNonEmpty(leading, paramList(fd, true)) + ");\n";
-        addEdit(mainFile, offsetOf(semi->getEndLoc()), 0, fwd + lineDirective(mainFile, lineOf(semi->getLocation())));
-      }
-    }
+    if (priorInMain)
+      declareAfterFirstDeclaration(first, (templateHeader(fd).empty() ? "" : templateHeader(fd) + "\n") +
+                                              headBeforeNameNoTemplate(fd) + name + "(" +
+                                              joinNonEmpty(leading, paramList(fd, true)) + ");");
   }
 
-  std::string templateHeaderOrEmpty(const FunctionDecl *fd, const FunctionDecl *) const { return templateHeader(fd) + (templateHeader(fd).empty() ? "" : "\n"); }
+  // Inserts `declaration` on its own line after the `;` that ends `first` (a declaration before the
+  // definition), with #line resuming the original numbering.
+  void declareAfterFirstDeclaration(const FunctionDecl *first, const std::string &declaration) {
+    auto semi = Lexer::findNextToken(sm.getExpansionLoc(first->getEndLoc()), sm, lo);
+    if (!semi || !semi->is(tok::semi)) return;
+    addEdit(mainFile, offsetOf(semi->getEndLoc()), 0,
+            "\n" + declaration + "\n" + lineDirective(mainFile, lineOf(semi->getLocation())));
+  }
 
   std::string headBeforeNameNoTemplate(const FunctionDecl *fd) const {
     std::string head = headBeforeName(fd);
@@ -361,16 +363,11 @@ private:
     t += "  ::ptb::launch(" + joinNonEmpty("ptb_config, " + name + targs + ", " + name + "__ptb" + targs, args) + ");\n}\n";
     addEdit(mainFile, offsetOf(end), 0, t + lineDirective(mainFile, lineOf(end)));
 
-    if (priorInMain) {
-      // Launches may come before the definition: declare the launcher after the first declaration.
-      SourceLocation declEnd = sm.getExpansionLoc(first->getEndLoc());
-      auto semi = Lexer::findNextToken(declEnd, sm, lo);
-      if (semi && semi->is(tok::semi)) {
-        std::string fwd = "\n" + (tmpl.empty() ? "" : tmpl + "\n") + "static inline void " + name + "__ptb_launch(" +
-                          joinNonEmpty("const ::ptb::LaunchConfig& ptb_config", paramList(fd, true)) + ");\n";
-        addEdit(mainFile, offsetOf(semi->getEndLoc()), 0, fwd + lineDirective(mainFile, lineOf(semi->getLocation())));
-      }
-    }
+    // Launches may come before the definition: declare the launcher after the first declaration.
+    if (priorInMain)
+      declareAfterFirstDeclaration(first, (tmpl.empty() ? "" : tmpl + "\n") + "static inline void " + name +
+                                              "__ptb_launch(" +
+                                              joinNonEmpty("const ::ptb::LaunchConfig& ptb_config", paramList(fd, true)) + ");");
   }
 
   // Spelling location in the main file of a token of a launch, or invalid.
