@@ -1,5 +1,6 @@
 #include "PtbRewrite.h"
 
+#include "SourceText.h"
 #include "ToolRunner.h"
 
 #include "clang/AST/DeclTemplate.h"
@@ -30,20 +31,11 @@ struct Edit {
   unsigned order;  // insertion order, to keep edits at one offset stable
 };
 
-std::string quoteForLineDirective(llvm::StringRef path) {
-  std::string out;
-  for (char c : path) {
-    if (c == '\\' || c == '"') out += '\\';
-    out += c;
-  }
-  return out;
-}
-
-class PtbRewriter {
+class PtbRewriter : SourceText {
 public:
   PtbRewriter(CompilerInstance &ci, ASTContext &ctx, const Inventory &inv, const RewriteOptions &opts)
-      : ci(ci), ctx(ctx), sm(ctx.getSourceManager()), lo(ctx.getLangOpts()), diags(ci.getDiagnostics()),
-        inv(inv), opts(opts), mainFile(sm.getMainFileID()) {}
+      : SourceText(ctx.getSourceManager(), ctx.getLangOpts(), inv.mainFile), ci(ci), ctx(ctx),
+        diags(ci.getDiagnostics()), inv(inv), opts(opts) {}
 
   bool run(RewriteResult &result) {
     llvm::StringRef buffer = sm.getBufferData(mainFile);
@@ -130,116 +122,10 @@ public:
 
 private:
   // ---------------------------------------------------------------------------------------------------
-  // Helpers on text and locations.
+  // Helpers on text and locations are SourceText's.
 
   void addEdit(FileID f, unsigned offset, unsigned length, std::string text, bool first = false) {
     edits.push_back({f, offset, length, std::move(text), first ? 0u : ++editCount});
-  }
-
-  unsigned offsetOf(SourceLocation l) const { return sm.getFileOffset(l); }
-
-  std::string textBetween(SourceLocation b, SourceLocation e) const {  // [b, e)
-    return sm.getBufferData(sm.getFileID(b)).substr(offsetOf(b), offsetOf(e) - offsetOf(b)).str();
-  }
-
-  SourceLocation afterToken(SourceLocation l) const { return Lexer::getLocForEndOfToken(l, 0, sm, lo); }
-
-  std::string tokenRangeText(SourceRange r) const {
-    return Lexer::getSourceText(CharSourceRange::getTokenRange(r), sm, lo).str();
-  }
-
-  std::string lineDirective(FileID f, unsigned line) const {
-    std::string name;
-    if (f == mainFile) name = inv.mainFile;
-    else if (auto fe = sm.getFileEntryRefForID(f)) name = fe->getName().str();
-    return "#line " + std::to_string(line) + " \"" + quoteForLineDirective(name) + "\"\n";
-  }
-
-  unsigned lineOf(SourceLocation l) const { return sm.getSpellingLineNumber(l); }
-
-  // Where a declaration's text starts: its template header, or its first specifier/attribute.
-  SourceLocation declStart(const FunctionDecl *fd) const {
-    if (auto *t = fd->getDescribedFunctionTemplate()) return sm.getExpansionLoc(t->getBeginLoc());
-    return sm.getExpansionLoc(fd->getBeginLoc());
-  }
-
-  std::string templateHeader(const FunctionDecl *fd) const {
-    auto *t = fd->getDescribedFunctionTemplate();
-    if (!t) return "";
-    SourceLocation r = sm.getExpansionLoc(t->getTemplateParameters()->getRAngleLoc());
-    return textBetween(declStart(fd), afterToken(r));
-  }
-
-  std::string templateArgsForward(const FunctionDecl *fd) const {
-    auto *t = fd->getDescribedFunctionTemplate();
-    if (!t) return "";
-    std::vector<std::string> names;
-    for (const NamedDecl *p : *t->getTemplateParameters())
-      names.push_back(p->getNameAsString() + (p->isParameterPack() ? "..." : ""));
-    return "<" + llvm::join(names, ", ") + ">";
-  }
-
-  std::string paramName(const ParmVarDecl *p, unsigned i) const {
-    return p->getName().empty() ? "ptb_param" + std::to_string(i) : p->getNameAsString();
-  }
-
-  // A parameter's declaration text; with `defaultArg` the default from any redeclaration is added.
-  // `__grid_constant__` is only allowed on a kernel's parameters: it is kept for the twin alone.
-  std::string paramText(const FunctionDecl *fd, unsigned i, bool defaultArg, bool forKernel = false) const {
-    const ParmVarDecl *p = fd->getParamDecl(i);
-    SourceLocation b = sm.getExpansionLoc(p->getBeginLoc());
-    SourceLocation e;
-    if (p->hasDefaultArg() || p->hasUninstantiatedDefaultArg() || p->hasUnparsedDefaultArg())
-      e = p->getName().empty() ? sm.getExpansionLoc(p->getTypeSpecEndLoc()) : sm.getExpansionLoc(p->getLocation());
-    else
-      e = sm.getExpansionLoc(p->getEndLoc());
-    std::string text = textBetween(b, afterToken(e));
-    if (!forKernel)
-      for (size_t at; (at = text.find("__grid_constant__")) != std::string::npos;) text.erase(at, 17);
-    if (p->getName().empty()) text += " " + paramName(p, i);
-    if (defaultArg) {
-      for (const FunctionDecl *r : fd->redecls()) {
-        const ParmVarDecl *rp = r->getParamDecl(i);
-        if (rp->hasDefaultArg() || rp->hasUninstantiatedDefaultArg()) {
-          text += " = " + tokenRangeText(rp->getDefaultArgRange());
-          break;
-        }
-      }
-    }
-    return text;
-  }
-
-  std::string paramList(const FunctionDecl *fd, bool defaults, bool forKernel = false) const {
-    std::vector<std::string> ps;
-    for (unsigned i = 0; i < fd->getNumParams(); ++i) ps.push_back(paramText(fd, i, defaults, forKernel));
-    return llvm::join(ps, ", ");
-  }
-
-  std::string argForward(const FunctionDecl *fd) const {
-    std::vector<std::string> as;
-    for (unsigned i = 0; i < fd->getNumParams(); ++i) {
-      const ParmVarDecl *p = fd->getParamDecl(i);
-      as.push_back(paramName(p, i) + (p->isParameterPack() ? "..." : ""));
-    }
-    return llvm::join(as, ", ");
-  }
-
-  static std::string joinNonEmpty(const std::string &a, const std::string &b) {
-    if (a.empty()) return b;
-    if (b.empty()) return a;
-    return a + ", " + b;
-  }
-
-  // The function's text from its start to its name, e.g. "template <class T> __global__ void ".
-  std::string headBeforeName(const FunctionDecl *fd) const {
-    return textBetween(declStart(fd), sm.getExpansionLoc(fd->getLocation()));
-  }
-
-  // Text between the parameter list's ')' and the body's '{' (trailing return types, attributes).
-  std::string headAfterParams(const FunctionDecl *fd) const {
-    FunctionTypeLoc ftl = fd->getFunctionTypeLoc();
-    SourceLocation r = sm.getExpansionLoc(ftl.getRParenLoc());
-    return textBetween(afterToken(r), sm.getExpansionLoc(fd->getBody()->getBeginLoc()));
   }
 
   // A function body with calls redirected to PTB clones (edits only inside the body's own text).
@@ -322,12 +208,6 @@ private:
     if (!semi || !semi->is(tok::semi)) return;
     addEdit(mainFile, offsetOf(semi->getEndLoc()), 0,
             "\n" + declaration + "\n" + lineDirective(mainFile, lineOf(semi->getLocation())));
-  }
-
-  std::string headBeforeNameNoTemplate(const FunctionDecl *fd) const {
-    std::string head = headBeforeName(fd);
-    std::string tmpl = templateHeader(fd);
-    return head.substr(tmpl.size());
   }
 
   void emitTwin(const Kernel &k) {
@@ -448,12 +328,9 @@ private:
 
   CompilerInstance &ci;
   ASTContext &ctx;
-  SourceManager &sm;
-  const LangOptions &lo;
   DiagnosticsEngine &diags;
   const Inventory &inv;
   const RewriteOptions &opts;
-  FileID mainFile;
   std::vector<Edit> edits;
   unsigned editCount = 0;
   std::map<unsigned, VirtualizedCall> redirects;  // by the callee name's location (raw encoding)

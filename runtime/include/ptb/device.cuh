@@ -123,6 +123,7 @@ struct Leader {
   unsigned k;                   // tasks between checks (about check_cycles of them)
   unsigned rate;                // tasks that ran per check_cycles at the last check (0: not measured)
   unsigned sm, rank;
+  unsigned worker;              // this worker's index among the launch's workers (blockIdx.x, or the slot's)
   bool ranked, tracing;
   bool pending;                 // handed-back ranges were seen at the last check
 };
@@ -218,7 +219,7 @@ __device__ __forceinline__ void trace_end(const Launch& L, Leader& s, unsigned l
       r.start = s.tprev;
       r.end = now;
       r.sm = s.sm;
-      r.worker = blockIdx.x;
+      r.worker = s.worker;
       r.tag = L.trace.tag;
       r.pad = 0;
       L.trace.recs[i] = r;
@@ -436,28 +437,53 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
 enum class TaskSync { block, none };
 #define PTB_HAS_TASK_SYNC 1
 
-// Every thread of the worker block calls it once. Runs task(blockIdx, gridDim) for each task the worker
-// gets, with one block-wide barrier between consecutive tasks (Sync == TaskSync::block); returns when the
-// worker must leave.
-template <TaskSync Sync = TaskSync::block, class Task>
-__device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
+namespace detail {
+
+// What a worker keeps in shared memory: the run published by its leader (entry r & 1 before barrier r)
+// and the leader's state. In shared memory, not registers: registers held across the task body would be
+// allocated to every thread and cut the twin's occupancy below the original's.
+struct WorkerShared {
+  uint4 next[2];
+  Leader state;
+  unsigned rejoin;
+  bool joined;
+};
+
+// The threads that form one worker, and how they meet.
+// The whole thread block (a PTB twin): barrier 0, leader thread (0,0,0), worker blockIdx.x.
+struct WholeBlock {
+  __device__ __forceinline__ bool leader() const { return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0; }
+  __device__ __forceinline__ void sync() const { __syncthreads(); }
+  __device__ __forceinline__ unsigned worker() const { return blockIdx.x; }
+};
+// One slot of a fused kernel: Threads consecutive threads (a multiple of 32) that meet at named barrier
+// Bar (1..15); `local` is the thread's index within the slot.
+template <unsigned Bar, unsigned Threads>
+struct SlotGroup {
+  static_assert(Bar >= 1 && Bar <= 15, "named barrier ids are 1..15 (0 is __syncthreads)");
+  static_assert(Threads % 32 == 0 && Threads > 0 && Threads <= 1024, "a slot is a whole number of warps");
+  unsigned local, worker_;
+  __device__ __forceinline__ bool leader() const { return local == 0; }
+  __device__ __forceinline__ void sync() const { asm volatile("bar.sync %0, %1;" ::"n"(Bar), "n"(Threads) : "memory"); }
+  __device__ __forceinline__ unsigned worker() const { return worker_; }
+};
+
+// The task loop of one worker (every thread of the group calls it once). Runs task(blockIdx, gridDim)
+// for each task the worker gets; returns when the worker must leave.
+template <TaskSync Sync, class Group, class Task>
+__device__ __forceinline__ void task_loop(const Group& group, const Launch& launch, WorkerShared& sh, Task&& task) {
   // The leader publishes a run of consecutive tasks, (x, y, z) of the first and the count, in entry r & 1
   // before barrier r; every thread reads it after the barrier and walks the run with its own copy of the
   // coordinates. Entry r & 1 is written again only before barrier r + 2, which every thread passes
   // after its read. Within a run: one barrier between consecutive tasks (TaskSync::block) or none; the
   // barrier that publishes the next run also separates the run's last task from the next one.
-  __shared__ uint4 ptb_next_[2];
-  // The leader's state lives in shared memory, not registers: registers held across the task body would
-  // be allocated to every thread and cut the twin's occupancy below the original's.
-  __shared__ detail::Leader ptb_state_;
-  __shared__ unsigned ptb_rejoin_;
-  __shared__ bool ptb_joined_;
-  const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
+  const bool leader = group.leader();
   if (leader) {
-    detail::Leader& s = ptb_state_;
+    Leader& s = sh.state;
     s.tprev = s.idprev = 0;
-    s.sm = detail::smid() % detail::kMaxSm;
+    s.sm = smid() % kMaxSm;
     s.rank = 0;
+    s.worker = group.worker();
     s.ranked = s.tracing = false;
     s.pending = true;
     s.est = launch.base;
@@ -468,42 +494,42 @@ __device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
     s.since = 0;
     s.last_check = clock64();
     bool joined = true;
-    if (launch.flags & detail::kResume) {
+    if (launch.flags & kResume) {
       // Resume workers on SMs the policy does not allow leave without touching the slot.
-      const unsigned cap = detail::vload(launch.caps + s.sm);
-      joined = cap != 0 && detail::join(launch);
+      const unsigned cap = vload(launch.caps + s.sm);
+      joined = cap != 0 && join(launch);
     } else {
-      detail::vstore(&launch.slot->running, 1u);
+      vstore(&launch.slot->running, 1u);
       if (launch.first) {
         // Static first chunk (the host saw every SM allowed at launch): no claim at start. The cap is
         // still read before the first task: a worker may start late, after a yield.
-        s.cur = static_cast<unsigned long long>(blockIdx.x) * launch.first;
+        s.cur = static_cast<unsigned long long>(s.worker) * launch.first;
         s.end = s.cur + launch.first;
         if (s.end > launch.ntasks) s.end = launch.ntasks;
       }
     }
-    ptb_joined_ = joined;
+    sh.joined = joined;
   }
   const dim3 grid(launch.gx, launch.gy, launch.gz);
   for (unsigned r = 0;; ++r) {
     if (leader) {
       uint4 v = make_uint4(0, 0, 0, 0);
-      if (ptb_joined_) {
-        const unsigned go = detail::next_run(launch, ptb_state_);
+      if (sh.joined) {
+        const unsigned go = next_run(launch, sh.state);
         if (go) {
-          const uint3 c = detail::coords(launch, ptb_state_.cur);
+          const uint3 c = coords(launch, sh.state.cur);
           v = make_uint4(c.x, c.y, c.z, go);
         }
       }
-      ptb_next_[r & 1] = v;
+      sh.next[r & 1] = v;
     }
-    __syncthreads();
-    const uint4 v = ptb_next_[r & 1];
+    group.sync();
+    const uint4 v = sh.next[r & 1];
     if (!v.w) {
       // Every thread has finished every task this worker ran.
-      if (leader) ptb_rejoin_ = ptb_joined_ && detail::leave(launch, ptb_state_);
-      __syncthreads();
-      if (!ptb_rejoin_) break;
+      if (leader) sh.rejoin = sh.joined && leave(launch, sh.state);
+      group.sync();
+      if (!sh.rejoin) break;
       continue;
     }
     unsigned x = v.x, y = v.y, z = v.z;
@@ -517,9 +543,73 @@ __device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
           ++z;
         }
       }
-      if constexpr (Sync == TaskSync::block) __syncthreads();
+      if constexpr (Sync == TaskSync::block) group.sync();
     }
   }
+}
+
+}  // namespace detail
+
+// Every thread of the worker block calls it once. Runs task(blockIdx, gridDim) for each task the worker
+// gets, with one block-wide barrier between consecutive tasks (Sync == TaskSync::block); returns when the
+// worker must leave.
+template <TaskSync Sync = TaskSync::block, class Task>
+__device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
+  __shared__ detail::WorkerShared ptb_worker_;
+  detail::task_loop<Sync>(detail::WholeBlock{}, launch, ptb_worker_, static_cast<Task&&>(task));
+}
+
+// ---- fused kernels (fuse-kernels; docs/fuse-kernels.md) ----
+// A fused kernel's block holds slots: consecutive, warp-aligned thread ranges, each a worker of one of
+// the fused kernels' launches. Slot i meets at named barrier i + 1 (the hardware has 16; 0 stays
+// __syncthreads), so at most 15 slots.
+constexpr unsigned kMaxFusedSlots = 15;
+// Where each slot's dynamic shared memory starts in the fused block's dynamic shared memory (bytes).
+struct FusedShared {
+  unsigned offset[kMaxFusedSlots];
+};
+using SlotShared = detail::WorkerShared;
+
+// Every thread of slot (Bar - 1) calls it once: the task loop of one worker of `launch` made of the
+// slot's Threads threads; `local` is the thread's index in the slot, `worker` the worker's index among
+// the launch's workers (fused block * slots of this kernel + the slot's rank among them).
+template <TaskSync Sync, unsigned Bar, unsigned Threads, class Task>
+__device__ __forceinline__ void run_slot_tasks(const Launch& launch, SlotShared& shared, unsigned local, unsigned worker,
+                                               Task&& task) {
+  detail::task_loop<Sync>(detail::SlotGroup<Bar, Threads>{local, worker}, launch, shared, static_cast<Task&&>(task));
+}
+
+// The thread's index within its slot's original block shape (bx, by, *) from its linear index there.
+__device__ __forceinline__ uint3 slot_thread_index(unsigned local, unsigned bx, unsigned by) {
+  const unsigned q = local / bx;
+  return make_uint3(local - q * bx, q % by, q / by);
+}
+
+// __syncthreads() and its reducing forms over one slot's threads (named barrier Bar, Threads threads).
+template <unsigned Bar, unsigned Threads>
+__device__ __forceinline__ void bar_sync() {
+  asm volatile("bar.sync %0, %1;" ::"n"(Bar), "n"(Threads) : "memory");
+}
+template <unsigned Bar, unsigned Threads>
+__device__ __forceinline__ int bar_red_popc(int pred) {
+  int r;
+  asm volatile("{ .reg .pred p; setp.ne.s32 p, %1, 0; bar.red.popc.u32 %0, %2, %3, p; }"
+               : "=r"(r) : "r"(pred), "n"(Bar), "n"(Threads) : "memory");
+  return r;
+}
+template <unsigned Bar, unsigned Threads>
+__device__ __forceinline__ int bar_red_and(int pred) {
+  int r;
+  asm volatile("{ .reg .pred p, q; setp.ne.s32 p, %1, 0; bar.red.and.pred q, %2, %3, p; selp.s32 %0, 1, 0, q; }"
+               : "=r"(r) : "r"(pred), "n"(Bar), "n"(Threads) : "memory");
+  return r;
+}
+template <unsigned Bar, unsigned Threads>
+__device__ __forceinline__ int bar_red_or(int pred) {
+  int r;
+  asm volatile("{ .reg .pred p, q; setp.ne.s32 p, %1, 0; bar.red.or.pred q, %2, %3, p; selp.s32 %0, 1, 0, q; }"
+               : "=r"(r) : "r"(pred), "n"(Bar), "n"(Threads) : "memory");
+  return r;
 }
 
 }  // namespace ptb

@@ -428,11 +428,74 @@ inline bool acquire_slot_locked(DeviceState& d, bool captured, unsigned& out) {
   return false;
 }
 
+// The policy a launch in `stream` runs under: the launch's own, the stream's, or the process's.
+inline PolicyState* policy_for_locked(const LaunchConfig& c) {
+  Runtime& r = rt();
+  PolicyState* pol = c.policy.state();
+  if (!pol && !r.stream_policies.empty()) {
+    auto it = r.stream_policies.find(c.stream);
+    if (it != r.stream_policies.end()) pol = it->second;
+  }
+  return pol ? pol : process_policy_state_locked();
+}
+
+// The policy's caps on device d (uploaded on first use; during a capture only if already there) and
+// the monitor when the policy restricts. False: the launch cannot run as PTB.
+inline bool ready_policy_locked(DeviceState& d, PolicyState& pol, bool captured) {
+  if (!pol.caps[d.dev] && (captured || !upload_caps_locked(d, pol))) return false;
+  if (restricted(pol)) start_monitor_locked();
+  return true;
+}
+
+// A launch's shape against the device's limits.
+inline bool fits_device(const DeviceState& d, dim3 grid, dim3 block) {
+  if (block.x == 0 || block.y == 0 || block.z == 0) return false;
+  if (block.x > static_cast<unsigned>(d.max_block[0]) || block.y > static_cast<unsigned>(d.max_block[1]) ||
+      block.z > static_cast<unsigned>(d.max_block[2]) ||
+      static_cast<unsigned long long>(block.x) * block.y * block.z > static_cast<unsigned>(d.max_threads))
+    return false;
+  return grid.x <= static_cast<unsigned>(d.max_grid[0]) && grid.y <= static_cast<unsigned>(d.max_grid[1]) &&
+         grid.z <= static_cast<unsigned>(d.max_grid[2]);
+}
+
+inline unsigned long long task_count(dim3 grid) {
+  return static_cast<unsigned long long>(grid.x) * grid.y * static_cast<unsigned long long>(grid.z);
+}
+
+// The control block of one launch in slot s of d: `workers` original workers run the tasks of `grid`.
+inline void fill_launch_locked(DeviceState& d, const PolicyState& pol, unsigned s, bool captured, dim3 grid,
+                               unsigned workers, Launch& L) {
+  const unsigned long long ntasks = task_count(grid);
+  L.slot = d.slot(s);
+  L.caps = pol.caps[d.dev];
+  L.free_flag = d.blocks[s / kSlotsPerBlock].dflags + s % kSlotsPerBlock;
+  L.strand_seq = d.blocks[s / kSlotsPerBlock].dstrand + s % kSlotsPerBlock;
+  L.trace = d.trace;
+  if (L.trace.recs) L.trace.tag = ++d.trace_tags;
+  L.ntasks = ntasks;
+  L.gx = grid.x;
+  L.gy = grid.y;
+  L.gz = grid.z;
+  L.workers = workers;
+  const Tuning tu = tuning_locked();
+  L.check_cycles = tu.check_cycles;
+  L.max_chunk = tu.max_chunk;
+  L.chunk_cycles = tu.chunk_cycles;
+  // Every SM allowed: each original worker starts on a static first chunk (no atomic at start).
+  L.first = 0;
+  if (!restricted(pol) && tu.first_chunk) {
+    const unsigned long long f = ntasks / (4ull * workers);
+    L.first = static_cast<unsigned>(f < 1 ? 1 : (f > tu.first_chunk ? tu.first_chunk : f));
+  }
+  L.base = static_cast<unsigned long long>(L.first) * workers;
+  L.flags = captured ? kCaptured : 0u;
+  L.gen = captured ? kAnyGen : d.recs[s].gen;
+}
+
 // Everything before the twin's launch. False: launch the original instead (it reports the same error a
 // plain launch would, or runs where the twin cannot).
 inline bool prepare(const LaunchConfig& c, const void* original, const void* twin, Prepared& p) {
-  const unsigned long long ntasks =
-      static_cast<unsigned long long>(c.grid.x) * c.grid.y * static_cast<unsigned long long>(c.grid.z);
+  const unsigned long long ntasks = task_count(c.grid);
   if (ntasks == 0 || ntasks >= kMaxTasks) return false;
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return false;
@@ -446,26 +509,12 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   if (captured && !(r.devs[dev] && r.devs[dev]->ok)) return false;
   DeviceState* d = device_locked(dev);
   if (!d) return false;
+  if (!fits_device(*d, c.grid, c.block) || c.shmem > d->smem_optin) return false;
   const unsigned threads = c.block.x * c.block.y * c.block.z;
-  if (c.block.x == 0 || c.block.y == 0 || c.block.z == 0) return false;
-  if (c.block.x > static_cast<unsigned>(d->max_block[0]) || c.block.y > static_cast<unsigned>(d->max_block[1]) ||
-      c.block.z > static_cast<unsigned>(d->max_block[2]) ||
-      static_cast<unsigned long long>(c.block.x) * c.block.y * c.block.z > static_cast<unsigned>(d->max_threads))
-    return false;
-  if (c.grid.x > static_cast<unsigned>(d->max_grid[0]) || c.grid.y > static_cast<unsigned>(d->max_grid[1]) ||
-      c.grid.z > static_cast<unsigned>(d->max_grid[2]))
-    return false;
-  if (c.shmem > d->smem_optin) return false;
   const int occ = occupancy_locked(*d, original, twin, threads, c.shmem);
   if (occ <= 0) return false;
-  PolicyState* pol = c.policy.state();
-  if (!pol && !r.stream_policies.empty()) {
-    auto it = r.stream_policies.find(c.stream);
-    if (it != r.stream_policies.end()) pol = it->second;
-  }
-  if (!pol) pol = process_policy_state_locked();
-  if (!pol->caps[dev] && (captured || !upload_caps_locked(*d, *pol))) return false;
-  if (restricted(*pol)) start_monitor_locked();
+  PolicyState* pol = policy_for_locked(c);
+  if (!ready_policy_locked(*d, *pol, captured)) return false;
   unsigned s = 0;
   if (!acquire_slot_locked(*d, captured, s)) return false;
   const unsigned long long full = static_cast<unsigned long long>(occ) * d->sms;
@@ -474,31 +523,7 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   p.workers = static_cast<unsigned>(std::min<unsigned long long>(full, ntasks));
   p.resume_workers = static_cast<unsigned>(full);
   p.policy = pol;
-  Launch& L = p.launch;
-  L.slot = d->slot(s);
-  L.caps = pol->caps[dev];
-  L.free_flag = d->blocks[s / kSlotsPerBlock].dflags + s % kSlotsPerBlock;
-  L.strand_seq = d->blocks[s / kSlotsPerBlock].dstrand + s % kSlotsPerBlock;
-  L.trace = d->trace;
-  if (L.trace.recs) L.trace.tag = ++d->trace_tags;
-  L.ntasks = ntasks;
-  L.gx = c.grid.x;
-  L.gy = c.grid.y;
-  L.gz = c.grid.z;
-  L.workers = p.workers;
-  const Tuning tu = tuning_locked();
-  L.check_cycles = tu.check_cycles;
-  L.max_chunk = tu.max_chunk;
-  L.chunk_cycles = tu.chunk_cycles;
-  // Every SM allowed: each original worker starts on a static first chunk (no atomic at start).
-  L.first = 0;
-  if (!restricted(*pol) && tu.first_chunk) {
-    const unsigned long long f = ntasks / (4ull * p.workers);
-    L.first = static_cast<unsigned>(f < 1 ? 1 : (f > tu.first_chunk ? tu.first_chunk : f));
-  }
-  L.base = static_cast<unsigned long long>(L.first) * p.workers;
-  L.flags = captured ? kCaptured : 0u;
-  L.gen = captured ? kAnyGen : d->recs[s].gen;
+  fill_launch_locked(*d, *pol, s, captured, c.grid, p.workers, p.launch);
   return true;
 }
 

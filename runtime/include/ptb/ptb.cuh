@@ -5,5 +5,6 @@
 
 #include "device.cuh"
 #include "host.cuh"
+#include "fused.cuh"
 #include "smset.cuh"
 #include "trace.cuh"
