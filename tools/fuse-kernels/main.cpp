@@ -1,43 +1,189 @@
-// fuse-kernels: Tacker-style fusion of Tensor-Core and CUDA-Core kernels (docs/fuse-kernels.md).
-// For now it parses the inputs and prints the inventory of the kernels to fuse; the fusion itself is
-// the fuse-kernels issue's work.
+// fuse-kernels: Tacker-style fusion of Tensor-Core and CUDA-Core kernels into one PTB kernel whose block
+// holds slots of each (docs/fuse-kernels.md). Options and output only; the work is in lib/Rewrite.
+#include "FuseRewrite.h"
 #include "KernelInventory.h"
 #include "ToolMain.h"
 #include "ToolRunner.h"
 
 #include "clang/Basic/Version.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <fmt/core.h>
 
+#include <set>
+
+namespace {
+std::string readFile(const std::string &path, std::string &error) {
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  if (!buf) {
+    error = path + ": " + buf.getError().message();
+    return "";
+  }
+  return (*buf)->getBuffer().str();
+}
+} // namespace
+
 int main(int argc, char **argv) {
   std::vector<std::string> toolArgs, compilerArgs;
   ptb::splitAtDashDash(argc, argv, toolArgs, compilerArgs);
-  CLI::App app{"fuse-kernels: fuse Tensor-Core and CUDA-Core kernels into one PTB kernel (not yet: inventory only)"};
+  CLI::App app{"fuse-kernels: fuse kernels (a Tensor-Core and a CUDA-Core one) into one PTB kernel whose block holds "
+               "slots of each, synchronized by named barriers"};
   app.set_version_flag("--version", fmt::format("fuse-kernels {} (clang {})", PTB_VERSION, CLANG_VERSION_STRING));
   app.name("fuse-kernels");
   ptb::ParseRequest req;
-  std::vector<std::string> kernels;
-  std::string format = "text";
+  std::vector<std::string> kernelSpecs;
+  std::string ratio, ratioFrom, name, output, config, format = "text";
+  bool allRatios = false, listKernels = false;
+  ptb::FusionLimits limits;
   ptb::addParseOptions(app, req);
-  app.add_option("--kernel", kernels, "A kernel to fuse, by name (repeat)");
+  app.add_option("--kernel", kernelSpecs,
+                 "A kernel to fuse, in slot order: NAME=BLOCK[,DYNAMIC_SHARED_BYTES], e.g. gemm=128 stencil=32x8");
+  app.add_option("--ratio", ratio, "Slots of each kernel per fused block, e.g. 1:2");
+  app.add_flag("--all-ratios", allRatios, "Emit every feasible ratio (and a candidate table for tuning/fusion_tune)");
+  app.add_option("--ratio-from", ratioFrom, "Take the ratio from a tuning harness's output (its 'winner a:b' line)");
+  app.add_option("--name", name, "Base name of the fused kernel (default <kernel>__<kernel>__fused)");
+  app.add_option("-o", output, "Output file (default: standard output)");
+  app.add_option("--config", config, "JSON batch of fusions (docs/fuse-kernels.md); each names its output");
+  app.add_option("--max-shared", limits.maxShared, "Shared memory one block may use, bytes (default: 232448, H100)");
+  app.add_flag("--list-kernels", listKernels, "Print the inventory of the kernels instead of fusing");
   app.add_option("--format", format, "Inventory format: text or json")->check(CLI::IsMember({"text", "json"}));
   if (int rc = ptb::parseCommandLine(app, toolArgs); rc >= 0) return rc;
   req.argsAfterDashDash = compilerArgs;
-  std::vector<ptb::Inventory> inventories;
-  bool ok = ptb::forEachTranslationUnit(req, [&](clang::CompilerInstance &, clang::ASTContext &ctx) {
-    ptb::Inventory inv = ptb::analyzeTranslationUnit(ctx);
-    if (!kernels.empty()) {
-      std::vector<ptb::Kernel> keep;
-      for (auto &k : inv.kernels)
-        if (std::find(kernels.begin(), kernels.end(), k.name) != kernels.end() ||
-            std::find(kernels.begin(), kernels.end(), k.qualifiedName) != kernels.end())
-          keep.push_back(k);
-      inv.kernels = keep;
+
+  if (listKernels) {
+    std::vector<ptb::Inventory> inventories;
+    bool ok = ptb::forEachTranslationUnit(req, [&](clang::CompilerInstance &, clang::ASTContext &ctx) {
+      inventories.push_back(ptb::analyzeTranslationUnit(ctx));
+    });
+    if (!ok) return 1;
+    llvm::outs() << (format == "json" ? ptb::formatInventoryJson(inventories) : ptb::formatInventoryText(inventories));
+    return 0;
+  }
+
+  // What to fuse.
+  std::vector<ptb::FusionJob> jobs;
+  std::string error;
+  if (!config.empty()) {
+    if (!kernelSpecs.empty() || !ratio.empty() || allRatios || !ratioFrom.empty()) {
+      llvm::errs() << "error: --config replaces --kernel, --ratio, --all-ratios and --ratio-from\n";
+      return 2;
     }
-    inventories.push_back(std::move(inv));
+    std::string text = readFile(config, error);
+    if (!error.empty() || !ptb::parseFusionConfig(text, jobs, error)) {
+      llvm::errs() << config << ": error: " << error << "\n";
+      return 2;
+    }
+  } else {
+    ptb::FusionJob job;
+    for (const std::string &s : kernelSpecs) {
+      ptb::FusionKernelRequest r;
+      if (!ptb::parseKernelRequest(s, r, error)) {
+        llvm::errs() << "error: --kernel " << error << "\n";
+        return 2;
+      }
+      job.kernels.push_back(r);
+    }
+    if (job.kernels.size() < 2) {
+      llvm::errs() << "error: name at least two kernels with --kernel NAME=BLOCK (or use --config)\n";
+      return 2;
+    }
+    if ((!ratio.empty()) + allRatios + (!ratioFrom.empty()) != 1) {
+      llvm::errs() << "error: give exactly one of --ratio, --all-ratios and --ratio-from\n";
+      return 2;
+    }
+    if (!ratioFrom.empty()) {
+      std::string text = readFile(ratioFrom, error);
+      std::vector<unsigned> r;
+      if (!error.empty() || !ptb::ratioFromHarnessOutput(text, r, error)) {
+        llvm::errs() << ratioFrom << ": error: " << error << "\n";
+        return 1;
+      }
+      ratio = ptb::ratioString(r);
+    }
+    if (!ratio.empty()) {
+      std::vector<unsigned> r;
+      if (!ptb::parseRatio(ratio, r) || r.size() != job.kernels.size()) {
+        llvm::errs() << "error: --ratio '" << ratio << "' must give one slot count (1..15) per kernel, like 1:2\n";
+        return 2;
+      }
+      job.ratios.push_back(r);
+    }
+    job.allRatios = allRatios;
+    job.name = name;
+    job.output = output;
+    jobs.push_back(job);
+  }
+  std::set<std::string> outputs;
+  for (const ptb::FusionJob &j : jobs)
+    if (!outputs.insert(j.output).second) {
+      llvm::errs() << "error: two fusions write to " << (j.output.empty() ? "standard output" : j.output)
+                   << "; give each its own \"output\"\n";
+      return 2;
+    }
+
+  // Parse every file once; prepare the slot functions of every kernel any job names.
+  std::vector<ptb::FusionKernelRequest> all;
+  for (const ptb::FusionJob &j : jobs) all.insert(all.end(), j.kernels.begin(), j.kernels.end());
+  std::vector<ptb::FusionFile> files;
+  bool ok = ptb::forEachTranslationUnit(req, [&](clang::CompilerInstance &ci, clang::ASTContext &ctx) {
+    ptb::FusionFile f;
+    if (ptb::prepareFusionFile(ci, ctx, ptb::analyzeTranslationUnit(ctx), all, f)) files.push_back(std::move(f));
   });
-  if (!ok) return 1;
-  llvm::outs() << (format == "json" ? ptb::formatInventoryJson(inventories) : ptb::formatInventoryText(inventories));
+  if (!ok) {
+    llvm::errs() << "fuse-kernels: nothing written (errors above)\n";
+    return 1;
+  }
+
+  std::map<std::string, std::string> written;
+  std::string toStdout;
+  bool failed = false;
+  for (const ptb::FusionJob &job : jobs) {
+    std::vector<ptb::SlotKernel> kernels;
+    std::vector<const ptb::FusionFile *> used;
+    for (const ptb::FusionKernelRequest &r : job.kernels) {
+      const ptb::FusionFile *holder = nullptr;
+      ptb::SlotKernel found;
+      for (const ptb::FusionFile &f : files)
+        for (const ptb::SlotKernel &k : f.kernels)
+          if (k.request.name == r.name) {
+            if (holder && holder != &f) {
+              llvm::errs() << "error: kernel '" << r.name << "' is defined in both " << holder->path << " and " << f.path
+                           << "\n";
+              failed = true;
+            }
+            holder = &f;
+            found = k;
+          }
+      if (!holder) {
+        llvm::errs() << "error: no kernel named '" << r.name << "' in the input files\n";
+        failed = true;
+        continue;
+      }
+      found.request = r;
+      kernels.push_back(found);
+      if (std::find(used.begin(), used.end(), holder) == used.end()) used.push_back(holder);
+    }
+    if (failed) continue;
+    std::vector<std::string> errors, notes;
+    std::string text = ptb::assembleFusedOutput(job, used, kernels, limits, PTB_VERSION, errors, notes);
+    for (const std::string &e : errors) llvm::errs() << e << "\n";
+    if (!errors.empty()) {
+      failed = true;
+      continue;
+    }
+    for (const std::string &n : notes) llvm::errs() << "note: " << n << "\n";
+    if (job.output.empty()) toStdout = text;
+    else written[job.output] = text;
+  }
+  if (failed) {
+    llvm::errs() << "fuse-kernels: nothing written (errors above)\n";
+    return 1;
+  }
+  if (!ptb::writeFilesAtomically(written, error)) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  llvm::outs() << toStdout;
   return 0;
 }

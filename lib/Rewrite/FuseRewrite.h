@@ -1,0 +1,108 @@
+// The fuser's rewrite (fuse-kernels; docs/fuse-kernels.md): each chosen kernel gets a *slot function*
+// beside it (its body, run by one slot of a fused block: threadIdx/blockDim the slot's, blockIdx/gridDim
+// the task's, __syncthreads* on the slot's named barrier, shared memory per slot), and the fused kernels
+// are assembled from the slot functions of several translation units.
+#pragma once
+
+#include "KernelInventory.h"
+
+#include "clang/Frontend/CompilerInstance.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ptb {
+
+extern const char *const kFusedMarker;  // first line of every file fuse-kernels writes
+
+// One kernel to fuse, as the user names it, with the block shape its slots run (the kernel's launch
+// block) and the most dynamic shared memory one of its blocks uses (for the feasibility check only).
+struct FusionKernelRequest {
+  std::string name;        // name or qualified name
+  unsigned block[3] = {0, 1, 1};
+  uint64_t dynamicShared = 0;
+  unsigned threads() const { return block[0] * block[1] * block[2]; }
+};
+
+// A kernel ready for fusion: what the fused kernel needs to call its slot function.
+struct SlotKernel {
+  FusionKernelRequest request;
+  std::string name, qualifiedName;
+  std::string slotFunction;      // qualified name of the slot function template
+  std::string kernelRef;         // qualified name of the original kernel (fallback launches)
+  Location loc;
+  std::vector<std::string> paramTypes, paramNames;  // types fully qualified (for the fused kernel's signature)
+  uint64_t staticShared = 0;     // bytes of __shared__ variables in the kernel (per slot)
+  bool tasksIndependent = false;
+};
+
+// One input file rewritten for fusion: its text with the slot functions inserted, and the kernels found.
+struct FusionFile {
+  std::string path;
+  std::string text;
+  std::vector<SlotKernel> kernels;
+};
+
+// Finds the requested kernels in the main file of `ctx` and writes their slot functions. Kernels that
+// cannot be fused are reported as errors (located, through `ci`'s DiagnosticsEngine) with the reason.
+// Requests not defined in this file are ignored (another file may hold them). False on error.
+bool prepareFusionFile(clang::CompilerInstance &ci, clang::ASTContext &ctx, const Inventory &inventory,
+                       const std::vector<FusionKernelRequest> &requests, FusionFile &out);
+
+// Limits a fused block must respect.
+struct FusionLimits {
+  unsigned maxThreads = 1024;
+  unsigned maxSlots = 15;           // named barriers 1..15 (0 is __syncthreads)
+  uint64_t maxShared = 227 * 1024;  // per block (H100, opt-in)
+};
+
+// Why `slots` (one count per kernel, in order) cannot be a fused block, one message per problem ("" when
+// it can).
+std::vector<std::string> fusionProblems(const std::vector<SlotKernel> &kernels, const std::vector<unsigned> &slots,
+                                        const FusionLimits &limits);
+// Every feasible slot-count vector (each count >= 1), in lexicographic order.
+std::vector<std::vector<unsigned>> feasibleRatios(const std::vector<SlotKernel> &kernels, const FusionLimits &limits);
+std::string ratioString(const std::vector<unsigned> &slots);  // "1:2"
+
+// The fused kernel `name` with `slots[i]` slots of kernels[i], and its launcher `name`_launch.
+std::string emitFusedKernel(const std::vector<SlotKernel> &kernels, const std::vector<unsigned> &slots,
+                            const std::string &name);
+// A table of the fused kernels written (for a tuning harness): `base`_candidates[].
+std::string emitCandidateTable(const std::vector<SlotKernel> &kernels, const std::string &base,
+                               const std::vector<std::pair<std::string, std::vector<unsigned>>> &fused);
+// Shared memory (static, per block) of a fused block, without dynamic shared memory.
+uint64_t fusedStaticShared(const std::vector<SlotKernel> &kernels, const std::vector<unsigned> &slots);
+
+// ---- What to fuse (command line and JSON config) ----
+
+// One fused output: the kernels (in slot order), the ratios to emit, names and where it goes.
+struct FusionJob {
+  std::vector<FusionKernelRequest> kernels;
+  std::vector<std::vector<unsigned>> ratios;  // explicit ratios; empty with allRatios
+  bool allRatios = false;
+  std::string name;    // base name of the fused kernels ("" : <k0>__<k1>__fused)
+  std::string output;  // "" : standard output
+};
+
+// "128", "32x8", "8x8x4" -> block; "NAME=32x8" or "NAME=256,4096" (with dynamic shared bytes) -> request.
+bool parseBlockShape(llvm::StringRef text, unsigned block[3]);
+bool parseKernelRequest(llvm::StringRef text, FusionKernelRequest &out, std::string &error);
+// "1:2" -> {1, 2}; every count >= 1.
+bool parseRatio(llvm::StringRef text, std::vector<unsigned> &out);
+// The ratio a tuning harness chose: the first line "winner <ratio>" of its output ("winner none": none).
+bool ratioFromHarnessOutput(llvm::StringRef text, std::vector<unsigned> &out, std::string &error);
+// A batch: {"fusions": [{"kernels": [{"name": "k", "block": "32x8", "dynamic_shared": 0}, ...],
+//                        "ratio": "1:2" | "ratios": ["1:1", "1:2"] | "all_ratios": true,
+//                        "name": "...", "output": "..."}]} (docs/fuse-kernels.md).
+bool parseFusionConfig(llvm::StringRef json, std::vector<FusionJob> &jobs, std::string &error);
+
+// The whole output of one job: marker, runtime include, each input file's rewritten text (with #line
+// back to it), the fused kernels, their launchers and the candidate table. `kernels` in slot order.
+// Reports infeasible ratios in `errors` (file:line:col: error: ...) and returns "" then.
+std::string assembleFusedOutput(const FusionJob &job, const std::vector<const FusionFile *> &files,
+                                const std::vector<SlotKernel> &kernels, const FusionLimits &limits,
+                                const std::string &toolVersion, std::vector<std::string> &errors,
+                                std::vector<std::string> &notes);
+
+} // namespace ptb
