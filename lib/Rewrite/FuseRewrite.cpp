@@ -73,7 +73,7 @@ struct BodyScan : RecursiveASTVisitor<BodyScan> {
   }
   bool VisitDeclRefExpr(DeclRefExpr *e) {
     const ValueDecl *d = e->getDecl();
-    if (auto *v = dyn_cast<VarDecl>(d); v && isSharedVar(v) && v->hasGlobalStorage() && !v->isStaticLocal())
+    if (auto *v = dyn_cast<VarDecl>(d); v && isSharedVar(v) && v->isFileVarDecl())
       globalShared.insert(v->getCanonicalDecl());
     std::string q = d->getQualifiedNameAsString();
     if (q.rfind("cooperative_groups::", 0) == 0)
@@ -359,7 +359,8 @@ std::vector<std::string> fusionProblems(const std::vector<SlotKernel> &kernels, 
                                         const FusionLimits &limits) {
   std::vector<std::string> problems;
   unsigned threads = 0, n = 0;
-  uint64_t shared = fusedStaticShared(kernels, slots);
+  const uint64_t staticShared = fusedStaticShared(kernels, slots);
+  uint64_t shared = staticShared;
   for (size_t i = 0; i < kernels.size(); ++i) {
     if (slots[i] == 0) problems.push_back("kernel '" + kernels[i].qualifiedName + "' has no slot");
     threads += slots[i] * kernels[i].request.threads();
@@ -372,6 +373,9 @@ std::vector<std::string> fusionProblems(const std::vector<SlotKernel> &kernels, 
   if (threads > limits.maxThreads)
     problems.push_back("the fused block would have " + std::to_string(threads) + " threads; at most " +
                        std::to_string(limits.maxThreads) + " are allowed");
+  if (staticShared > limits.maxStaticShared)
+    problems.push_back("the slots' static __shared__ variables would take " + std::to_string(staticShared) +
+                       " bytes; a kernel's static shared memory is limited to " + std::to_string(limits.maxStaticShared));
   if (shared > limits.maxShared)
     problems.push_back("the fused block would use " + std::to_string(shared) + " bytes of shared memory; an SM offers " +
                        std::to_string(limits.maxShared));

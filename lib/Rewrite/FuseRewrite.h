@@ -54,7 +54,8 @@ bool prepareFusionFile(clang::CompilerInstance &ci, clang::ASTContext &ctx, cons
 struct FusionLimits {
   unsigned maxThreads = 1024;
   unsigned maxSlots = 15;           // named barriers 1..15 (0 is __syncthreads)
-  uint64_t maxShared = 227 * 1024;  // per block (H100, opt-in)
+  uint64_t maxShared = 227 * 1024;  // per block, static + dynamic (H100, opt-in)
+  uint64_t maxStaticShared = 48 * 1024;  // static __shared__ variables of one kernel (ptxas' limit)
 };
 
 // Why `slots` (one count per kernel, in order) cannot be a fused block, one message per problem ("" when

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs fuse-kernels on every pair of test/fusion/pairs.txt (every feasible ratio) into
+# build/fusion-generated/<pair>.cu, for test/fusion/run_on_gpu.sh (and the nvcc compile check).
+#   bash test/fusion/transform.sh [OUTPUT_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+TOOL="${FUSE_KERNELS:-build/tools/fuse-kernels/fuse-kernels}"
+OUTDIR="${1:-build/fusion-generated}"
+rm -rf "$OUTDIR"
+mkdir -p "$OUTDIR"
+C=test/fusion/corpus
+while read -r pair pa ka fa ba pb kb fb bb; do
+  case "$pair" in ''|'#'*) continue ;; esac
+  "$TOOL" "$C/$fa.cu" "$C/$fb.cu" --kernel "$ka=$ba" --kernel "$kb=$bb" --all-ratios --name fused_pair \
+    -o "$OUTDIR/$pair.cu" 2>"$OUTDIR/$pair.log" || { cat "$OUTDIR/$pair.log"; exit 1; }
+  printf '%s %s %s %s %s %s %s\n' "$pair" "$pa" "$ka" "$fa" "$pb" "$kb" "$fb" >>"$OUTDIR/pairs.list"
+  echo "$pair: $(grep -c '^note: ' "$OUTDIR/$pair.log") ratios -> $OUTDIR/$pair.cu"
+done <test/fusion/pairs.txt
