@@ -356,7 +356,7 @@ uint64_t fusedStaticShared(const std::vector<SlotKernel> &kernels, const std::ve
 }
 
 std::vector<std::string> fusionProblems(const std::vector<SlotKernel> &kernels, const std::vector<unsigned> &slots,
-                                        const FusionLimits &limits) {
+                                        const FusionLimits &limits, unsigned minBlocks) {
   std::vector<std::string> problems;
   unsigned threads = 0, n = 0;
   const uint64_t staticShared = fusedStaticShared(kernels, slots);
@@ -379,6 +379,18 @@ std::vector<std::string> fusionProblems(const std::vector<SlotKernel> &kernels, 
   if (shared > limits.maxShared)
     problems.push_back("the fused block would use " + std::to_string(shared) + " bytes of shared memory; an SM offers " +
                        std::to_string(limits.maxShared));
+  if (minBlocks > 1) {
+    if (minBlocks * threads > limits.maxThreadsPerSm)
+      problems.push_back(std::to_string(minBlocks) + " blocks of " + std::to_string(threads) +
+                         " threads exceed the SM's " + std::to_string(limits.maxThreadsPerSm) + " threads");
+    else if (limits.registersPerSm / (minBlocks * threads) < limits.minRegisterCap)
+      problems.push_back(std::to_string(minBlocks) + " blocks of " + std::to_string(threads) + " threads leave " +
+                         std::to_string(limits.registersPerSm / (minBlocks * threads)) +
+                         " registers per thread (fewer than " + std::to_string(limits.minRegisterCap) + ")");
+    if (minBlocks * shared > limits.maxSharedPerSm)
+      problems.push_back(std::to_string(minBlocks) + " blocks would use " + std::to_string(minBlocks * shared) +
+                         " bytes of shared memory; an SM has " + std::to_string(limits.maxSharedPerSm));
+  }
   return problems;
 }
 
@@ -400,8 +412,12 @@ std::vector<std::vector<unsigned>> feasibleRatios(const std::vector<SlotKernel> 
   return out;
 }
 
+std::string FusedCandidate::label() const {
+  return ratioString(slots) + (minBlocks > 1 ? "/" + std::to_string(minBlocks) : "");
+}
+
 std::string emitFusedKernel(const std::vector<SlotKernel> &kernels, const std::vector<unsigned> &slots,
-                            const std::string &name) {
+                            const std::string &name, unsigned minBlocks) {
   unsigned threads = 0, total = 0;
   for (size_t i = 0; i < kernels.size(); ++i) {
     threads += slots[i] * kernels[i].request.threads();
@@ -421,11 +437,14 @@ std::string emitFusedKernel(const std::vector<SlotKernel> &kernels, const std::v
   }
   std::string t;
   t += "\n// Fused kernel " + name + ": " + llvm::join(describe, " + ") + ", " + std::to_string(threads) +
-       " threads in " + std::to_string(total) + " slots (fuse-kernels; docs/fuse-kernels.md).\n";
+       " threads in " + std::to_string(total) + " slots" +
+       (minBlocks > 1 ? ", " + std::to_string(minBlocks) + " blocks per SM asked for" : "") +
+       " (fuse-kernels; docs/fuse-kernels.md).\n";
   std::vector<std::string> kparams = sig;
   for (size_t i = 0; i < kernels.size(); ++i) kparams.push_back("const ::ptb::Launch ptb_launch" + std::to_string(i));
   kparams.push_back("const ::ptb::FusedShared ptb_layout");
-  t += "__global__ void __launch_bounds__(" + std::to_string(threads) + ") " + name + "(" + llvm::join(kparams, ", ") +
+  t += "__global__ void __launch_bounds__(" + std::to_string(threads) +
+       (minBlocks > 1 ? ", " + std::to_string(minBlocks) : "") + ") " + name + "(" + llvm::join(kparams, ", ") +
        ") {\n";
   t += "  extern __shared__ __align__(16) unsigned char ptb_dyn_[];\n";
   t += "  __shared__ ::ptb::SlotShared ptb_slot_[" + std::to_string(total) + "];\n";
@@ -484,16 +503,16 @@ std::string emitFusedKernel(const std::vector<SlotKernel> &kernels, const std::v
 }
 
 std::string emitCandidateTable(const std::vector<SlotKernel> &kernels, const std::string &base,
-                               const std::vector<std::pair<std::string, std::vector<unsigned>>> &fused) {
+                               const std::vector<FusedCandidate> &fused) {
   if (fused.empty()) return "";
   std::string t = "\n// The fused kernels of this file, for a tuning harness (fuse-kernels; docs/fuse-kernels.md).\n";
   t += "struct " + base + "_candidate {\n  const char* ratio;\n  unsigned threads;\n  const void* kernel;\n  decltype(&" +
-       fused.front().first + "_launch) launch;\n};\n";
+       fused.front().name + "_launch) launch;\n};\n";
   t += "static const " + base + "_candidate " + base + "_candidates[] = {\n";
-  for (auto &[name, slots] : fused) {
+  for (const FusedCandidate &c : fused) {
     unsigned threads = 0;
-    for (size_t i = 0; i < kernels.size(); ++i) threads += slots[i] * kernels[i].request.threads();
-    t += "    {\"" + ratioString(slots) + "\", " + u(threads) + ", reinterpret_cast<const void*>(&" + name + "), &" + name +
+    for (size_t i = 0; i < kernels.size(); ++i) threads += c.slots[i] * kernels[i].request.threads();
+    t += "    {\"" + c.label() + "\", " + u(threads) + ", reinterpret_cast<const void*>(&" + c.name + "), &" + c.name +
          "_launch},\n";
   }
   t += "};\n";

@@ -56,22 +56,34 @@ struct FusionLimits {
   unsigned maxSlots = 15;           // named barriers 1..15 (0 is __syncthreads)
   uint64_t maxShared = 227 * 1024;  // per block, static + dynamic (H100, opt-in)
   uint64_t maxStaticShared = 48 * 1024;  // static __shared__ variables of one kernel (ptxas' limit)
+  unsigned maxThreadsPerSm = 2048;       // for candidates asking for several fused blocks per SM
+  uint64_t maxSharedPerSm = 228 * 1024;
+  unsigned registersPerSm = 65536;
+  unsigned minRegisterCap = 32;          // a register cap below this (min blocks per SM) spills too much
 };
 
 // Why `slots` (one count per kernel, in order) cannot be a fused block, one message per problem ("" when
 // it can).
+// With minBlocks > 1 the fused kernel asks for that many resident blocks per SM (__launch_bounds__'
+// second argument: the compiler caps registers per thread at registersPerSm / (minBlocks * threads)).
 std::vector<std::string> fusionProblems(const std::vector<SlotKernel> &kernels, const std::vector<unsigned> &slots,
-                                        const FusionLimits &limits);
+                                        const FusionLimits &limits, unsigned minBlocks = 1);
 // Every feasible slot-count vector (each count >= 1), in lexicographic order.
 std::vector<std::vector<unsigned>> feasibleRatios(const std::vector<SlotKernel> &kernels, const FusionLimits &limits);
 std::string ratioString(const std::vector<unsigned> &slots);  // "1:2"
 
 // The fused kernel `name` with `slots[i]` slots of kernels[i], and its launcher `name`_launch.
 std::string emitFusedKernel(const std::vector<SlotKernel> &kernels, const std::vector<unsigned> &slots,
-                            const std::string &name);
+                            const std::string &name, unsigned minBlocks = 1);
 // A table of the fused kernels written (for a tuning harness): `base`_candidates[].
+struct FusedCandidate {
+  std::string name;
+  std::vector<unsigned> slots;
+  unsigned minBlocks = 1;
+  std::string label() const;  // "1:2", or "1:2/2" with two blocks per SM asked for
+};
 std::string emitCandidateTable(const std::vector<SlotKernel> &kernels, const std::string &base,
-                               const std::vector<std::pair<std::string, std::vector<unsigned>>> &fused);
+                               const std::vector<FusedCandidate> &fused);
 // Shared memory (static, per block) of a fused block, without dynamic shared memory.
 uint64_t fusedStaticShared(const std::vector<SlotKernel> &kernels, const std::vector<unsigned> &slots);
 
@@ -82,6 +94,7 @@ struct FusionJob {
   std::vector<FusionKernelRequest> kernels;
   std::vector<std::vector<unsigned>> ratios;  // explicit ratios; empty with allRatios
   bool allRatios = false;
+  std::vector<unsigned> minBlocks = {1};      // fused blocks per SM to ask for, each ratio (--min-blocks)
   std::string name;    // base name of the fused kernels ("" : <k0>__<k1>__fused)
   std::string output;  // "" : standard output
 };
@@ -91,8 +104,12 @@ bool parseBlockShape(llvm::StringRef text, unsigned block[3]);
 bool parseKernelRequest(llvm::StringRef text, FusionKernelRequest &out, std::string &error);
 // "1:2" -> {1, 2}; every count >= 1.
 bool parseRatio(llvm::StringRef text, std::vector<unsigned> &out);
-// The ratio a tuning harness chose: the first line "winner <ratio>" of its output ("winner none": none).
-bool ratioFromHarnessOutput(llvm::StringRef text, std::vector<unsigned> &out, std::string &error);
+// "1:2/2" -> {1, 2} and 2 blocks per SM ("1:2": 1).
+bool parseCandidateLabel(llvm::StringRef text, std::vector<unsigned> &slots, unsigned &minBlocks);
+// The ratio a tuning harness chose: the first line "winner <ratio>[/<min blocks>]" of its output
+// ("winner none": none).
+bool ratioFromHarnessOutput(llvm::StringRef text, std::vector<unsigned> &out, std::string &error,
+                            unsigned *minBlocks = nullptr);
 // A batch: {"fusions": [{"kernels": [{"name": "k", "block": "32x8", "dynamic_shared": 0}, ...],
 //                        "ratio": "1:2" | "ratios": ["1:1", "1:2"] | "all_ratios": true,
 //                        "name": "...", "output": "..."}]} (docs/fuse-kernels.md).

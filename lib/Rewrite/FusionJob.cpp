@@ -56,7 +56,17 @@ bool parseRatio(llvm::StringRef text, std::vector<unsigned> &out) {
   return true;
 }
 
-bool ratioFromHarnessOutput(llvm::StringRef text, std::vector<unsigned> &out, std::string &error) {
+bool parseCandidateLabel(llvm::StringRef text, std::vector<unsigned> &slots, unsigned &minBlocks) {
+  auto [ratio, blocks] = text.split('/');
+  unsigned m = 1;
+  if (!blocks.empty() && (blocks.getAsInteger(10, m) || m == 0 || m > 32)) return false;
+  if (!parseRatio(ratio, slots)) return false;
+  minBlocks = m;
+  return true;
+}
+
+bool ratioFromHarnessOutput(llvm::StringRef text, std::vector<unsigned> &out, std::string &error,
+                            unsigned *minBlocks) {
   llvm::SmallVector<llvm::StringRef, 64> lines;
   text.split(lines, '\n');
   for (llvm::StringRef line : lines) {
@@ -67,10 +77,12 @@ bool ratioFromHarnessOutput(llvm::StringRef text, std::vector<unsigned> &out, st
       error = "the harness found no ratio faster than running the kernels one after the other (winner none)";
       return false;
     }
-    if (!parseRatio(ratio, out)) {
+    unsigned m = 1;
+    if (!parseCandidateLabel(ratio, out, m) || (m > 1 && !minBlocks)) {
       error = "the harness's winner line names '" + ratio.str() + "', not a ratio";
       return false;
     }
+    if (minBlocks) *minBlocks = m;
     return true;
   }
   error = "no 'winner <ratio>' line in the harness output";
@@ -129,6 +141,17 @@ bool parseFusionConfig(llvm::StringRef json, std::vector<FusionJob> &jobs, std::
       }
       job.ratios.push_back(v);
     }
+    if (auto *mb = f->getArray("min_blocks")) {
+      job.minBlocks.clear();
+      for (const llvm::json::Value &v : *mb) {
+        auto m = v.getAsInteger();
+        if (!m || *m < 1 || *m > 32) {
+          error = where + ": \"min_blocks\" must list numbers of blocks per SM (1..32)";
+          return false;
+        }
+        job.minBlocks.push_back(static_cast<unsigned>(*m));
+      }
+    }
     if (job.ratios.empty() && !job.allRatios) {
       error = where + ": give \"ratio\", \"ratios\" or \"all_ratios\": true";
       return false;
@@ -154,20 +177,33 @@ std::string assembleFusedOutput(const FusionJob &job, const std::vector<const Fu
     for (const SlotKernel &k : kernels) names.push_back(k.name);
     base = llvm::join(names, "__") + "__fused";
   }
-  std::vector<std::vector<unsigned>> ratios = job.ratios;
-  if (job.allRatios) {
-    ratios = feasibleRatios(kernels, limits);
-    if (ratios.empty()) {
-      errors.push_back(kernels.front().loc.str() + ": error: no ratio of these kernels fits one block: " +
-                       llvm::join(fusionProblems(kernels, std::vector<unsigned>(kernels.size(), 1), limits), "; "));
-      return "";
+  // The candidates: every ratio with every number of blocks per SM asked for. Explicit ones must be
+  // feasible; with --all-ratios the infeasible ones are left out.
+  std::vector<FusedCandidate> candidates;
+  std::vector<std::vector<unsigned>> ratios = job.allRatios ? feasibleRatios(kernels, limits) : job.ratios;
+  if (ratios.empty())
+    errors.push_back(kernels.front().loc.str() + ": error: no ratio of these kernels fits one block: " +
+                     llvm::join(fusionProblems(kernels, std::vector<unsigned>(kernels.size(), 1), limits), "; "));
+  const bool several = ratios.size() * job.minBlocks.size() > 1 || job.allRatios;
+  for (const auto &r : ratios)
+    for (unsigned m : job.minBlocks) {
+      FusedCandidate c;
+      c.slots = r;
+      c.minBlocks = m;
+      auto problems = fusionProblems(kernels, r, limits, m);
+      if (!problems.empty()) {
+        if (!job.allRatios)
+          for (const std::string &p : problems)
+            errors.push_back(kernels.front().loc.str() + ": error: ratio " + c.label() + " cannot be fused: " + p);
+        continue;
+      }
+      c.name = base;
+      if (several) {
+        for (unsigned s : r) c.name += "_" + std::to_string(s);
+        if (m > 1) c.name += "_mb" + std::to_string(m);
+      }
+      candidates.push_back(c);
     }
-  }
-  for (const auto &r : ratios) {
-    auto problems = fusionProblems(kernels, r, limits);
-    for (const std::string &p : problems)
-      errors.push_back(kernels.front().loc.str() + ": error: ratio " + ratioString(r) + " cannot be fused: " + p);
-  }
   if (!errors.empty()) return "";
 
   std::vector<std::string> sources;
@@ -178,31 +214,26 @@ std::string assembleFusedOutput(const FusionJob &job, const std::vector<const Fu
     out += "#line 1 \"" + quoteForLineDirective(f->path) + "\"\n" + f->text;
     if (!f->text.empty() && f->text.back() != '\n') out += "\n";
   }
-  std::vector<std::pair<std::string, std::vector<unsigned>>> fused;
-  for (const auto &r : ratios) {
-    std::string name = base;
-    if (ratios.size() > 1 || job.allRatios)
-      for (unsigned s : r) name += "_" + std::to_string(s);
+  for (const FusedCandidate &c : candidates) {
+    const std::vector<unsigned> &r = c.slots;
     out += "#line " + std::to_string(kernels.front().loc.line) + " \"" + quoteForLineDirective(kernels.front().loc.file) + "\"";
-    out += emitFusedKernel(kernels, r, name);
-    fused.push_back({name, r});
-    unsigned threads = 0;
+    out += emitFusedKernel(kernels, r, c.name, c.minBlocks);
+    unsigned threads = 0, nslots = 0;
     uint64_t dyn = 0;
     for (size_t i = 0; i < kernels.size(); ++i) {
       threads += r[i] * kernels[i].request.threads();
+      nslots += r[i];
       dyn += r[i] * ((kernels[i].request.dynamicShared + 15) / 16 * 16);
     }
     notes.push_back(fmt::format("{}: ratio {}, {} threads, {} slots; shared memory per block: {} B static (slots' "
-                                "variables and bookkeeping) + {} B dynamic; registers: see the harness or "
-                                "nvcc -Xptxas -v",
-                                name, ratioString(r), threads, [&] {
-                                  unsigned n = 0;
-                                  for (unsigned s : r) n += s;
-                                  return n;
-                                }(),
-                                fusedStaticShared(kernels, r), dyn));
+                                "variables and bookkeeping) + {} B dynamic; registers: {}",
+                                c.name, c.label(), threads, nslots, fusedStaticShared(kernels, r), dyn,
+                                c.minBlocks > 1 ? fmt::format("at most {} per thread ({} blocks per SM asked for)",
+                                                              limits.registersPerSm / (c.minBlocks * threads) / 8 * 8,
+                                                              c.minBlocks)
+                                                : std::string("see the harness or nvcc -Xptxas -v")));
   }
-  out += emitCandidateTable(kernels, base, fused);
+  out += emitCandidateTable(kernels, base, candidates);
   return out;
 }
 

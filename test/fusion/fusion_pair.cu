@@ -139,6 +139,7 @@ int main(int argc, char** argv) {
     ptb::set_stream_policy(s, ptb::Policy::create(ptb::SmSet::range(0, sms / 2)));
     pa.poison();
     pb.poison();
+    CK(cudaDeviceSynchronize());  // the poison (legacy default stream) must be done before a non-blocking stream starts
     compare("half-SMs", fused_pair_candidates[0], true, run_fused(fused_pair_candidates[0], s));
     ptb::set_stream_policy(s, ptb::Policy());
     CK(cudaStreamDestroy(s));

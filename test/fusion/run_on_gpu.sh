@@ -30,18 +30,18 @@ build() {  # pair pa ka fa pb kb fb
 }
 # Build every pair at once (they are independent), then run them one at a time.
 pids=()
-while read -r pair pa ka fa pb kb fb; do
+while read -r pair pa ka fa pb kb fb sa sb; do
   echo "$pair" | grep -Eq "$ONLY" || continue
   rm -f "$BIN/$pair"
   build "$pair" "$pa" "$ka" "$fa" "$pb" "$kb" "$fb" &
   pids+=($!)
 done <"$GEN/pairs.list"
 for p in "${pids[@]}"; do wait "$p"; done
-while read -r pair pa ka fa pb kb fb; do
+while read -r pair pa ka fa pb kb fb sa sb; do
   echo "$pair" | grep -Eq "$ONLY" || continue
   if [ ! -x "$BIN/$pair" ]; then echo "$pair: BUILD FAILED"; cat "$BIN/$pair.build.log"; fail=$((fail + 1)); continue; fi
   if [ "$COMPILE_ONLY" = 1 ]; then echo "$pair: built"; pass=$((pass + 1)); continue; fi
-  if timeout 300 "$BIN/$pair" $BENCH "${EXTRA[@]}"; then pass=$((pass + 1)); else echo "$pair: FAILED"; fail=$((fail + 1)); fi
+  if timeout 300 "$BIN/$pair" --scale-a "$sa" --scale-b "$sb" $BENCH "${EXTRA[@]}"; then pass=$((pass + 1)); else echo "$pair: FAILED"; fail=$((fail + 1)); fi
 done <"$GEN/pairs.list"
 echo "fusion pairs: $pass passed, $fail failed"
 [ "$fail" = 0 ]

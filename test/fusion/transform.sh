@@ -9,10 +9,10 @@ OUTDIR="${1:-build/fusion-generated}"
 rm -rf "$OUTDIR"
 mkdir -p "$OUTDIR"
 C=test/fusion/corpus
-while read -r pair pa ka fa ba pb kb fb bb; do
+while read -r pair pa ka fa ba pb kb fb bb sa sb; do
   case "$pair" in ''|'#'*) continue ;; esac
-  "$TOOL" "$C/$fa.cu" "$C/$fb.cu" --kernel "$ka=$ba" --kernel "$kb=$bb" --all-ratios --name fused_pair \
+  "$TOOL" "$C/$fa.cu" "$C/$fb.cu" --kernel "$ka=$ba" --kernel "$kb=$bb" --all-ratios --min-blocks 1,2 --name fused_pair \
     -o "$OUTDIR/$pair.cu" 2>"$OUTDIR/$pair.log" || { cat "$OUTDIR/$pair.log"; exit 1; }
-  printf '%s %s %s %s %s %s %s\n' "$pair" "$pa" "$ka" "$fa" "$pb" "$kb" "$fb" >>"$OUTDIR/pairs.list"
+  printf '%s %s %s %s %s %s %s %s %s\n' "$pair" "$pa" "$ka" "$fa" "$pb" "$kb" "$fb" "${sa:-1}" "${sb:-1}" >>"$OUTDIR/pairs.list"
   echo "$pair: $(grep -c '^note: ' "$OUTDIR/$pair.log") ratios -> $OUTDIR/$pair.cu"
 done <test/fusion/pairs.txt

@@ -39,7 +39,13 @@ int main(int argc, char **argv) {
   ptb::addParseOptions(app, req);
   app.add_option("--kernel", kernelSpecs,
                  "A kernel to fuse, in slot order: NAME=BLOCK[,DYNAMIC_SHARED_BYTES], e.g. gemm=128 stencil=32x8");
-  app.add_option("--ratio", ratio, "Slots of each kernel per fused block, e.g. 1:2");
+  app.add_option("--ratio", ratio, "Slots of each kernel per fused block, e.g. 1:2 (1:2/2: ask for 2 blocks per SM)");
+  std::vector<unsigned> minBlocks;
+  app.add_option("--min-blocks", minBlocks,
+                 "Fused blocks per SM to ask for (__launch_bounds__, caps registers); with several values, one "
+                 "kernel per ratio and value (default 1)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 32));
   app.add_flag("--all-ratios", allRatios, "Emit every feasible ratio (and a candidate table for tuning/fusion_tune)");
   app.add_option("--ratio-from", ratioFrom, "Take the ratio from a tuning harness's output (its 'winner a:b' line)");
   app.add_option("--name", name, "Base name of the fused kernel (default <kernel>__<kernel>__fused)");
@@ -95,18 +101,23 @@ int main(int argc, char **argv) {
     if (!ratioFrom.empty()) {
       std::string text = readFile(ratioFrom, error);
       std::vector<unsigned> r;
-      if (!error.empty() || !ptb::ratioFromHarnessOutput(text, r, error)) {
+      unsigned m = 1;
+      if (!error.empty() || !ptb::ratioFromHarnessOutput(text, r, error, &m)) {
         llvm::errs() << ratioFrom << ": error: " << error << "\n";
         return 1;
       }
-      ratio = ptb::ratioString(r);
+      ratio = ptb::ratioString(r) + (m > 1 ? "/" + std::to_string(m) : "");
     }
+    if (!minBlocks.empty()) job.minBlocks = minBlocks;
     if (!ratio.empty()) {
       std::vector<unsigned> r;
-      if (!ptb::parseRatio(ratio, r) || r.size() != job.kernels.size()) {
-        llvm::errs() << "error: --ratio '" << ratio << "' must give one slot count (1..15) per kernel, like 1:2\n";
+      unsigned m = 1;
+      if (!ptb::parseCandidateLabel(ratio, r, m) || r.size() != job.kernels.size()) {
+        llvm::errs() << "error: --ratio '" << ratio << "' must give one slot count (1..15) per kernel, like 1:2 "
+                     << "(or 1:2/2 with blocks per SM)\n";
         return 2;
       }
+      if (ratio.find('/') != std::string::npos) job.minBlocks = {m};
       job.ratios.push_back(r);
     }
     job.allRatios = allRatios;
