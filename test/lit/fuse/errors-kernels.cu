@@ -1,0 +1,48 @@
+// Kernels that cannot run in a slot are refused with a located error naming the reason; nothing is
+// written and the exit code is non-zero: threadIdx read in a called function, a block barrier in a
+// called function, cooperative groups, kernel templates, a thread-dependent return before a barrier.
+// RUN: rm -f %t.out
+// RUN: not %fuse-kernels %s --kernel reads_tid=32 --kernel ok=32 --ratio 1:1 -o %t.out 2>&1 | FileCheck %s --check-prefixes=TID,ALL
+// RUN: not test -e %t.out
+// RUN: not %fuse-kernels %s --kernel ok=32 --kernel calls_bar=32 --ratio 1:1 -o %t.out 2>&1 | FileCheck %s --check-prefixes=BAR,ALL
+// RUN: not test -e %t.out
+// RUN: not %fuse-kernels %s --kernel uses_cg=64 --kernel ok=32 --ratio 1:1 -o %t.out 2>&1 | FileCheck %s --check-prefixes=CG,ALL
+// RUN: not test -e %t.out
+// RUN: not %fuse-kernels %s --kernel templ=32 --kernel ok=32 --ratio 1:1 -o %t.out 2>&1 | FileCheck %s --check-prefixes=TEMPL,ALL
+// RUN: not test -e %t.out
+// RUN: not %fuse-kernels %s --kernel early=64 --kernel ok=32 --ratio 1:1 -o %t.out 2>&1 | FileCheck %s --check-prefixes=EARLY,ALL
+// RUN: not test -e %t.out
+// Two refused kernels: both reported.
+// RUN: not %fuse-kernels %s --kernel reads_tid=32 --kernel templ=32 --ratio 1:1 -o %t.out 2>&1 | FileCheck %s --check-prefixes=TID,TEMPL,ALL
+// RUN: not test -e %t.out
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+__device__ int tid() { return threadIdx.x; }
+__device__ void sync_here() { __syncthreads(); }
+
+__global__ void ok(float *p) { p[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f; }
+__global__ void reads_tid(int *p) { p[blockIdx.x] = tid(); }
+// TID: {{.*}}errors-kernels.cu:[[# @LINE - 1]]:17: error: kernel 'reads_tid' cannot be fused: it reads threadIdx in a called function (tid); slot copies of device functions are not made yet
+__global__ void calls_bar(int *p) {
+  sync_here();
+  p[blockIdx.x] = 1;
+}
+// BAR: {{.*}}errors-kernels.cu:[[# @LINE - 4]]:17: error: kernel 'calls_bar' cannot be fused: it reaches a block barrier (__syncthreads) in a called function (sync_here
+__global__ void uses_cg(int *p) {
+  cg::thread_block b = cg::this_thread_block();
+  b.sync();
+  p[blockIdx.x] = 1;
+}
+// CG: {{.*}}errors-kernels.cu:[[# @LINE - 4]]:24: error: kernel 'uses_cg' cannot be fused: it uses cooperative groups ('cooperative_groups::{{.*}}this_thread_block'), which read the hardware thread index, not the slot's
+template <typename T> __global__ void templ(T *p) { p[blockIdx.x] = T(1); }
+// TEMPL: {{.*}}errors-kernels.cu:[[# @LINE - 1]]:39: error: kernel 'templ' cannot be fused: kernel templates are not fused
+void instantiate(int *p) { templ<<<1, 32>>>(p); }
+__global__ void early(int *p, int n) {
+  if (threadIdx.x >= n) return;
+  __syncthreads();
+  p[threadIdx.x] = 1;
+}
+// EARLY: {{.*}}errors-kernels.cu:[[# @LINE - 4]]:25: error: kernel 'early' cannot be fused: thread-dependent return before a barrier
+
+// ALL: fuse-kernels: nothing written (errors above)
