@@ -36,6 +36,19 @@ bool isDynamicShared(const VarDecl *v) {
 }
 
 // What the slot copy of one kernel body must change, and what makes the kernel unfit for a slot.
+// cooperative_groups::thread_block (what this_thread_block() returns), through references and const.
+bool isCgThreadBlock(QualType t) {
+  t = t.getNonReferenceType().getCanonicalType().getUnqualifiedType();
+  const CXXRecordDecl *r = t->getAsCXXRecordDecl();
+  return r && r->getName() == "thread_block" &&
+         r->getQualifiedNameAsString().rfind("cooperative_groups::", 0) == 0;
+}
+
+// thread_block members a slot block (ptb::SlotBlock) offers.
+const std::set<std::string> kSlotBlockMembers = {"sync",        "thread_rank",   "size",       "num_threads",
+                                                 "group_index", "thread_index", "dim_threads", "group_dim"};
+
+// What the slot copy of one kernel body must change, and what makes the kernel unfit for a slot.
 struct BodyScan : RecursiveASTVisitor<BodyScan> {
   struct Problem {
     SourceLocation loc;
@@ -44,7 +57,10 @@ struct BodyScan : RecursiveASTVisitor<BodyScan> {
   const SourceManager &sm;
   std::vector<const CallExpr *> barriers;          // __syncthreads* calls
   std::vector<const DeclStmt *> localDynamic;      // extern __shared__ T x[]; in the body
-  std::set<const VarDecl *> globalShared;          // file-scope __shared__ variables the body reads
+  std::vector<const VarDecl *> globalShared;       // file-scope __shared__ variables the body reads (first use order)
+  std::vector<const DeclRefExpr *> globalSharedRefs;
+  std::vector<const CallExpr *> blockGroups;       // cooperative_groups::this_thread_block() calls
+  std::vector<const VarDecl *> blockGroupVars;     // variables declared as cooperative_groups::thread_block
   std::vector<Problem> problems;
 
   explicit BodyScan(const SourceManager &sm) : sm(sm) {}
@@ -54,10 +70,37 @@ struct BodyScan : RecursiveASTVisitor<BodyScan> {
   bool VisitCallExpr(CallExpr *c) {
     if (auto *fd = c->getDirectCallee()) {
       std::string n = fd->getNameAsString();
+      std::string q = fd->getQualifiedNameAsString();
+      bool cg = q.rfind("cooperative_groups::", 0) == 0;
       if (kBarrierForms.count(n)) barriers.push_back(c);
       else if (n == "__barrier_sync" || n == "__barrier_sync_count")
         problems.push_back({c->getBeginLoc(), "calls " + n + " (a raw barrier id cannot be moved to a slot)"});
+      else if (cg && n == "this_thread_block" && c->getNumArgs() == 0) blockGroups.push_back(c);
+      if (!cg && !isa<CXXMemberCallExpr>(c))
+        for (const Expr *a : c->arguments())
+          if (isCgThreadBlock(a->getType()))
+            problems.push_back({a->getBeginLoc(), "passes its cooperative_groups::thread_block to '" + q +
+                                                      "' (a slot's group cannot be passed to other functions yet)"});
     }
+    return true;
+  }
+  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *c) {
+    const Expr *obj = c->getImplicitObjectArgument();
+    if (obj && isCgThreadBlock(obj->getType())) {
+      const CXXMethodDecl *m = c->getMethodDecl();
+      if (!m || !kSlotBlockMembers.count(m->getNameAsString()))
+        problems.push_back({c->getExprLoc(), "calls thread_block::" + (m ? m->getNameAsString() : std::string("?")) +
+                                                 ", which a slot's group does not offer"});
+    }
+    return true;
+  }
+  bool VisitVarDecl(VarDecl *v) {
+    if (!isCgThreadBlock(v->getType())) return true;
+    if (isa<ParmVarDecl>(v) || !v->hasInit())
+      problems.push_back({v->getLocation(), "declares cooperative_groups::thread_block '" + v->getNameAsString() +
+                                                "' without this_thread_block() as its initializer"});
+    else
+      blockGroupVars.push_back(v);
     return true;
   }
   bool VisitDeclStmt(DeclStmt *d) {
@@ -71,14 +114,33 @@ struct BodyScan : RecursiveASTVisitor<BodyScan> {
       }
     return true;
   }
+  bool VisitLambdaExpr(LambdaExpr *l) {
+    if (l->getCaptureDefault() != LCD_None) return true;
+    struct Reads : RecursiveASTVisitor<Reads> {
+      bool found = false;
+      bool VisitDeclRefExpr(DeclRefExpr *e) {
+        found |= builtinVarOf(e).has_value();
+        return true;
+      }
+    } reads;
+    reads.TraverseStmt(l->getBody());
+    if (reads.found)
+      problems.push_back({l->getBeginLoc(), "has a lambda without a capture default that reads a built-in index "
+                                            "variable (give it [&] or [=]: in a slot they are the slot's variables)"});
+    return true;
+  }
   bool VisitDeclRefExpr(DeclRefExpr *e) {
     const ValueDecl *d = e->getDecl();
-    if (auto *v = dyn_cast<VarDecl>(d); v && isSharedVar(v) && v->isFileVarDecl())
-      globalShared.insert(v->getCanonicalDecl());
+    if (auto *v = dyn_cast<VarDecl>(d); v && isSharedVar(v) && v->isFileVarDecl()) {
+      const VarDecl *c = v->getCanonicalDecl();
+      if (std::find(globalShared.begin(), globalShared.end(), c) == globalShared.end()) globalShared.push_back(c);
+      globalSharedRefs.push_back(e);
+    }
     std::string q = d->getQualifiedNameAsString();
-    if (q.rfind("cooperative_groups::", 0) == 0)
+    if (q.rfind("cooperative_groups::", 0) == 0 && d->getName() != "this_thread_block" && d->getName() != "sync")
       problems.push_back({e->getBeginLoc(), "uses cooperative groups ('" + q +
-                                                "'), which read the hardware thread index, not the slot's"});
+                                                "'); in a slot only this_thread_block() and its sync, thread_rank, "
+                                                "size, group_index, thread_index and dim_threads work"});
     return true;
   }
   bool VisitGCCAsmStmt(GCCAsmStmt *s) {
@@ -172,8 +234,9 @@ private:
   bool prepareKernel(const Kernel &k, const FusionKernelRequest &req, SlotKernel &sk, std::string &text, unsigned &at) {
     const FunctionDecl *fd = k.decl;
     const std::string who = "kernel '" + k.qualifiedName + "' cannot be fused: ";
-    if (!k.blockers.empty()) {
-      const Blocker &b = k.blockers.front();
+    for (const Blocker &b : k.blockers) {
+      // A slot's group (what this_thread_block() becomes) gives the task's block index.
+      if (b.detail.find("cooperative_groups::thread_block::") != std::string::npos) continue;
       error(b.sloc.isValid() ? b.sloc : fd->getLocation(), who + b.construct + ": " + b.detail);
       return false;
     }
@@ -204,7 +267,7 @@ private:
       }
     }
     for (const Barrier &b : k.barriers) {
-      if (!b.blockWide) continue;
+      if (!b.blockWide || b.kind.rfind("cg::thread_block::", 0) == 0) continue;
       if (!b.via.empty()) {
         error(fd->getLocation(), who + "it reaches a block barrier (" + b.kind + ") in a called function (" +
                                      llvm::join(b.via, " -> ") + " at " + b.loc.str() + ")");
@@ -252,6 +315,24 @@ private:
       std::string n = c->getDirectCallee()->getNameAsString();
       edits.push_back({offsetOf(nameLoc), Lexer::MeasureTokenLength(nameLoc, sm, lo), kBarrierForms.at(n)});
     }
+    auto replaceRange = [&](SourceRange r, const std::string &text, const std::string &what) {
+      SourceLocation b = r.getBegin(), e = r.getEnd();
+      if (b.isMacroID() || e.isMacroID() || !inBody(b)) {
+        error(r.getBegin(), who + "its " + what + " is written inside a macro; the slot copy cannot edit it");
+        ok = false;
+        return;
+      }
+      edits.push_back({offsetOf(b), offsetOf(afterToken(e)) - offsetOf(b), text});
+    };
+    for (const CallExpr *c : scan.blockGroups)
+      replaceRange(c->getSourceRange(), "::ptb::slot_block<PtbBar, PtbThreads>(threadIdx, blockDim, blockIdx)",
+                   "this_thread_block() call");
+    for (const VarDecl *v : scan.blockGroupVars)
+      if (auto *tsi = v->getTypeSourceInfo()) {
+        // `auto` only where the type is written (not for `auto b = ...`).
+        if (!isa<AutoType>(v->getType().getNonReferenceType().getTypePtr()))
+          replaceRange(tsi->getTypeLoc().getSourceRange(), "auto", "thread_block declaration");
+      }
     PrintingPolicy pp(lo);
     pp.SuppressTagKeyword = false;
     auto dynamicAlias = [&](const VarDecl *v) {
@@ -269,19 +350,27 @@ private:
       edits.push_back({offsetOf(b), offsetOf(afterToken(e)) - offsetOf(b), dynamicAlias(cast<VarDecl>(d->getSingleDecl()))});
     }
     if (!ok) return false;
-    // File-scope __shared__ variables: shadowed at the top of the body by a per-slot copy (static ones)
-    // or an alias of the slot's dynamic shared memory (extern ones).
+    // File-scope __shared__ variables: each use is renamed to a local of the slot (ptb_slot_<name>),
+    // declared at the top of the body as a per-slot copy (static ones) or an alias of the slot's dynamic
+    // shared memory (extern ones). Renaming, not shadowing: a use may be qualified (ns::buf).
     std::string shadows;
+    auto localName = [](const VarDecl *v) { return "ptb_slot_" + v->getNameAsString(); };
     for (const VarDecl *v : scan.globalShared) {
       if (isDynamicShared(v)) {
-        shadows += " " + dynamicAlias(v);
+        std::string alias = dynamicAlias(v);
+        alias.replace(alias.find(" const " + v->getNameAsString()) + 7, v->getNameAsString().size(), localName(v));
+        shadows += " " + alias;
       } else {
         std::string decl;
         llvm::raw_string_ostream os(decl);
-        v->getType().print(os, pp, v->getNameAsString());
+        v->getType().print(os, pp, localName(v));
         shadows += " __shared__ " + os.str() + ";";
       }
     }
+    for (const DeclRefExpr *e : scan.globalSharedRefs)
+      replaceRange(e->getSourceRange(), localName(cast<VarDecl>(e->getDecl())->getCanonicalDecl()),
+                   "use of a file-scope __shared__ variable");
+    if (!ok) return false;
     if (!shadows.empty()) edits.push_back({bo + 1, 0, shadows});
     std::string body = textBetween(bb, be);
     std::sort(edits.begin(), edits.end(), [](auto &x, auto &y) { return std::get<0>(x) > std::get<0>(y); });

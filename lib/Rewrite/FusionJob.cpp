@@ -10,6 +10,10 @@
 
 namespace ptb {
 
+// No block can have more dynamic shared memory than this (the largest SM today has 228 KiB); larger values
+// are typing errors, and bounding them keeps the feasibility arithmetic far from overflow.
+constexpr uint64_t kMaxDynamicShared = 1u << 20;
+
 bool parseBlockShape(llvm::StringRef text, unsigned block[3]) {
   llvm::SmallVector<llvm::StringRef, 3> parts;
   text.split(parts, 'x');
@@ -34,8 +38,10 @@ bool parseKernelRequest(llvm::StringRef text, FusionKernelRequest &out, std::str
     error = "'" + text.str() + "': block shape '" + shape.str() + "' is not X, XxY or XxYxZ (each 1..1024)";
     return false;
   }
-  if (!shmem.empty() && shmem.getAsInteger(10, r.dynamicShared)) {
-    error = "'" + text.str() + "': dynamic shared memory '" + shmem.str() + "' is not a number of bytes";
+  if ((rest.contains(',') && shmem.empty()) ||
+      (!shmem.empty() && (shmem.getAsInteger(10, r.dynamicShared) || r.dynamicShared > kMaxDynamicShared))) {
+    error = "'" + text.str() + "': dynamic shared memory '" + shmem.str() + "' is not a number of bytes (at most " +
+            std::to_string(kMaxDynamicShared) + ")";
     return false;
   }
   out = r;
@@ -124,7 +130,15 @@ bool parseFusionConfig(llvm::StringRef json, std::vector<FusionJob> &jobs, std::
         error = where + ": kernel '" + r.name + "': block '" + block->str() + "' is not X, XxY or XxYxZ";
         return false;
       }
-      if (auto d = k->getInteger("dynamic_shared")) r.dynamicShared = static_cast<uint64_t>(*d);
+      if (const llvm::json::Value *d = k->get("dynamic_shared")) {
+        auto n = d->getAsInteger();
+        if (!n || *n < 0 || static_cast<uint64_t>(*n) > kMaxDynamicShared) {
+          error = where + ": kernel '" + r.name + "': \"dynamic_shared\" must be a number of bytes (0.." +
+                  std::to_string(kMaxDynamicShared) + ")";
+          return false;
+        }
+        r.dynamicShared = static_cast<uint64_t>(*n);
+      }
       job.kernels.push_back(r);
     }
     if (auto all = f->getBoolean("all_ratios")) job.allRatios = *all;

@@ -229,16 +229,15 @@ TEST(ParseFusionConfig, Errors) {
   }
 }
 
-// BUG: a negative "dynamic_shared" is accepted (static_cast<uint64_t> of -1: 18446744073709551615 bytes),
-// and fusionProblems' rounding ((bytes + 15) / 16 * 16) wraps it around to 0, so the block passes the shared
-// memory check. Expected: an error naming the kernel, as for a bad block.
+// Regression (fixed): a negative "dynamic_shared" was accepted (as 2^64-1 bytes), and fusionProblems'
+// rounding wrapped it around to 0. Now an error naming the kernel, as for a bad block.
 TEST(ParseFusionConfig, NegativeDynamicSharedIsAnError) {
-  PTB_KNOWN_BUG("parseFusionConfig accepts \"dynamic_shared\": -1 (wraps to 2^64-1)");
   std::vector<ptb::FusionJob> jobs;
   std::string error;
   EXPECT_FALSE(ptb::parseFusionConfig(R"({"fusions": [{"kernels": [{"name": "a", "block": "64", "dynamic_shared": -1},
     {"name": "b", "block": "64"}], "ratio": "1:1"}]})",
                                       jobs, error));
+  EXPECT_NE(error.find("'a'"), std::string::npos) << error;
 }
 
 // ---- fusionProblems / feasibleRatios / fusedStaticShared ----

@@ -11,6 +11,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <set>
 
 namespace {
@@ -134,8 +135,20 @@ int main(int argc, char **argv) {
     }
 
   // Parse every file once; prepare the slot functions of every kernel any job names.
-  std::vector<ptb::FusionKernelRequest> all;
-  for (const ptb::FusionJob &j : jobs) all.insert(all.end(), j.kernels.begin(), j.kernels.end());
+  std::vector<ptb::FusionKernelRequest> all;  // each kernel once (a kernel may be in several jobs, or twice in one)
+  for (const ptb::FusionJob &j : jobs)
+    for (const ptb::FusionKernelRequest &r : j.kernels)
+      if (std::none_of(all.begin(), all.end(), [&](const ptb::FusionKernelRequest &a) { return a.name == r.name; }))
+        all.push_back(r);
+  // A fuse-kernels output includes the runtime, which the parse may not find: check before parsing.
+  for (const std::string &f : req.files) {
+    auto buf = llvm::MemoryBuffer::getFile(f);
+    if (buf && llvm::StringRef((*buf)->getBuffer()).starts_with(ptb::kFusedMarker)) {
+      llvm::errs() << f << ":1:1: error: this file was written by fuse-kernels; fuse the original sources instead\n"
+                   << "fuse-kernels: nothing written (errors above)\n";
+      return 1;
+    }
+  }
   std::vector<ptb::FusionFile> files;
   bool ok = ptb::forEachTranslationUnit(req, [&](clang::CompilerInstance &ci, clang::ASTContext &ctx) {
     ptb::FusionFile f;

@@ -585,6 +585,29 @@ __device__ __forceinline__ uint3 slot_thread_index(unsigned local, unsigned bx, 
   return make_uint3(local - q * bx, q % by, q / by);
 }
 
+// What cooperative_groups::this_thread_block() gives in a slot: the slot's threads as a group (the fuser
+// rewrites this_thread_block() to slot_block() there). sync() is the slot's named barrier;
+// cooperative_groups::sync(g) works too (it calls g.sync()). group_index() is the task's blockIdx.
+template <unsigned Bar, unsigned Threads>
+struct SlotBlock {
+  uint3 tidx, bidx;
+  dim3 bdim;
+  __device__ __forceinline__ void sync() const { asm volatile("bar.sync %0, %1;" ::"n"(Bar), "n"(Threads) : "memory"); }
+  __device__ __forceinline__ unsigned long long num_threads() const { return Threads; }
+  __device__ __forceinline__ unsigned long long size() const { return Threads; }
+  __device__ __forceinline__ unsigned long long thread_rank() const {
+    return (static_cast<unsigned long long>(tidx.z) * bdim.y + tidx.y) * bdim.x + tidx.x;
+  }
+  __device__ __forceinline__ dim3 group_index() const { return dim3(bidx.x, bidx.y, bidx.z); }
+  __device__ __forceinline__ dim3 thread_index() const { return dim3(tidx.x, tidx.y, tidx.z); }
+  __device__ __forceinline__ dim3 dim_threads() const { return bdim; }
+  __device__ __forceinline__ dim3 group_dim() const { return bdim; }
+};
+template <unsigned Bar, unsigned Threads>
+__device__ __forceinline__ SlotBlock<Bar, Threads> slot_block(uint3 thread_idx, dim3 block_dim, uint3 block_idx) {
+  return SlotBlock<Bar, Threads>{thread_idx, block_idx, block_dim};
+}
+
 // __syncthreads() and its reducing forms over one slot's threads (named barrier Bar, Threads threads).
 template <unsigned Bar, unsigned Threads>
 __device__ __forceinline__ void bar_sync() {

@@ -31,10 +31,11 @@ __global__ void calls_bar(int *p) {
 // BAR: {{.*}}errors-kernels.cu:[[# @LINE - 4]]:17: error: kernel 'calls_bar' cannot be fused: it reaches a block barrier (__syncthreads) in a called function (sync_here
 __global__ void uses_cg(int *p) {
   cg::thread_block b = cg::this_thread_block();
-  b.sync();
+  auto t = cg::tiled_partition<32>(b);
+  t.sync();
   p[blockIdx.x] = 1;
 }
-// CG: {{.*}}errors-kernels.cu:[[# @LINE - 4]]:24: error: kernel 'uses_cg' cannot be fused: it uses cooperative groups ('cooperative_groups::{{.*}}this_thread_block'), which read the hardware thread index, not the slot's
+// CG: {{.*}}errors-kernels.cu:[[# @LINE - 4]]:12: error: kernel 'uses_cg' cannot be fused: it uses cooperative groups ('cooperative_groups::{{.*}}tiled_partition'); in a slot only this_thread_block() and its sync, thread_rank, size, group_index, thread_index and dim_threads work
 template <typename T> __global__ void templ(T *p) { p[blockIdx.x] = T(1); }
 // TEMPL: {{.*}}errors-kernels.cu:[[# @LINE - 1]]:39: error: kernel 'templ' cannot be fused: kernel templates are not fused
 void instantiate(int *p) { templ<<<1, 32>>>(p); }

@@ -47,10 +47,10 @@ __global__ void global(float *p) {
 // CHECK:      void global__slot(
 // CHECK-NEXT: #line
 // The order of the two shadows is not part of the contract.
-// CHECK-DAG:  float* const g_dyn = reinterpret_cast<float*>(ptb_dyn_shared);
-// CHECK-DAG:  __shared__ int g_stat[64];
-// CHECK:        g_stat[threadIdx.x % 64] = threadIdx.x;
-// CHECK-NEXT:   g_dyn[threadIdx.x] = p[threadIdx.x];
+// CHECK-DAG:  float* const ptb_slot_g_dyn = reinterpret_cast<float*>(ptb_dyn_shared);
+// CHECK-DAG:  __shared__ int ptb_slot_g_stat[64];
+// CHECK:        ptb_slot_g_stat[threadIdx.x % 64] = threadIdx.x;
+// CHECK-NEXT:   ptb_slot_g_dyn[threadIdx.x] = p[threadIdx.x];
 // CHECK-NEXT:   ::ptb::bar_sync<PtbBar, PtbThreads>();
 
 // CHECK:      __global__ void __launch_bounds__(256) local__global__fused(

@@ -1,4 +1,4 @@
-// BUG: a namespace-scope __shared__ array used through its qualified name (data::buf) is "shadowed" by a
+// Regression test (fixed): a namespace-scope __shared__ array used through its qualified name (data::buf) is "shadowed" by a
 // per-slot `__shared__ int buf[64];` at the top of the slot body, but the body still names data::buf, so
 // every slot of the fused block uses the one block-wide array (slots race on it; nvcc warns that the
 // shadow is never referenced), while the feasibility check counts a copy per slot. Expected: the slot body

@@ -1,4 +1,4 @@
-// BUG: fuse-kernels looks for its marker only after parsing, so a fuse-kernels output given again without
+// Regression test (fixed): fuse-kernels looks for its marker only after parsing, so a fuse-kernels output given again without
 // -I <runtime/include> fails with "fatal error: 'ptb/ptb.cuh' file not found" instead of the marker error
 // (ptb-transform checks its marker before parsing: test/lit/rewrite/rerun.cu). Expected: the marker error
 // whatever the include path.
