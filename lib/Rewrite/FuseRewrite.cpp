@@ -61,6 +61,10 @@ struct BodyScan : RecursiveASTVisitor<BodyScan> {
   std::vector<const DeclRefExpr *> globalSharedRefs;
   std::vector<const CallExpr *> blockGroups;       // cooperative_groups::this_thread_block() calls
   std::vector<const VarDecl *> blockGroupVars;     // variables declared as cooperative_groups::thread_block
+  std::vector<const CallExpr *> userCalls;         // calls of functions defined outside system headers
+  bool readsBuiltins = false;                      // threadIdx/blockDim/blockIdx/gridDim
+  bool declaresShared = false;
+  bool usesCg = false;
   std::vector<Problem> problems;
 
   explicit BodyScan(const SourceManager &sm) : sm(sm) {}
@@ -76,6 +80,12 @@ struct BodyScan : RecursiveASTVisitor<BodyScan> {
       else if (n == "__barrier_sync" || n == "__barrier_sync_count")
         problems.push_back({c->getBeginLoc(), "calls " + n + " (a raw barrier id cannot be moved to a slot)"});
       else if (cg && n == "this_thread_block" && c->getNumArgs() == 0) blockGroups.push_back(c);
+      const FunctionDecl *def = nullptr;
+      // (A lambda's body is part of the body it is written in, and is scanned and edited with it.)
+      auto *method = dyn_cast<CXXMethodDecl>(fd);
+      if (!cg && fd->hasBody(def) && def && !sm.isInSystemHeader(def->getLocation()) && !fd->getBuiltinID() &&
+          !(method && method->getParent()->isLambda()))
+        userCalls.push_back(c);
       if (!cg && !isa<CXXMemberCallExpr>(c))
         for (const Expr *a : c->arguments())
           if (isCgThreadBlock(a->getType()))
@@ -87,6 +97,7 @@ struct BodyScan : RecursiveASTVisitor<BodyScan> {
   bool VisitCXXMemberCallExpr(CXXMemberCallExpr *c) {
     const Expr *obj = c->getImplicitObjectArgument();
     if (obj && isCgThreadBlock(obj->getType())) {
+      usesCg = true;
       const CXXMethodDecl *m = c->getMethodDecl();
       if (!m || !kSlotBlockMembers.count(m->getNameAsString()))
         problems.push_back({c->getExprLoc(), "calls thread_block::" + (m ? m->getNameAsString() : std::string("?")) +
@@ -95,6 +106,7 @@ struct BodyScan : RecursiveASTVisitor<BodyScan> {
     return true;
   }
   bool VisitVarDecl(VarDecl *v) {
+    if (isSharedVar(v)) declaresShared = true;
     if (!isCgThreadBlock(v->getType())) return true;
     if (isa<ParmVarDecl>(v) || !v->hasInit())
       problems.push_back({v->getLocation(), "declares cooperative_groups::thread_block '" + v->getNameAsString() +
@@ -131,12 +143,14 @@ struct BodyScan : RecursiveASTVisitor<BodyScan> {
   }
   bool VisitDeclRefExpr(DeclRefExpr *e) {
     const ValueDecl *d = e->getDecl();
+    if (builtinVarOf(e)) readsBuiltins = true;
     if (auto *v = dyn_cast<VarDecl>(d); v && isSharedVar(v) && v->isFileVarDecl()) {
       const VarDecl *c = v->getCanonicalDecl();
       if (std::find(globalShared.begin(), globalShared.end(), c) == globalShared.end()) globalShared.push_back(c);
       globalSharedRefs.push_back(e);
     }
     std::string q = d->getQualifiedNameAsString();
+    if (q.rfind("cooperative_groups::", 0) == 0) usesCg = true;
     if (q.rfind("cooperative_groups::", 0) == 0 && d->getName() != "this_thread_block" && d->getName() != "sync")
       problems.push_back({e->getBeginLoc(), "uses cooperative groups ('" + q +
                                                 "'); in a slot only this_thread_block() and its sync, thread_rank, "
@@ -155,30 +169,10 @@ struct BodyScan : RecursiveASTVisitor<BodyScan> {
   }
 };
 
-// __shared__ variables in the device functions a kernel calls (one variable per block, not per slot).
-struct CalleeSharedScan : RecursiveASTVisitor<CalleeSharedScan> {
-  const SourceManager &sm;
-  std::set<const FunctionDecl *> seen;
-  std::vector<std::pair<const FunctionDecl *, const VarDecl *>> found;
-  const FunctionDecl *current = nullptr;
-  explicit CalleeSharedScan(const SourceManager &sm) : sm(sm) {}
-  void walk(const FunctionDecl *fd) {
-    const FunctionDecl *def = nullptr;
-    if (!fd->hasBody(def) || !def || sm.isInSystemHeader(def->getLocation()) || !seen.insert(def).second) return;
-    const FunctionDecl *saved = current;
-    current = def;
-    TraverseStmt(def->getBody());
-    current = saved;
-  }
-  bool VisitVarDecl(VarDecl *v) {
-    if (isSharedVar(v) && current) found.push_back({current, v});
-    return true;
-  }
-  bool VisitCallExpr(CallExpr *c) {
-    if (auto *fd = c->getDirectCallee()) walk(fd);
-    return true;
-  }
-};
+// The parameters every slot function and slot copy of a device function starts with.
+const char *const kSlotLeadingParams = "const uint3 blockIdx, const dim3 gridDim, const uint3 threadIdx, const dim3 blockDim, "
+                                       "unsigned char* const ptb_dyn_shared";
+const char *const kSlotLeadingArgs = "blockIdx, gridDim, threadIdx, blockDim, ptb_dyn_shared";
 
 class FusionFileRewriter : SourceText {
 public:
@@ -214,7 +208,8 @@ public:
       out.kernels.push_back(std::move(sk));
     }
     if (diags.hasErrorOccurred()) return false;
-    std::sort(inserts.begin(), inserts.end(), [](auto &a, auto &b) { return a.first < b.first; });
+    for (auto &c : cloneTexts) inserts.push_back(c);
+    std::stable_sort(inserts.begin(), inserts.end(), [](auto &a, auto &b) { return a.first < b.first; });
     std::string result;
     unsigned at = 0;
     for (auto &[off, text] : inserts) {
@@ -229,6 +224,204 @@ public:
 
 private:
   void error(SourceLocation loc, const std::string &msg) { report(diags, loc, DiagnosticsEngine::Error, msg); }
+
+  const FunctionDecl *definitionOf(const FunctionDecl *f) const {
+    const FunctionDecl *def = nullptr;
+    return f && f->hasBody(def) ? def : nullptr;
+  }
+
+  // Whether a function's slot copy differs from the function: it (or a function it calls, outside the
+  // system headers) reads a built-in index variable, meets at a barrier, uses cooperative groups or
+  // declares __shared__ memory.
+  bool slotDependent(const FunctionDecl *def, std::set<const FunctionDecl *> &stack) {
+    auto it = dependent.find(def);
+    if (it != dependent.end()) return it->second;
+    if (!stack.insert(def).second) return false;  // recursion: collectClones refuses it
+    BodyScan scan(sm);
+    scan.TraverseStmt(def->getBody());
+    bool r = scan.readsBuiltins || !scan.barriers.empty() || scan.usesCg || scan.declaresShared ||
+             !scan.globalShared.empty() || !scan.problems.empty();
+    for (const CallExpr *c : scan.userCalls) r = slotDependent(definitionOf(c->getDirectCallee()), stack) || r;
+    stack.erase(def);
+    dependent[def] = r;
+    return r;
+  }
+
+  // The slot-dependent functions `fn` calls, transitively, callees first. False (reported) when one
+  // cannot be copied.
+  bool collectClones(const FunctionDecl *fn, const std::string &who, std::vector<const FunctionDecl *> &out,
+                     std::vector<const FunctionDecl *> path = {}) {
+    path.push_back(fn);
+    BodyScan scan(sm);
+    scan.TraverseStmt(fn->getBody());
+    for (const CallExpr *c : scan.userCalls) {
+      const FunctionDecl *def = definitionOf(c->getDirectCallee());
+      std::set<const FunctionDecl *> stack;
+      if (!def || !slotDependent(def, stack)) continue;
+      if (std::find(out.begin(), out.end(), def) != out.end()) continue;
+      std::string why;
+      if (std::find(path.begin(), path.end(), def) != path.end()) why = "it is recursive";
+      else if (isa<CXXMethodDecl>(def)) why = "it is a member function, constructor or operator";
+      else if (def->isTemplated() || def->isTemplateInstantiation()) why = "it is a template";
+      else if (sm.getFileID(sm.getExpansionLoc(def->getLocation())) != mainFile || def->getLocation().isMacroID())
+        why = "it is not defined in the main file (or is defined in a macro)";
+      else if (offsetOf(sm.getExpansionLoc(def->getBeginLoc())) > offsetOf(sm.getExpansionLoc(path.front()->getBeginLoc())))
+        why = "it is defined after the kernel (define it before)";
+      if (!why.empty()) {
+        error(c->getBeginLoc(), who + "it calls '" + def->getQualifiedNameAsString() +
+                                    "', which reads the thread/block index, meets at a barrier or uses shared memory, "
+                                    "and cannot be copied for a slot: " + why);
+        return false;
+      }
+      if (!collectClones(def, who, out, path)) return false;
+      out.push_back(def);
+    }
+    return true;
+  }
+
+  uint64_t sharedBytesDeclaredIn(const FunctionDecl *f) {
+    struct Decls : RecursiveASTVisitor<Decls> {
+      ASTContext &ctx;
+      uint64_t bytes = 0;
+      explicit Decls(ASTContext &ctx) : ctx(ctx) {}
+      bool VisitVarDecl(VarDecl *v) {
+        if (isSharedVar(v) && !isDynamicShared(v) && !v->getType()->isDependentType())
+          bytes += ctx.getTypeSizeInChars(v->getType()).getQuantity();
+        return true;
+      }
+    } d(ctx);
+    d.TraverseStmt(f->getBody());
+    return d.bytes;
+  }
+
+  // Declares, once, the per-slot copies of a file-scope static __shared__ variable: a variable template
+  // after its declaration (nvcc gives each instantiation its own shared memory).
+  bool declareSlotCopy(const VarDecl *v) {
+    if (slotCopies.count(v)) return true;
+    const VarDecl *d = v->getDefinition() ? v->getDefinition() : v;
+    SourceLocation e = d->getEndLoc();
+    if (d->getLocation().isMacroID() || e.isMacroID() || sm.getFileID(sm.getExpansionLoc(e)) != mainFile) return false;
+    auto semi = Lexer::findNextToken(e, sm, lo);
+    if (!semi || !semi->is(tok::semi)) return false;
+    PrintingPolicy pp(lo);
+    std::string decl;
+    llvm::raw_string_ostream os(decl);
+    d->getType().print(os, pp, "ptb_slot_" + d->getNameAsString());
+    slotCopies.insert(v);
+    cloneTexts.push_back({offsetOf(semi->getEndLoc()),
+                          "\n// Per-slot copies of " + d->getNameAsString() + " (fuse-kernels).\ntemplate <unsigned PtbBar> __shared__ " +
+                              os.str() + ";\n" + lineDirective(mainFile, lineOf(semi->getLocation()))});
+    return true;
+  }
+
+  // The body of `fd` as a slot runs it: barriers on the slot's named barrier, the block group the slot's,
+  // extern/file-scope __shared__ per slot, calls of slot-dependent functions sent to their slot copies.
+  bool slotBody(const FunctionDecl *fd, const std::string &who, const std::set<const FunctionDecl *> &clones,
+                BodyScan &scan, std::string &body) {
+    scan.TraverseStmt(fd->getBody());
+    bool ok = true;
+    for (auto &p : scan.problems) {
+      error(p.loc, who + (fd->hasAttr<CUDAGlobalAttr>() ? "it " : "the function '" + fd->getNameAsString() + "' it calls ") + p.what);
+      ok = false;
+    }
+    if (!ok) return false;
+    SourceLocation bb = sm.getExpansionLoc(fd->getBody()->getBeginLoc());
+    SourceLocation be = afterToken(sm.getExpansionLoc(fd->getBody()->getEndLoc()));
+    unsigned bo = offsetOf(bb), eo = offsetOf(be);
+    std::vector<std::tuple<unsigned, unsigned, std::string>> edits;  // offset, length, text
+    auto inBody = [&](SourceLocation l) {
+      return l.isValid() && sm.getFileID(l) == mainFile && offsetOf(l) >= bo && offsetOf(l) < eo;
+    };
+    for (const CallExpr *c : scan.barriers) {
+      const Expr *callee = c->getCallee()->IgnoreParenImpCasts();
+      SourceLocation nameLoc = sm.getSpellingLoc(callee->getBeginLoc());
+      if (!inBody(nameLoc)) {
+        error(c->getBeginLoc(), who + "its barrier is written inside a macro definition; the slot copy cannot rename it");
+        ok = false;
+        continue;
+      }
+      std::string n = c->getDirectCallee()->getNameAsString();
+      edits.push_back({offsetOf(nameLoc), Lexer::MeasureTokenLength(nameLoc, sm, lo), kBarrierForms.at(n)});
+    }
+    for (const CallExpr *c : scan.userCalls) {
+      const FunctionDecl *def = definitionOf(c->getDirectCallee());
+      if (!clones.count(def)) continue;
+      const Expr *callee = c->getCallee()->IgnoreParenImpCasts();
+      SourceLocation nameLoc;
+      if (auto *dre = dyn_cast<DeclRefExpr>(callee)) nameLoc = dre->getLocation();
+      std::optional<Token> lparen;
+      if (nameLoc.isValid() && !nameLoc.isMacroID()) lparen = Lexer::findNextToken(nameLoc, sm, lo);
+      if (!inBody(nameLoc) || !lparen || !lparen->is(tok::l_paren)) {
+        error(c->getBeginLoc(), who + "its call of '" + def->getNameAsString() +
+                                    "' is written inside a macro or in a form the slot copy cannot redirect");
+        ok = false;
+        continue;
+      }
+      edits.push_back({offsetOf(nameLoc), Lexer::MeasureTokenLength(nameLoc, sm, lo),
+                       def->getNameAsString() + "__slot<PtbBar, PtbThreads>"});
+      edits.push_back({offsetOf(lparen->getLocation()) + 1, 0,
+                       std::string(kSlotLeadingArgs) + (c->getNumArgs() ? ", " : "")});
+    }
+    auto replaceRange = [&](SourceRange r, const std::string &text, const std::string &what) {
+      SourceLocation b = r.getBegin(), e = r.getEnd();
+      if (b.isMacroID() || e.isMacroID() || !inBody(b)) {
+        error(r.getBegin(), who + "its " + what + " is written inside a macro; the slot copy cannot edit it");
+        ok = false;
+        return;
+      }
+      edits.push_back({offsetOf(b), offsetOf(afterToken(e)) - offsetOf(b), text});
+    };
+    for (const CallExpr *c : scan.blockGroups)
+      replaceRange(c->getSourceRange(), "::ptb::slot_block<PtbBar, PtbThreads>(threadIdx, blockDim, blockIdx)",
+                   "this_thread_block() call");
+    for (const VarDecl *v : scan.blockGroupVars)
+      if (auto *tsi = v->getTypeSourceInfo()) {
+        // `auto` only where the type is written (not for `auto b = ...`).
+        if (!isa<AutoType>(v->getType().getNonReferenceType().getTypePtr()))
+          replaceRange(tsi->getTypeLoc().getSourceRange(), "auto", "thread_block declaration");
+      }
+    PrintingPolicy pp(lo);
+    pp.SuppressTagKeyword = false;
+    auto dynamicAlias = [&](const VarDecl *v, const std::string &name) {
+      QualType elem = ctx.getAsArrayType(v->getType()) ? ctx.getAsArrayType(v->getType())->getElementType() : v->getType();
+      std::string t = TypeName::getFullyQualifiedName(elem, ctx, pp);
+      return t + "* const " + name + " = reinterpret_cast<" + t + "*>(ptb_dyn_shared);";
+    };
+    for (const DeclStmt *d : scan.localDynamic) {
+      auto *v = cast<VarDecl>(d->getSingleDecl());
+      replaceRange(d->getSourceRange(), dynamicAlias(v, v->getNameAsString()), "extern __shared__ declaration");
+    }
+    // File-scope __shared__ variables. Static ones get a per-slot copy: a variable template
+    // ptb_slot_<name><PtbBar> declared after the original (shared by the kernel's slot function and its
+    // slot copies of device functions); extern ones an alias of the slot's dynamic shared memory at the
+    // top of the body. Each use is renamed (not shadowed: a use may be qualified, ns::buf).
+    std::string shadows;
+    auto localName = [](const VarDecl *v) { return "ptb_slot_" + v->getNameAsString(); };
+    for (const VarDecl *v : scan.globalShared) {
+      if (isDynamicShared(v)) {
+        shadows += " " + dynamicAlias(v, localName(v));
+        continue;
+      }
+      if (!declareSlotCopy(v)) {
+        error(v->getLocation(), who + "the file-scope __shared__ variable '" + v->getNameAsString() +
+                                    "' it uses is not declared in the main file outside macros");
+        ok = false;
+      }
+    }
+    for (const DeclRefExpr *e : scan.globalSharedRefs) {
+      const VarDecl *v = cast<VarDecl>(e->getDecl())->getCanonicalDecl();
+      std::string scope = "::";
+      if (auto *ns = dyn_cast<NamedDecl>(v->getDeclContext())) scope += ns->getQualifiedNameAsString() + "::";
+      replaceRange(e->getSourceRange(), isDynamicShared(v) ? localName(v) : scope + localName(v) + "<PtbBar>",
+                   "use of a file-scope __shared__ variable");
+    }
+    if (!ok) return false;
+    if (!shadows.empty()) edits.push_back({bo + 1, 0, shadows});
+    body = textBetween(bb, be);
+    std::stable_sort(edits.begin(), edits.end(), [](auto &x, auto &y) { return std::get<0>(x) > std::get<0>(y); });
+    for (auto &[off, len, t] : edits) body.replace(off - bo, len, t);
+    return true;
+  }
 
   // Checks that `k` fits a slot and writes its slot function; false after reporting why not.
   bool prepareKernel(const Kernel &k, const FusionKernelRequest &req, SlotKernel &sk, std::string &text, unsigned &at) {
@@ -255,126 +448,62 @@ private:
                                    " threads) is not a whole number of warps; slots must be warp-aligned");
       return false;
     }
-    bool ok = true;
+    // The device functions the slot must copy too (they read the built-ins, meet at barriers, use a
+    // block group or declare shared memory, here or below), callees before callers.
+    std::vector<const FunctionDecl *> clones;
+    if (!collectClones(fd, who, clones)) return false;
+    std::set<std::string> clonedNames;
+    for (const FunctionDecl *c : clones) clonedNames.insert(c->getNameAsString());
+    // What the inventory saw below the kernel must all be inside those copies (not in library code).
+    auto allCloned = [&](const std::vector<std::string> &chain) {
+      for (const std::string &n : chain)
+        if (!clonedNames.count(n)) return false;
+      return true;
+    };
     for (BuiltinVar v : kBuiltinVars) {
       const BuiltinUse &u = k.uses.count(v) ? k.uses.at(v) : BuiltinUse{};
-      if (!u.callChains.empty()) {
-        error(fd->getLocation(), who + "it reads " + name(v) + " in a called function (" +
-                                     llvm::join(u.callChains.front(), " -> ") +
-                                     "); slot copies of device functions are not made yet: pass the value as an argument");
-        ok = false;
-        break;
-      }
+      for (const auto &chain : u.callChains)
+        if (!allCloned(chain)) {
+          error(fd->getLocation(), who + "it reads " + name(v) + " in library code it calls (" + llvm::join(chain, " -> ") +
+                                       "), which the slot cannot copy");
+          return false;
+        }
     }
     for (const Barrier &b : k.barriers) {
-      if (!b.blockWide || b.kind.rfind("cg::thread_block::", 0) == 0) continue;
-      if (!b.via.empty()) {
-        error(fd->getLocation(), who + "it reaches a block barrier (" + b.kind + ") in a called function (" +
-                                     llvm::join(b.via, " -> ") + " at " + b.loc.str() + ")");
-        ok = false;
-        break;
-      }
+      if (!b.blockWide || b.kind.rfind("cg::thread_block::", 0) == 0 || b.via.empty() || allCloned(b.via)) continue;
+      error(fd->getLocation(), who + "it reaches a block barrier (" + b.kind + ") in library code it calls (" +
+                                   llvm::join(b.via, " -> ") + " at " + b.loc.str() + "), which the slot cannot copy");
+      return false;
     }
-    if (!ok) return false;
+
+    std::set<const FunctionDecl *> cloneSet(clones.begin(), clones.end());
+    std::set<const VarDecl *> globalsUsed;  // file-scope __shared__ variables the slot uses (one copy per slot)
+    for (const FunctionDecl *c : clones) {
+      std::string cloneBody;
+      BodyScan cs(sm);
+      if (!slotBody(c, who, cloneSet, cs, cloneBody)) return false;
+      // Each slot has its own copy of the function's shared variables.
+      globalsUsed.insert(cs.globalShared.begin(), cs.globalShared.end());
+      sk.staticShared += sharedBytesDeclaredIn(c);
+      if (!clonedAlready.insert(c).second) continue;
+      std::string params = paramList(c, false);
+      std::string clone = "\n// Fusion slot copy of " + c->getQualifiedNameAsString() +
+                          " (fuse-kernels; docs/fuse-kernels.md).\n" + lineDirective(mainFile, lineOf(declStart(c))) +
+                          "template <unsigned PtbBar, unsigned PtbThreads>\nstatic __device__ __forceinline__ " +
+                          c->getReturnType().getAsString(PrintingPolicy(lo)) + " " + c->getNameAsString() +
+                          "__slot(" + kSlotLeadingParams + (params.empty() ? "" : ", " + params) + ")\n" +
+                          lineDirective(mainFile, lineOf(sm.getExpansionLoc(c->getBody()->getBeginLoc()))) + cloneBody + "\n";
+      SourceLocation end = afterToken(sm.getExpansionLoc(c->getBody()->getEndLoc()));
+      cloneTexts.push_back({offsetOf(end), clone + lineDirective(mainFile, lineOf(end))});
+    }
 
     BodyScan scan(sm);
-    scan.TraverseStmt(fd->getBody());
-    for (auto &p : scan.problems) {
-      error(p.loc, who + "it " + p.what);
-      ok = false;
-    }
-    CalleeSharedScan callees(sm);
-    callees.seen.insert(fd);
-    callees.current = fd;
-    for (const Stmt *s : fd->getBody()->children()) (void)s;
-    callees.TraverseStmt(fd->getBody());
-    for (auto &[f, v] : callees.found) {
-      if (f == fd) continue;
-      error(v->getLocation(), who + "the device function '" + f->getQualifiedNameAsString() + "' it calls declares __shared__ '" +
-                                  v->getNameAsString() + "' (one per block, but a fused block holds several slots)");
-      ok = false;
-    }
-    if (!ok) return false;
-
-    // The edits inside the body copy, by offset in the main file.
+    std::string body;
+    if (!slotBody(fd, who, cloneSet, scan, body)) return false;
     SourceLocation bb = sm.getExpansionLoc(fd->getBody()->getBeginLoc());
     SourceLocation be = afterToken(sm.getExpansionLoc(fd->getBody()->getEndLoc()));
-    unsigned bo = offsetOf(bb), eo = offsetOf(be);
-    std::vector<std::tuple<unsigned, unsigned, std::string>> edits;  // offset, length, text
-    auto inBody = [&](SourceLocation l) {
-      return l.isValid() && sm.getFileID(l) == mainFile && offsetOf(l) >= bo && offsetOf(l) < eo;
-    };
-    for (const CallExpr *c : scan.barriers) {
-      const Expr *callee = c->getCallee()->IgnoreParenImpCasts();
-      SourceLocation nameLoc = sm.getSpellingLoc(callee->getBeginLoc());
-      if (!inBody(nameLoc)) {
-        error(c->getBeginLoc(), who + "its barrier is written inside a macro definition; the slot copy cannot rename it");
-        ok = false;
-        continue;
-      }
-      std::string n = c->getDirectCallee()->getNameAsString();
-      edits.push_back({offsetOf(nameLoc), Lexer::MeasureTokenLength(nameLoc, sm, lo), kBarrierForms.at(n)});
-    }
-    auto replaceRange = [&](SourceRange r, const std::string &text, const std::string &what) {
-      SourceLocation b = r.getBegin(), e = r.getEnd();
-      if (b.isMacroID() || e.isMacroID() || !inBody(b)) {
-        error(r.getBegin(), who + "its " + what + " is written inside a macro; the slot copy cannot edit it");
-        ok = false;
-        return;
-      }
-      edits.push_back({offsetOf(b), offsetOf(afterToken(e)) - offsetOf(b), text});
-    };
-    for (const CallExpr *c : scan.blockGroups)
-      replaceRange(c->getSourceRange(), "::ptb::slot_block<PtbBar, PtbThreads>(threadIdx, blockDim, blockIdx)",
-                   "this_thread_block() call");
-    for (const VarDecl *v : scan.blockGroupVars)
-      if (auto *tsi = v->getTypeSourceInfo()) {
-        // `auto` only where the type is written (not for `auto b = ...`).
-        if (!isa<AutoType>(v->getType().getNonReferenceType().getTypePtr()))
-          replaceRange(tsi->getTypeLoc().getSourceRange(), "auto", "thread_block declaration");
-      }
     PrintingPolicy pp(lo);
     pp.SuppressTagKeyword = false;
-    auto dynamicAlias = [&](const VarDecl *v) {
-      QualType elem = ctx.getAsArrayType(v->getType()) ? ctx.getAsArrayType(v->getType())->getElementType() : v->getType();
-      std::string t = TypeName::getFullyQualifiedName(elem, ctx, pp);
-      return t + "* const " + v->getNameAsString() + " = reinterpret_cast<" + t + "*>(ptb_dyn_shared);";
-    };
-    for (const DeclStmt *d : scan.localDynamic) {
-      SourceLocation b = d->getBeginLoc(), e = d->getEndLoc();
-      if (b.isMacroID() || e.isMacroID() || !inBody(b)) {
-        error(d->getBeginLoc(), who + "its extern __shared__ declaration is written inside a macro");
-        ok = false;
-        continue;
-      }
-      edits.push_back({offsetOf(b), offsetOf(afterToken(e)) - offsetOf(b), dynamicAlias(cast<VarDecl>(d->getSingleDecl()))});
-    }
-    if (!ok) return false;
-    // File-scope __shared__ variables: each use is renamed to a local of the slot (ptb_slot_<name>),
-    // declared at the top of the body as a per-slot copy (static ones) or an alias of the slot's dynamic
-    // shared memory (extern ones). Renaming, not shadowing: a use may be qualified (ns::buf).
-    std::string shadows;
-    auto localName = [](const VarDecl *v) { return "ptb_slot_" + v->getNameAsString(); };
-    for (const VarDecl *v : scan.globalShared) {
-      if (isDynamicShared(v)) {
-        std::string alias = dynamicAlias(v);
-        alias.replace(alias.find(" const " + v->getNameAsString()) + 7, v->getNameAsString().size(), localName(v));
-        shadows += " " + alias;
-      } else {
-        std::string decl;
-        llvm::raw_string_ostream os(decl);
-        v->getType().print(os, pp, localName(v));
-        shadows += " __shared__ " + os.str() + ";";
-      }
-    }
-    for (const DeclRefExpr *e : scan.globalSharedRefs)
-      replaceRange(e->getSourceRange(), localName(cast<VarDecl>(e->getDecl())->getCanonicalDecl()),
-                   "use of a file-scope __shared__ variable");
-    if (!ok) return false;
-    if (!shadows.empty()) edits.push_back({bo + 1, 0, shadows});
-    std::string body = textBetween(bb, be);
-    std::sort(edits.begin(), edits.end(), [](auto &x, auto &y) { return std::get<0>(x) > std::get<0>(y); });
-    for (auto &[off, len, t] : edits) body.replace(off - bo, len, t);
 
     // The slot function, after the kernel.
     std::string name = fd->getNameAsString() + "__slot";
@@ -382,9 +511,8 @@ private:
     text += "\n// Fusion slot of " + k.qualifiedName + ": threadIdx/blockDim are the slot's, blockIdx/gridDim the task's, "
             "barriers the slot's (fuse-kernels; docs/fuse-kernels.md).\n";
     text += lineDirective(mainFile, kernelLine);
-    text += "template <unsigned PtbBar, unsigned PtbThreads>\nstatic __device__ __forceinline__ void " + name +
-            "(const uint3 blockIdx, const dim3 gridDim, const uint3 threadIdx, const dim3 blockDim, "
-            "unsigned char* const ptb_dyn_shared";
+    text += "template <unsigned PtbBar, unsigned PtbThreads>\nstatic __device__ __forceinline__ void " + name + "(" +
+            kSlotLeadingParams;
     std::string params = paramList(fd, false);
     text += (params.empty() ? "" : ", " + params) + ")\n";
     text += lineDirective(mainFile, lineOf(bb)) + body + "\n";
@@ -408,7 +536,8 @@ private:
     }
     for (const SharedVariable &s : k.shared)
       if (!s.dynamic && s.bytes) sk.staticShared += *s.bytes;
-    for (const VarDecl *v : scan.globalShared)
+    globalsUsed.insert(scan.globalShared.begin(), scan.globalShared.end());
+    for (const VarDecl *v : globalsUsed)
       if (!isDynamicShared(v)) sk.staticShared += ctx.getTypeSizeInChars(v->getType()).getQuantity();
     sk.tasksIndependent = k.tasksIndependent;
     return true;
@@ -417,6 +546,10 @@ private:
   ASTContext &ctx;
   DiagnosticsEngine &diags;
   const Inventory &inv;
+  std::map<const FunctionDecl *, bool> dependent;                // slotDependent's answers
+  std::set<const FunctionDecl *> clonedAlready;                  // slot copies written (one per function)
+  std::set<const VarDecl *> slotCopies;                          // file-scope __shared__ variables given per-slot copies
+  std::vector<std::pair<unsigned, std::string>> cloneTexts;      // (offset, text) of the slot copies
 };
 
 std::string u(unsigned v) { return std::to_string(v) + "u"; }

@@ -1,6 +1,7 @@
 // Kernels that cannot run in a slot are refused with a located error naming the reason; nothing is
-// written and the exit code is non-zero: threadIdx read in a called function, a block barrier in a
-// called function, cooperative groups, kernel templates, a thread-dependent return before a barrier.
+// written and the exit code is non-zero: a called function that reads threadIdx but cannot be copied for
+// the slot (a template), a block barrier in a called function defined after the kernel, cooperative
+// groups beyond the block group, kernel templates, a thread-dependent return before a barrier.
 // RUN: rm -f %t.out
 // RUN: not %fuse-kernels %s --kernel reads_tid=32 --kernel ok=32 --ratio 1:1 -o %t.out 2>&1 | FileCheck %s --check-prefixes=TID,ALL
 // RUN: not test -e %t.out
@@ -18,17 +19,18 @@
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
 
-__device__ int tid() { return threadIdx.x; }
-__device__ void sync_here() { __syncthreads(); }
+template <int N> __device__ int tid() { return threadIdx.x + N; }
+__device__ void sync_here();
 
 __global__ void ok(float *p) { p[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f; }
-__global__ void reads_tid(int *p) { p[blockIdx.x] = tid(); }
-// TID: {{.*}}errors-kernels.cu:[[# @LINE - 1]]:17: error: kernel 'reads_tid' cannot be fused: it reads threadIdx in a called function (tid); slot copies of device functions are not made yet
+__global__ void reads_tid(int *p) { p[blockIdx.x] = tid<0>(); }
+// TID: {{.*}}errors-kernels.cu:[[# @LINE - 1]]:53: error: kernel 'reads_tid' cannot be fused: it calls 'tid', which reads the thread/block index, meets at a barrier or uses shared memory, and cannot be copied for a slot: it is a template
 __global__ void calls_bar(int *p) {
   sync_here();
   p[blockIdx.x] = 1;
 }
-// BAR: {{.*}}errors-kernels.cu:[[# @LINE - 4]]:17: error: kernel 'calls_bar' cannot be fused: it reaches a block barrier (__syncthreads) in a called function (sync_here
+// BAR: {{.*}}errors-kernels.cu:[[# @LINE - 3]]:3: error: kernel 'calls_bar' cannot be fused: it calls 'sync_here', which reads the thread/block index, meets at a barrier or uses shared memory, and cannot be copied for a slot: it is defined after the kernel (define it before)
+__device__ void sync_here() { __syncthreads(); }
 __global__ void uses_cg(int *p) {
   cg::thread_block b = cg::this_thread_block();
   auto t = cg::tiled_partition<32>(b);

@@ -30,6 +30,7 @@ __global__ void global(float *p) {
 // The originals are untouched.
 // CHECK:      extern __shared__ float g_dyn[];
 // CHECK-NEXT: __shared__ int g_stat[64];
+// CHECK:      template <unsigned PtbBar> __shared__ int ptb_slot_g_stat[64];
 // CHECK:      __global__ void local(float *p) {
 // CHECK-NEXT:   __shared__ float tile[128];
 // CHECK-NEXT:   extern __shared__ float s[];
@@ -48,8 +49,7 @@ __global__ void global(float *p) {
 // CHECK-NEXT: #line
 // The order of the two shadows is not part of the contract.
 // CHECK-DAG:  float* const ptb_slot_g_dyn = reinterpret_cast<float*>(ptb_dyn_shared);
-// CHECK-DAG:  __shared__ int ptb_slot_g_stat[64];
-// CHECK:        ptb_slot_g_stat[threadIdx.x % 64] = threadIdx.x;
+// CHECK:        ::ptb_slot_g_stat<PtbBar>[threadIdx.x % 64] = threadIdx.x;
 // CHECK-NEXT:   ptb_slot_g_dyn[threadIdx.x] = p[threadIdx.x];
 // CHECK-NEXT:   ::ptb::bar_sync<PtbBar, PtbThreads>();
 
