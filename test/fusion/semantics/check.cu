@@ -375,6 +375,69 @@ struct sem_warp_problem {
   }
 };
 
+// ---- sem_callee: 1-D block 128, 2-D grid, slot copies of the device functions it calls ----
+struct sem_callee_problem {
+  static constexpr const char* name = "sem_callee";
+  static constexpr unsigned kThreads = 128, kGx = 50;
+  int n = 0;
+  dim3 grid;
+  std::vector<unsigned> h_in;
+  DevBuf<unsigned> in, out_sum, out_rot;
+  void setup(Size s, std::mt19937& rng) {
+    n = s == Size::large ? int(kThreads * 3000 - 77) : int(kThreads * 3 - 9);
+    const unsigned blocks = (unsigned(n) + kThreads - 1) / kThreads;
+    grid = s == Size::large ? dim3(kGx, (blocks + kGx - 1) / kGx) : dim3(blocks, 1);
+    h_in.resize(n);
+    for (auto& v : h_in) v = rng();
+    in.alloc(n);
+    in.put(h_in);
+    out_sum.alloc(size_t(grid.x) * grid.y);
+    out_rot.alloc(n);
+  }
+  void poison() {
+    out_sum.poison();
+    out_rot.poison();
+  }
+  void outputs(std::vector<unsigned char>& o) const {
+    out_sum.append_bytes(o);
+    out_rot.append_bytes(o);
+  }
+  template <class F>
+  void with_args(F&& f) {
+    f(grid, dim3(kThreads), size_t(0), static_cast<const unsigned*>(in.p), out_sum.p, out_rot.p, n);
+  }
+  void launch_original(cudaStream_t st) {
+    with_args([&](dim3 g, dim3 b, size_t sh, auto... a) { sem_callee<<<g, b, sh, st>>>(a...); });
+  }
+  bool check_cpu() const {
+    const size_t nb = size_t(grid.x) * grid.y;
+    std::vector<unsigned> want_sum(nb), want_rot(n);
+    for (size_t b = 0; b < nb; ++b) {
+      unsigned sum = 0;
+      for (unsigned t = 0; t < kThreads; ++t) {
+        const size_t i = b * kThreads + t;
+        const unsigned v = i < size_t(n) ? h_in[i] : 0u;
+        sum += v;
+        if (i < size_t(n)) {
+          const size_t j = b * kThreads + (t + 5) % kThreads;
+          const unsigned w = j < size_t(n) ? h_in[j] : 0u;
+          want_rot[i] = w * 3u + unsigned(b);
+        }
+      }
+      want_sum[b] = sum;
+    }
+    // Blocks past the data (the 2-D grid's last row) still write their (zero) sum.
+    const bool a = same_as_cpu(name, "out_sum", out_sum.get(), want_sum);
+    const bool c = same_as_cpu(name, "out_rot", out_rot.get(), want_rot);
+    return a && c;
+  }
+  void release() {
+    in.release();
+    out_sum.release();
+    out_rot.release();
+  }
+};
+
 }  // namespace semcheck
 
 namespace {

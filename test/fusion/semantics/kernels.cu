@@ -125,3 +125,39 @@ __global__ void sem_warp(const int* __restrict__ in, int* __restrict__ out_sum, 
   out_lane[2 * i + 1] = static_cast<unsigned>(hw_lane == (t & 31u)) | (w << 1) | (warps << 8) |
                         (static_cast<unsigned>(__popc(bal)) << 16);
 }
+
+// ---- sem_callee ----
+// 1-D block 128, 2-D grid: everything the slot needs is in called device functions. sem_callee_tile reads
+// blockIdx/gridDim, sem_callee_block_sum meets at a barrier over threadIdx/blockDim with its own __shared__
+// array (and calls a warp-shuffle helper that needs no slot copy), sem_callee_stash writes the file-scope
+// __shared__ array sem_callee_buf that the kernel itself then reads (one per-slot copy shared by both).
+__shared__ unsigned sem_callee_buf[128];
+__device__ unsigned sem_callee_tile() { return blockIdx.x + gridDim.x * blockIdx.y; }
+__device__ unsigned sem_callee_warp_sum(unsigned v) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ unsigned sem_callee_block_sum(unsigned v) {
+  __shared__ unsigned part[32];
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  v = sem_callee_warp_sum(v);
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  v = threadIdx.x < blockDim.x / 32 ? part[lane] : 0u;
+  if (warp == 0) v = sem_callee_warp_sum(v);
+  return v;
+}
+__device__ void sem_callee_stash(unsigned v) {
+  sem_callee_buf[threadIdx.x] = v;
+  __syncthreads();
+}
+__global__ void sem_callee(const unsigned* __restrict__ in, unsigned* __restrict__ out_sum,
+                           unsigned* __restrict__ out_rot, int n) {
+  const unsigned b = sem_callee_tile();
+  const unsigned i = b * blockDim.x + threadIdx.x;
+  const unsigned v = i < unsigned(n) ? in[i] : 0u;
+  const unsigned s = sem_callee_block_sum(v);
+  sem_callee_stash(v * 3u + b);
+  if (threadIdx.x == 0) out_sum[b] = s;
+  if (i < unsigned(n)) out_rot[i] = sem_callee_buf[(threadIdx.x + 5) % blockDim.x];
+}
