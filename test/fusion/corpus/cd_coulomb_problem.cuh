@@ -65,25 +65,11 @@ struct CoulombProblem {
     return out;
   }
 
-  static std::vector<size_t> sample(size_t total)
-  {
-    std::vector<size_t> idx;
-    if (total <= 4096) {
-      for (size_t i = 0; i < total; ++i) idx.push_back(i);
-      return idx;
-    }
-    std::mt19937 rng(0x5EED1234u);
-    idx.push_back(0);
-    idx.push_back(total - 1);
-    while (idx.size() < 4096) idx.push_back((((size_t)rng() << 32) | rng()) % total);
-    return idx;
-  }
-
   bool check_cpu() const
   {
     const std::vector<unsigned char> bytes = outputs();
     const float* pot = reinterpret_cast<const float*>(bytes.data());
-    for (size_t e : sample((size_t)nx * ny)) {
+    for (size_t e : fusion_sample((size_t)nx * ny)) {
       const int ix = (int)(e % nx), iy = (int)(e / nx);
       const double px = (double)((float)ix * spacing), py = (double)((float)iy * spacing);
       double ref = 0.0, mag = 0.0;

@@ -56,26 +56,12 @@ struct HashProblem {
     return out;
   }
 
-  static std::vector<size_t> sample(size_t total)
-  {
-    std::vector<size_t> idx;
-    if (total <= 4096) {
-      for (size_t i = 0; i < total; ++i) idx.push_back(i);
-      return idx;
-    }
-    std::mt19937 rng(0x5EED1234u);
-    idx.push_back(0);
-    idx.push_back(total - 1);
-    while (idx.size() < 4096) idx.push_back((((size_t)rng() << 32) | rng()) % total);
-    return idx;
-  }
-
   bool check_cpu() const
   {
     const std::vector<unsigned char> bytes = outputs();
     const unsigned* out = reinterpret_cast<const unsigned*>(bytes.data());
     const unsigned mask = (unsigned)nsalt - 1u;
-    for (size_t t : sample((size_t)n)) {
+    for (size_t t : fusion_sample((size_t)n)) {
       const unsigned block_salt = (unsigned)(t / block.x) * hash_block_salt;
       unsigned x = hIn[t];
       for (int r = 0; r < rounds; ++r) {

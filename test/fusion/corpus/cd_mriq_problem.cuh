@@ -82,20 +82,6 @@ struct MriqProblem {
     return out;
   }
 
-  static std::vector<size_t> sample(size_t total)
-  {
-    std::vector<size_t> idx;
-    if (total <= 4096) {
-      for (size_t i = 0; i < total; ++i) idx.push_back(i);
-      return idx;
-    }
-    std::mt19937 rng(0x5EED1234u);
-    idx.push_back(0);
-    idx.push_back(total - 1);
-    while (idx.size() < 4096) idx.push_back((((size_t)rng() << 32) | rng()) % total);
-    return idx;
-  }
-
   bool check_cpu() const
   {
     const std::vector<unsigned char> bytes = outputs();
@@ -105,7 +91,7 @@ struct MriqProblem {
     double phisum = 0.0;
     for (int k = 0; k < numK; ++k) phisum += hK[k].w;
     const double tol = 2e-4 * phisum + 1e-5;
-    for (size_t t : sample((size_t)numX)) {
+    for (size_t t : fusion_sample((size_t)numX)) {
       double rr = 0.0, ri = 0.0;
       for (int k = 0; k < numK; ++k) {
         const float4 v = hK[k];

@@ -54,25 +54,11 @@ struct StencilProblem {
     return out;
   }
 
-  static std::vector<size_t> sample(size_t total)
-  {
-    std::vector<size_t> idx;
-    if (total <= 4096) {
-      for (size_t i = 0; i < total; ++i) idx.push_back(i);
-      return idx;
-    }
-    std::mt19937 rng(0x5EED1234u);
-    idx.push_back(0);
-    idx.push_back(total - 1);
-    while (idx.size() < 4096) idx.push_back((((size_t)rng() << 32) | rng()) % total);
-    return idx;
-  }
-
   bool check_cpu() const
   {
     const std::vector<unsigned char> bytes = outputs();
     const float* out = reinterpret_cast<const float*>(bytes.data());
-    std::vector<size_t> idx = sample((size_t)nx * ny);
+    std::vector<size_t> idx = fusion_sample((size_t)nx * ny);
     idx.push_back((size_t)nx - 1);                 // the other two corners
     idx.push_back((size_t)(ny - 1) * nx);
     auto at = [&](int x, int y) {

@@ -29,6 +29,9 @@
 #ifndef FUSION_CORPUS_PROBLEMS_CUH
 #define FUSION_CORPUS_PROBLEMS_CUH
 
+#include <random>
+#include <vector>
+
 // Check a CUDA runtime call; on error print file:line and the error string and exit(1).
 #define FUSION_CHECK(call)                                                                          \
   do {                                                                                              \
@@ -39,5 +42,21 @@
       exit(1);                                                                                      \
     }                                                                                               \
   } while (0)
+
+// The output elements check_cpu compares: all of them up to 4096, else the first, the last and a
+// deterministic pseudo-random sample (the same on every run and every standard library).
+inline std::vector<size_t> fusion_sample(size_t total)
+{
+  std::vector<size_t> idx;
+  if (total <= 4096) {
+    for (size_t i = 0; i < total; ++i) idx.push_back(i);
+    return idx;
+  }
+  std::mt19937 rng(0x5EED1234u);
+  idx.push_back(0);
+  idx.push_back(total - 1);
+  while (idx.size() < 4096) idx.push_back((((size_t)rng() << 32) | rng()) % total);
+  return idx;
+}
 
 #endif  // FUSION_CORPUS_PROBLEMS_CUH
