@@ -8,8 +8,8 @@ namespace ptb {
 namespace detail {
 
 constexpr unsigned kMaxSm = 256;          // %smid values handled (H100: 132); larger ids share caps modulo
-constexpr unsigned kRetCap = 1024;        // nodes for handed-back ranges, per launch
-constexpr unsigned kRetShards = 16;       // handed-back ranges live in this many stacks (less contention)
+constexpr unsigned kRetCap = 4096;        // nodes for handed-back ranges, per launch (>= workers, mostly)
+constexpr unsigned kRetShards = 32;       // handed-back ranges live in this many stacks (less contention)
 constexpr unsigned kMaxChunk = 127;       // largest range (7 bits in a packed range); Launch::max_chunk <= it
 constexpr unsigned kAnyGen = 0xffffffffu; // resume workers of a captured launch: join any running replay
 constexpr unsigned long long kMaxTasks = 1ull << 56;  // ranges are packed as (begin << 7 | length)
