@@ -265,8 +265,9 @@ private:
       else if (def->isTemplated() || def->isTemplateInstantiation()) why = "it is a template";
       else if (sm.getFileID(sm.getExpansionLoc(def->getLocation())) != mainFile || def->getLocation().isMacroID())
         why = "it is not defined in the main file (or is defined in a macro)";
-      else if (offsetOf(sm.getExpansionLoc(def->getBeginLoc())) > offsetOf(sm.getExpansionLoc(path.front()->getBeginLoc())))
-        why = "it is defined after the kernel (define it before)";
+      else if (offsetOf(sm.getExpansionLoc(def->getBeginLoc())) > offsetOf(sm.getExpansionLoc(fn->getBeginLoc())))
+        // Its copy goes after its definition, and the caller's copy (after the caller's) must see it.
+        why = "it is defined after '" + fn->getNameAsString() + "', which calls it (define it before)";
       if (!why.empty()) {
         error(c->getBeginLoc(), who + "it calls '" + def->getQualifiedNameAsString() +
                                     "', which reads the thread/block index, meets at a barrier or uses shared memory, "

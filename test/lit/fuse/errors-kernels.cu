@@ -29,7 +29,7 @@ __global__ void calls_bar(int *p) {
   sync_here();
   p[blockIdx.x] = 1;
 }
-// BAR: {{.*}}errors-kernels.cu:[[# @LINE - 3]]:3: error: kernel 'calls_bar' cannot be fused: it calls 'sync_here', which reads the thread/block index, meets at a barrier or uses shared memory, and cannot be copied for a slot: it is defined after the kernel (define it before)
+// BAR: {{.*}}errors-kernels.cu:[[# @LINE - 3]]:3: error: kernel 'calls_bar' cannot be fused: it calls 'sync_here', which reads the thread/block index, meets at a barrier or uses shared memory, and cannot be copied for a slot: it is defined after 'calls_bar', which calls it (define it before)
 __device__ void sync_here() { __syncthreads(); }
 __global__ void uses_cg(int *p) {
   cg::thread_block b = cg::this_thread_block();
