@@ -461,6 +461,33 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
 enum class TaskSync { block, none };
 #define PTB_HAS_TASK_SYNC 1
 
+// __syncthreads() and its reducing forms over one slot's threads (named barrier Bar, Threads threads).
+template <unsigned Bar, unsigned Threads>
+__device__ __forceinline__ void bar_sync() {
+  asm volatile("bar.sync %0, %1;" ::"n"(Bar), "n"(Threads) : "memory");
+}
+template <unsigned Bar, unsigned Threads>
+__device__ __forceinline__ int bar_red_popc(int pred) {
+  int r;
+  asm volatile("{ .reg .pred p; setp.ne.s32 p, %1, 0; bar.red.popc.u32 %0, %2, %3, p; }"
+               : "=r"(r) : "r"(pred), "n"(Bar), "n"(Threads) : "memory");
+  return r;
+}
+template <unsigned Bar, unsigned Threads>
+__device__ __forceinline__ int bar_red_and(int pred) {
+  int r;
+  asm volatile("{ .reg .pred p, q; setp.ne.s32 p, %1, 0; bar.red.and.pred q, %2, %3, p; selp.s32 %0, 1, 0, q; }"
+               : "=r"(r) : "r"(pred), "n"(Bar), "n"(Threads) : "memory");
+  return r;
+}
+template <unsigned Bar, unsigned Threads>
+__device__ __forceinline__ int bar_red_or(int pred) {
+  int r;
+  asm volatile("{ .reg .pred p, q; setp.ne.s32 p, %1, 0; bar.red.or.pred q, %2, %3, p; selp.s32 %0, 1, 0, q; }"
+               : "=r"(r) : "r"(pred), "n"(Bar), "n"(Threads) : "memory");
+  return r;
+}
+
 namespace detail {
 
 // What a worker keeps in shared memory: the run published by its leader (entry r & 1 before barrier r)
@@ -488,7 +515,7 @@ struct SlotGroup {
   static_assert(Threads % 32 == 0 && Threads > 0 && Threads <= 1024, "a slot is a whole number of warps");
   unsigned local, worker_;
   __device__ __forceinline__ bool leader() const { return local == 0; }
-  __device__ __forceinline__ void sync() const { asm volatile("bar.sync %0, %1;" ::"n"(Bar), "n"(Threads) : "memory"); }
+  __device__ __forceinline__ void sync() const { bar_sync<Bar, Threads>(); }
   __device__ __forceinline__ unsigned worker() const { return worker_; }
 };
 
@@ -616,7 +643,7 @@ template <unsigned Bar, unsigned Threads>
 struct SlotBlock {
   uint3 tidx, bidx;
   dim3 bdim;
-  __device__ __forceinline__ void sync() const { asm volatile("bar.sync %0, %1;" ::"n"(Bar), "n"(Threads) : "memory"); }
+  __device__ __forceinline__ void sync() const { bar_sync<Bar, Threads>(); }
   __device__ __forceinline__ unsigned long long num_threads() const { return Threads; }
   __device__ __forceinline__ unsigned long long size() const { return Threads; }
   __device__ __forceinline__ unsigned long long thread_rank() const {
@@ -630,33 +657,6 @@ struct SlotBlock {
 template <unsigned Bar, unsigned Threads>
 __device__ __forceinline__ SlotBlock<Bar, Threads> slot_block(uint3 thread_idx, dim3 block_dim, uint3 block_idx) {
   return SlotBlock<Bar, Threads>{thread_idx, block_idx, block_dim};
-}
-
-// __syncthreads() and its reducing forms over one slot's threads (named barrier Bar, Threads threads).
-template <unsigned Bar, unsigned Threads>
-__device__ __forceinline__ void bar_sync() {
-  asm volatile("bar.sync %0, %1;" ::"n"(Bar), "n"(Threads) : "memory");
-}
-template <unsigned Bar, unsigned Threads>
-__device__ __forceinline__ int bar_red_popc(int pred) {
-  int r;
-  asm volatile("{ .reg .pred p; setp.ne.s32 p, %1, 0; bar.red.popc.u32 %0, %2, %3, p; }"
-               : "=r"(r) : "r"(pred), "n"(Bar), "n"(Threads) : "memory");
-  return r;
-}
-template <unsigned Bar, unsigned Threads>
-__device__ __forceinline__ int bar_red_and(int pred) {
-  int r;
-  asm volatile("{ .reg .pred p, q; setp.ne.s32 p, %1, 0; bar.red.and.pred q, %2, %3, p; selp.s32 %0, 1, 0, q; }"
-               : "=r"(r) : "r"(pred), "n"(Bar), "n"(Threads) : "memory");
-  return r;
-}
-template <unsigned Bar, unsigned Threads>
-__device__ __forceinline__ int bar_red_or(int pred) {
-  int r;
-  asm volatile("{ .reg .pred p, q; setp.ne.s32 p, %1, 0; bar.red.or.pred q, %2, %3, p; selp.s32 %0, 1, 0, q; }"
-               : "=r"(r) : "r"(pred), "n"(Bar), "n"(Threads) : "memory");
-  return r;
 }
 
 }  // namespace ptb

@@ -45,6 +45,17 @@ inline int fused_occupancy_locked(DeviceState& d, const void* fused, unsigned th
   return occ;
 }
 
+// The fused kernel's argument pointers: the parts' kernel arguments, one Launch per part, the layout.
+template <size_t N, size_t A>
+struct FusedArgv {
+  void* p[A + N + 1];
+  FusedArgv(void* const* args, Launch* launches, FusedShared* layout) {
+    for (size_t j = 0; j < A; ++j) p[j] = args[j];
+    for (size_t j = 0; j < N; ++j) p[A + j] = &launches[j];
+    p[A + N] = layout;
+  }
+};
+
 // Launches more workers (resume) for a fused launch: the fused kernel again, every part's control block
 // marked as resume; the parts whose launch is over (or not running on that SM's terms) leave at once.
 template <size_t N, class... Args>
@@ -64,12 +75,9 @@ struct FusedRelauncher {
       ls[j].flags |= kResume;
     }
     ls[part] = L;
-    void* argv[sizeof...(Args) + N + 1];
     void* a[] = {static_cast<void*>(&std::get<I>(args))..., nullptr};
-    for (size_t j = 0; j < sizeof...(Args); ++j) argv[j] = a[j];
-    for (size_t j = 0; j < N; ++j) argv[sizeof...(Args) + j] = &ls[j];
-    argv[sizeof...(Args) + N] = &layout;
-    return cudaLaunchKernel(fused, dim3(workers), dim3(threads), argv, dyn, s);
+    FusedArgv<N, sizeof...(Args)> argv(a, ls, &layout);
+    return cudaLaunchKernel(fused, dim3(workers), dim3(threads), argv.p, dyn, s);
   }
   cudaError_t operator()(const Launch& L, unsigned workers, cudaStream_t s) {
     return go(L, workers, s, std::index_sequence_for<Args...>{});
@@ -138,11 +146,7 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[N], Args... args) 
     for (size_t i = 0; i < N; ++i) {
       unsigned s = 0;
       if (!detail::acquire_slot_locked(*d, captured, s)) {
-        for (size_t j = 0; j < i; ++j) {
-          if (d->recs[prep[j].slot].captured) --d->ncaptured;
-          d->recs[prep[j].slot].captured = false;
-          *(volatile unsigned*)d->hflag(prep[j].slot) = 0;
-        }
+        for (size_t j = 0; j < i; ++j) detail::release_locked(prep[j]);
         return false;
       }
       prep[i].d = d;
@@ -153,18 +157,17 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[N], Args... args) 
       detail::fill_launch_locked(*d, *pol, s, captured, parts[i].config.grid, prep[i].workers, prep[i].launch);
     }
   }
-  void* argv[sizeof...(Args) + N + 1];
   void* a[] = {static_cast<void*>(&args)..., nullptr};
-  for (size_t j = 0; j < sizeof...(Args); ++j) argv[j] = a[j];
-  for (size_t j = 0; j < N; ++j) argv[sizeof...(Args) + j] = &prep[j].launch;
-  argv[sizeof...(Args) + N] = &layout;
-  if (cudaLaunchKernel(fused, dim3(blocks), dim3(threads), argv, dyn, stream) != cudaSuccess) {
+  Launch launches[N];
+  for (size_t j = 0; j < N; ++j) launches[j] = prep[j].launch;
+  detail::FusedArgv<N, sizeof...(Args)> argv(a, launches, &layout);
+  if (cudaLaunchKernel(fused, dim3(blocks), dim3(threads), argv.p, dyn, stream) != cudaSuccess) {
     (void)cudaGetLastError();
     for (size_t i = 0; i < N; ++i) detail::release(prep[i]);
     return false;
   }
   detail::FusedRelauncher<N, Args...> rl{fused, threads, dyn, layout, {}, std::tuple<Args...>(args...), 0};
-  for (size_t j = 0; j < N; ++j) rl.launches[j] = prep[j].launch;
+  for (size_t j = 0; j < N; ++j) rl.launches[j] = launches[j];
   for (size_t i = 0; i < N; ++i) {
     rl.part = static_cast<unsigned>(i);
     detail::commit(prep[i], detail::FusedRelauncher<N, Args...>(rl));

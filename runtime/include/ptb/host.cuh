@@ -528,11 +528,14 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
 }
 
 // The twin's launch failed: the slot was not used.
-inline void release(const Prepared& p) {
-  std::lock_guard<std::mutex> g(rt().m);
+inline void release_locked(const Prepared& p) {
   if (p.d->recs[p.slot].captured) --p.d->ncaptured;
   p.d->recs[p.slot].captured = false;
   *(volatile unsigned*)p.d->hflag(p.slot) = 0;
+}
+inline void release(const Prepared& p) {
+  std::lock_guard<std::mutex> g(rt().m);
+  release_locked(p);
 }
 
 // The twin is launched: remember how to launch more workers for it (resume).
