@@ -1,10 +1,11 @@
 #include "ToolMain.h"
 
 #include "llvm/Support/FileSystem.h"
-
-#include <algorithm>
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
 
 namespace ptb {
 
@@ -85,6 +86,18 @@ bool writeFilesAtomically(const std::map<std::string, std::string> &files, std::
     }
   }
   return true;
+}
+
+bool reportGeneratedInputs(const std::vector<std::string> &files, llvm::StringRef marker, const std::string &message) {
+  bool found = false;
+  for (const std::string &f : files) {
+    auto buf = llvm::MemoryBuffer::getFile(f);
+    if (buf && (*buf)->getBuffer().starts_with(marker)) {
+      llvm::errs() << f << ":1:1: error: " << message << "\n";
+      found = true;
+    }
+  }
+  return found;
 }
 
 } // namespace ptb

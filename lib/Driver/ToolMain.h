@@ -28,4 +28,9 @@ int parseCommandLine(CLI::App &app, std::vector<std::string> toolArgs);
 // message in `error`.
 bool writeFilesAtomically(const std::map<std::string, std::string> &files, std::string &error);
 
+// Reports `file:1:1: error: <message>` for every input that starts with `marker` (the first line of one of
+// the project's outputs); true when there was one, and then nothing must be written. Checked before
+// parsing: an output includes the runtime header, which the parse may not find.
+bool reportGeneratedInputs(const std::vector<std::string> &files, llvm::StringRef marker, const std::string &message);
+
 } // namespace ptb

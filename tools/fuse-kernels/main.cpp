@@ -140,14 +140,10 @@ int main(int argc, char **argv) {
     for (const ptb::FusionKernelRequest &r : j.kernels)
       if (std::none_of(all.begin(), all.end(), [&](const ptb::FusionKernelRequest &a) { return a.name == r.name; }))
         all.push_back(r);
-  // A fuse-kernels output includes the runtime, which the parse may not find: check before parsing.
-  for (const std::string &f : req.files) {
-    auto buf = llvm::MemoryBuffer::getFile(f);
-    if (buf && llvm::StringRef((*buf)->getBuffer()).starts_with(ptb::kFusedMarker)) {
-      llvm::errs() << f << ":1:1: error: this file was written by fuse-kernels; fuse the original sources instead\n"
-                   << "fuse-kernels: nothing written (errors above)\n";
-      return 1;
-    }
+  if (ptb::reportGeneratedInputs(req.files, ptb::kFusedMarker,
+                                 "this file was written by fuse-kernels; fuse the original sources instead")) {
+    llvm::errs() << "fuse-kernels: nothing written (errors above)\n";
+    return 1;
   }
   std::vector<ptb::FusionFile> files;
   bool ok = ptb::forEachTranslationUnit(req, [&](clang::CompilerInstance &ci, clang::ASTContext &ctx) {

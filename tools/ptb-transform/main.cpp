@@ -7,7 +7,6 @@
 
 #include "clang/Basic/Version.h"
 #include "clang/Tooling/ReplacementsYaml.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/YAMLTraits.h"
 #include "llvm/Support/raw_ostream.h"
@@ -49,20 +48,11 @@ int main(int argc, char **argv) {
     return 2;
   }
 
-  if (!listKernels) {
-    bool already = false;
-    for (const std::string &f : req.files) {
-      auto buf = llvm::MemoryBuffer::getFile(f);
-      if (buf && ptb::isTransformedOutput((*buf)->getBuffer())) {
-        llvm::errs() << f << ":1:1: error: this file was already transformed by ptb-transform; transform the "
-                        "original source instead\n";
-        already = true;
-      }
-    }
-    if (already) {
-      llvm::errs() << "ptb-transform: nothing written (errors above)\n";
-      return 1;
-    }
+  if (!listKernels && ptb::reportGeneratedInputs(req.files, ptb::kGeneratedMarker,
+                                                  "this file was already transformed by ptb-transform; transform the "
+                                                  "original source instead")) {
+    llvm::errs() << "ptb-transform: nothing written (errors above)\n";
+    return 1;
   }
 
   std::vector<ptb::Inventory> inventories;
