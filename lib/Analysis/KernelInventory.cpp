@@ -345,7 +345,7 @@ public:
       return true;
     case CgClass::BlockIndex:
       f.blockers.push_back({"block index through a library", "reads the block index through " + cg.kind +
-                            ", which PTB cannot virtualize", a.locate(loc), loc});
+                            ", which PTB cannot virtualize", a.locate(loc), loc, /*cgBlockIndex=*/true});
       return true;
     case CgClass::None: break;
     }

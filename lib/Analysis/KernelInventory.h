@@ -67,6 +67,8 @@ struct Blocker {
   std::string detail;
   Location loc;
   clang::SourceLocation sloc;
+  // The block index read through a cooperative_groups::thread_block: a fused slot's group answers it.
+  bool cgBlockIndex = false;
 };
 
 struct LaunchSite {

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 
 using namespace clang;
@@ -225,6 +226,16 @@ public:
 private:
   void error(SourceLocation loc, const std::string &msg) { report(diags, loc, DiagnosticsEngine::Error, msg); }
 
+  // What one function's body holds (scanned once, asked by several steps).
+  const BodyScan &scanOf(const FunctionDecl *fd) {
+    std::unique_ptr<BodyScan> &scan = scans[fd];
+    if (!scan) {
+      scan = std::make_unique<BodyScan>(sm);
+      scan->TraverseStmt(fd->getBody());
+    }
+    return *scan;
+  }
+
   const FunctionDecl *definitionOf(const FunctionDecl *f) const {
     const FunctionDecl *def = nullptr;
     return f && f->hasBody(def) ? def : nullptr;
@@ -237,8 +248,7 @@ private:
     auto it = dependent.find(def);
     if (it != dependent.end()) return it->second;
     if (!stack.insert(def).second) return false;  // recursion: collectClones refuses it
-    BodyScan scan(sm);
-    scan.TraverseStmt(def->getBody());
+    const BodyScan &scan = scanOf(def);
     bool r = scan.readsBuiltins || !scan.barriers.empty() || scan.usesCg || scan.declaresShared ||
              !scan.globalShared.empty() || !scan.problems.empty();
     for (const CallExpr *c : scan.userCalls) r = slotDependent(definitionOf(c->getDirectCallee()), stack) || r;
@@ -252,9 +262,7 @@ private:
   bool collectClones(const FunctionDecl *fn, const std::string &who, std::vector<const FunctionDecl *> &out,
                      std::vector<const FunctionDecl *> path = {}) {
     path.push_back(fn);
-    BodyScan scan(sm);
-    scan.TraverseStmt(fn->getBody());
-    for (const CallExpr *c : scan.userCalls) {
+    for (const CallExpr *c : scanOf(fn).userCalls) {
       const FunctionDecl *def = definitionOf(c->getDirectCallee());
       std::set<const FunctionDecl *> stack;
       if (!def || !slotDependent(def, stack)) continue;
@@ -318,8 +326,8 @@ private:
   // The body of `fd` as a slot runs it: barriers on the slot's named barrier, the block group the slot's,
   // extern/file-scope __shared__ per slot, calls of slot-dependent functions sent to their slot copies.
   bool slotBody(const FunctionDecl *fd, const std::string &who, const std::set<const FunctionDecl *> &clones,
-                BodyScan &scan, std::string &body) {
-    scan.TraverseStmt(fd->getBody());
+                std::string &body) {
+    const BodyScan &scan = scanOf(fd);
     bool ok = true;
     for (auto &p : scan.problems) {
       error(p.loc, who + (fd->hasAttr<CUDAGlobalAttr>() ? "it " : "the function '" + fd->getNameAsString() + "' it calls ") + p.what);
@@ -429,8 +437,7 @@ private:
     const FunctionDecl *fd = k.decl;
     const std::string who = "kernel '" + k.qualifiedName + "' cannot be fused: ";
     for (const Blocker &b : k.blockers) {
-      // A slot's group (what this_thread_block() becomes) gives the task's block index.
-      if (b.detail.find("cooperative_groups::thread_block::") != std::string::npos) continue;
+      if (b.cgBlockIndex) continue;  // a slot's group (what this_thread_block() becomes) gives the task's block index
       error(b.sloc.isValid() ? b.sloc : fd->getLocation(), who + b.construct + ": " + b.detail);
       return false;
     }
@@ -481,10 +488,9 @@ private:
     std::set<const VarDecl *> globalsUsed;  // file-scope __shared__ variables the slot uses (one copy per slot)
     for (const FunctionDecl *c : clones) {
       std::string cloneBody;
-      BodyScan cs(sm);
-      if (!slotBody(c, who, cloneSet, cs, cloneBody)) return false;
+      if (!slotBody(c, who, cloneSet, cloneBody)) return false;
       // Each slot has its own copy of the function's shared variables.
-      globalsUsed.insert(cs.globalShared.begin(), cs.globalShared.end());
+      globalsUsed.insert(scanOf(c).globalShared.begin(), scanOf(c).globalShared.end());
       sk.staticShared += sharedBytesDeclaredIn(c);
       if (!clonedAlready.insert(c).second) continue;
       std::string params = paramList(c, false);
@@ -498,9 +504,9 @@ private:
       cloneTexts.push_back({offsetOf(end), clone + lineDirective(mainFile, lineOf(end))});
     }
 
-    BodyScan scan(sm);
+    const BodyScan &scan = scanOf(fd);
     std::string body;
-    if (!slotBody(fd, who, cloneSet, scan, body)) return false;
+    if (!slotBody(fd, who, cloneSet, body)) return false;
     SourceLocation bb = sm.getExpansionLoc(fd->getBody()->getBeginLoc());
     SourceLocation be = afterToken(sm.getExpansionLoc(fd->getBody()->getEndLoc()));
     PrintingPolicy pp(lo);
@@ -547,6 +553,7 @@ private:
   ASTContext &ctx;
   DiagnosticsEngine &diags;
   const Inventory &inv;
+  std::map<const FunctionDecl *, std::unique_ptr<BodyScan>> scans;  // scanOf's answers
   std::map<const FunctionDecl *, bool> dependent;                // slotDependent's answers
   std::set<const FunctionDecl *> clonedAlready;                  // slot copies written (one per function)
   std::set<const VarDecl *> slotCopies;                          // file-scope __shared__ variables given per-slot copies
