@@ -579,24 +579,29 @@ std::string ratioString(const std::vector<unsigned> &slots) {
 // The runtime keeps one ptb::SlotShared (about 96 bytes) per slot in shared memory.
 constexpr uint64_t kSlotBookkeeping = 128;
 
+FusedShape fusedShape(const std::vector<SlotKernel> &kernels, const std::vector<unsigned> &slots) {
+  FusedShape f;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    f.threads += slots[i] * kernels[i].request.threads();
+    f.slots += slots[i];
+    f.staticShared += slots[i] * (kernels[i].staticShared + kSlotBookkeeping);
+    f.dynamicShared += slots[i] * ((kernels[i].request.dynamicShared + 15) / 16 * 16);
+  }
+  return f;
+}
+
 uint64_t fusedStaticShared(const std::vector<SlotKernel> &kernels, const std::vector<unsigned> &slots) {
-  uint64_t total = 0;
-  for (size_t i = 0; i < kernels.size(); ++i) total += slots[i] * (kernels[i].staticShared + kSlotBookkeeping);
-  return total;
+  return fusedShape(kernels, slots).staticShared;
 }
 
 std::vector<std::string> fusionProblems(const std::vector<SlotKernel> &kernels, const std::vector<unsigned> &slots,
                                         const FusionLimits &limits, unsigned minBlocks) {
   std::vector<std::string> problems;
-  unsigned threads = 0, n = 0;
-  const uint64_t staticShared = fusedStaticShared(kernels, slots);
-  uint64_t shared = staticShared;
-  for (size_t i = 0; i < kernels.size(); ++i) {
+  const FusedShape f = fusedShape(kernels, slots);
+  const unsigned threads = f.threads, n = f.slots;
+  const uint64_t staticShared = f.staticShared, shared = f.staticShared + f.dynamicShared;
+  for (size_t i = 0; i < kernels.size(); ++i)
     if (slots[i] == 0) problems.push_back("kernel '" + kernels[i].qualifiedName + "' has no slot");
-    threads += slots[i] * kernels[i].request.threads();
-    n += slots[i];
-    shared += slots[i] * ((kernels[i].request.dynamicShared + 15) / 16 * 16);
-  }
   if (n > limits.maxSlots)
     problems.push_back(std::to_string(n) + " slots need " + std::to_string(n) + " named barriers; the hardware has " +
                        std::to_string(limits.maxSlots) + " besides __syncthreads' barrier 0");
@@ -648,11 +653,8 @@ std::string FusedCandidate::label() const {
 
 std::string emitFusedKernel(const std::vector<SlotKernel> &kernels, const std::vector<unsigned> &slots,
                             const std::string &name, unsigned minBlocks) {
-  unsigned threads = 0, total = 0;
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    threads += slots[i] * kernels[i].request.threads();
-    total += slots[i];
-  }
+  const FusedShape shape = fusedShape(kernels, slots);
+  const unsigned threads = shape.threads, total = shape.slots;
   std::vector<std::string> sig, args, describe;
   for (size_t i = 0; i < kernels.size(); ++i) {
     const SlotKernel &k = kernels[i];
@@ -740,9 +742,7 @@ std::string emitCandidateTable(const std::vector<SlotKernel> &kernels, const std
        fused.front().name + "_launch) launch;\n};\n";
   t += "static const " + base + "_candidate " + base + "_candidates[] = {\n";
   for (const FusedCandidate &c : fused) {
-    unsigned threads = 0;
-    for (size_t i = 0; i < kernels.size(); ++i) threads += c.slots[i] * kernels[i].request.threads();
-    t += "    {\"" + c.label() + "\", " + u(threads) + ", reinterpret_cast<const void*>(&" + c.name + "), &" + c.name +
+    t += "    {\"" + c.label() + "\", " + u(fusedShape(kernels, c.slots).threads) + ", reinterpret_cast<const void*>(&" + c.name + "), &" + c.name +
          "_launch},\n";
   }
   t += "};\n";

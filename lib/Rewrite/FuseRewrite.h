@@ -84,6 +84,13 @@ struct FusedCandidate {
 };
 std::string emitCandidateTable(const std::vector<SlotKernel> &kernels, const std::string &base,
                                const std::vector<FusedCandidate> &fused);
+// The size of a fused block with `slots[i]` slots of kernels[i].
+struct FusedShape {
+  unsigned threads = 0, slots = 0;
+  uint64_t staticShared = 0;   // the slots' __shared__ variables and the runtime's bookkeeping
+  uint64_t dynamicShared = 0;  // the slots' dynamic shared memory, each rounded up to 16 bytes
+};
+FusedShape fusedShape(const std::vector<SlotKernel> &kernels, const std::vector<unsigned> &slots);
 // Shared memory (static, per block) of a fused block, without dynamic shared memory.
 uint64_t fusedStaticShared(const std::vector<SlotKernel> &kernels, const std::vector<unsigned> &slots);
 

@@ -232,18 +232,12 @@ std::string assembleFusedOutput(const FusionJob &job, const std::vector<const Fu
     const std::vector<unsigned> &r = c.slots;
     out += "#line " + std::to_string(kernels.front().loc.line) + " \"" + quoteForLineDirective(kernels.front().loc.file) + "\"";
     out += emitFusedKernel(kernels, r, c.name, c.minBlocks);
-    unsigned threads = 0, nslots = 0;
-    uint64_t dyn = 0;
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      threads += r[i] * kernels[i].request.threads();
-      nslots += r[i];
-      dyn += r[i] * ((kernels[i].request.dynamicShared + 15) / 16 * 16);
-    }
+    const FusedShape f = fusedShape(kernels, r);
     notes.push_back(fmt::format("{}: ratio {}, {} threads, {} slots; shared memory per block: {} B static (slots' "
                                 "variables and bookkeeping) + {} B dynamic; registers: {}",
-                                c.name, c.label(), threads, nslots, fusedStaticShared(kernels, r), dyn,
+                                c.name, c.label(), f.threads, f.slots, f.staticShared, f.dynamicShared,
                                 c.minBlocks > 1 ? fmt::format("at most {} per thread ({} blocks per SM asked for)",
-                                                              limits.registersPerSm / (c.minBlocks * threads) / 8 * 8,
+                                                              limits.registersPerSm / (c.minBlocks * f.threads) / 8 * 8,
                                                               c.minBlocks)
                                                 : std::string("see the harness or nvcc -Xptxas -v")));
   }
