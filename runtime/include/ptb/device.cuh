@@ -4,6 +4,11 @@
 #include <cuda_runtime.h>
 #include <cstdint>
 
+// Diagnosis only: with -DPTB_DEBUG_STAMPS the task loop calls a function the program defines before
+// including ptb.cuh, `__device__ void ptb_debug_stamp(int what, unsigned worker)`, at a worker's entry (0),
+// when its first run is published (1), when it finds no task left (2), and after a launch's close (3,
+// worker 0). bench/ptb_overhead/probe_forms.cu uses it to time the phases of a launch.
+
 namespace ptb {
 namespace detail {
 
@@ -326,6 +331,9 @@ __device__ inline bool try_close(const Launch& L, unsigned long long w) {
   vstore(&sl->exited, 0u);
   __threadfence();
   if (!(L.flags & kCaptured)) vstore(L.free_flag, 0u);
+#ifdef PTB_DEBUG_STAMPS
+  ptb_debug_stamp(3, 0);
+#endif
   return true;
 }
 
@@ -529,6 +537,9 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
   // after its read. Within a run: one barrier between consecutive tasks (TaskSync::block) or none; the
   // barrier that publishes the next run also separates the run's last task from the next one.
   const bool leader = group.leader();
+#ifdef PTB_DEBUG_STAMPS
+  if (leader) ptb_debug_stamp(0, group.worker());
+#endif
   if (leader) {
     Leader& s = sh.state;
     s.tprev = s.idprev = 0;
@@ -550,7 +561,10 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
       const unsigned cap = vload(launch.caps + s.sm);
       joined = cap != 0 && join(launch);
     } else {
-      vstore(&launch.slot->running, 1u);
+      // One store, by worker 0, not one per worker: every check reads this line (measured: -1 point on
+      // 128-thread blocks, 2112 workers). Resume workers that come before it stay out, which costs
+      // nothing (the original workers run the launch); it lands before worker 0 leaves, so before a close.
+      if (s.worker == 0) vstore(&launch.slot->running, 1u);
       if (launch.first) {
         // Static first chunk (the host saw every SM allowed at launch): no claim at start. The cap is
         // still read before the first task: a worker may start late, after a yield.
@@ -573,6 +587,10 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
         }
       }
       sh.next[r & 1] = v;
+#ifdef PTB_DEBUG_STAMPS
+      if (r == 0) ptb_debug_stamp(1, group.worker());
+      if (!v.w) ptb_debug_stamp(2, group.worker());
+#endif
     }
     group.sync();
     const uint4 v = sh.next[r & 1];

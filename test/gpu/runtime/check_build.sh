@@ -10,6 +10,10 @@ for f in test/gpu/runtime/test_basic.cu test/gpu/runtime/test_policy.cu bench/ru
   $NVCC $FLAGS -o "$out/$(basename "$f" .cu)" "$f"
   echo "ok $f"
 done
+# the loop-form probe, also with the runtime's debug stamps
+$NVCC $FLAGS -o "$out/probe_forms" bench/ptb_overhead/probe_forms.cu
+$NVCC $FLAGS -DPTB_DEBUG_STAMPS -o "$out/probe_forms_stamps" bench/ptb_overhead/probe_forms.cu
+echo "ok bench/ptb_overhead/probe_forms.cu (and -DPTB_DEBUG_STAMPS)"
 $NVCC $FLAGS -o "$out/multi_tu" test/gpu/runtime/multi_tu_a.cu test/gpu/runtime/multi_tu_b.cu
 echo "ok multi-TU link"
 $NVCC $FLAGS -o "$out/test_host" test/gpu/runtime/test_host.cu
