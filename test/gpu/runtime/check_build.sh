@@ -14,6 +14,8 @@ done
 $NVCC $FLAGS -o "$out/probe_forms" bench/ptb_overhead/probe_forms.cu
 $NVCC $FLAGS -DPTB_DEBUG_STAMPS -o "$out/probe_forms_stamps" bench/ptb_overhead/probe_forms.cu
 echo "ok bench/ptb_overhead/probe_forms.cu (and -DPTB_DEBUG_STAMPS)"
+$NVCC $FLAGS -o "$out/probe_end" bench/ptb_overhead/probe_end.cu
+echo "ok bench/ptb_overhead/probe_end.cu"
 $NVCC $FLAGS -o "$out/multi_tu" test/gpu/runtime/multi_tu_a.cu test/gpu/runtime/multi_tu_b.cu
 echo "ok multi-TU link"
 $NVCC $FLAGS -o "$out/test_host" test/gpu/runtime/test_host.cu
