@@ -16,14 +16,8 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                              \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                             \
-    }                                                                                      \
-  } while (0)
+// CUDA_CHECK and tg::detail::median: the GPU corpus harness (standalone use: no tg::init needed).
+#include "../../test/gpu/common.cuh"
 
 enum Kind { kEmpty, kStoreDev, kStoreMapped, kFenceStoreMapped, kAtomics6, kAtomicFence6, kAtomicAcqRel6, kFences6 };
 const char* kName[] = {"empty",           "store device",        "store mapped",          "fence + store mapped",
@@ -66,26 +60,26 @@ static const Fn fns[] = {end_kernel<0>, end_kernel<1>, end_kernel<2>, end_kernel
 
 int main() {
   cudaDeviceProp p;
-  CK(cudaGetDeviceProperties(&p, 0));
+  CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
   printf("device: %s\n", p.name);
   unsigned *dev, *hmap, *dmap;
-  CK(cudaMalloc(&dev, 4096));
-  CK(cudaMemset(dev, 0, 4096));
-  CK(cudaHostAlloc(&hmap, 4096, cudaHostAllocMapped));
-  CK(cudaHostGetDevicePointer((void**)&dmap, hmap, 0));
+  CUDA_CHECK(cudaMalloc(&dev, 4096));
+  CUDA_CHECK(cudaMemset(dev, 0, 4096));
+  CUDA_CHECK(cudaHostAlloc(&hmap, 4096, cudaHostAllocMapped));
+  CUDA_CHECK(cudaHostGetDevicePointer((void**)&dmap, hmap, 0));
   const int n = sizeof(fns) / sizeof(fns[0]), reps = 201;
   cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
+  CUDA_CHECK(cudaEventCreate(&a));
+  CUDA_CHECK(cudaEventCreate(&b));
   std::vector<std::vector<float>> t(n);
   for (int r = 0; r < reps + 10; ++r)
     for (int k = 0; k < n; ++k) {
-      CK(cudaEventRecord(a));
+      CUDA_CHECK(cudaEventRecord(a));
       fns[k]<<<1, 32>>>(dev, dmap);
-      CK(cudaEventRecord(b));
-      CK(cudaEventSynchronize(b));
+      CUDA_CHECK(cudaEventRecord(b));
+      CUDA_CHECK(cudaEventSynchronize(b));
       float ms;
-      CK(cudaEventElapsedTime(&ms, a, b));
+      CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
       if (r >= 10) t[k].push_back(ms * 1000.f);
     }
   for (int k = 0; k < n; ++k) {
@@ -99,14 +93,14 @@ int main() {
     for (int r = 0; r < reps + 10; ++r)
       for (int k = 0; k < 2; ++k) {
         ptb::set_launch_mode(k ? ptb::LaunchMode::ptb : ptb::LaunchMode::original);
-        CK(cudaEventRecord(a));
+        CUDA_CHECK(cudaEventRecord(a));
         const auto h0 = std::chrono::steady_clock::now();
         ptb::launch(ptb::LaunchConfig(grid, 256), empty_original, empty_twin, (int*)dev);
         const auto h1 = std::chrono::steady_clock::now();
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
+        CUDA_CHECK(cudaEventRecord(b));
+        CUDA_CHECK(cudaEventSynchronize(b));
         float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
+        CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
         if (r >= 10) {
           ev[k].push_back(ms * 1000.f);
           host[k].push_back(std::chrono::duration<float, std::micro>(h1 - h0).count());

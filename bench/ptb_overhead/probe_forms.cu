@@ -42,14 +42,8 @@ __device__ __forceinline__ void ptb_debug_stamp(int k, unsigned w) {
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                                        \
-  do {                                                                                               \
-    cudaError_t e_ = (x);                                                                            \
-    if (e_ != cudaSuccess) {                                                                         \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));           \
-      exit(1);                                                                                       \
-    }                                                                                                \
-  } while (0)
+// CUDA_CHECK and tg::detail::median: the GPU corpus harness (standalone use: no tg::init needed).
+#include "../../test/gpu/common.cuh"
 
 using ull = unsigned long long;
 
@@ -285,16 +279,11 @@ static void launch_form(void* body, ull* ctr, dim3 g, dim3 blk, cudaStream_t s, 
 template <class B, int F, int C>
 static Variant make_variant(const char* name, int sms) {
   int per_sm = 0;
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, worker<B, F, C>, B::kThreads, 0));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, worker<B, F, C>, B::kThreads, 0));
   cudaFuncAttributes fa;
-  CK(cudaFuncGetAttributes(&fa, worker<B, F, C>));
+  CUDA_CHECK(cudaFuncGetAttributes(&fa, worker<B, F, C>));
   printf("  %-10s regs %3d  blocks/SM %2d\n", name, fa.numRegs, per_sm);
   return Variant{name, &launch_form<B, F, C>, (unsigned)(per_sm * sms)};
-}
-
-static float median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5f * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
 template <class B>
@@ -310,7 +299,7 @@ static void run_body(const char* bname, B body, int sms) {
   };
   {
     cudaFuncAttributes fa;
-    CK(cudaFuncGetAttributes(&fa, rt_twin<B>));
+    CUDA_CHECK(cudaFuncGetAttributes(&fa, rt_twin<B>));
     printf("  %-10s regs %3d\n", "rt", fa.numRegs);
   }
   const ptb::Tuning d{};
@@ -341,12 +330,12 @@ static void run_body(const char* bname, B body, int sms) {
   };
   const int reps = 25, warm = 3, nctr = 1024;
   ull* ctrs;  // kShard uses kShards consecutive 128-byte lines from its counter
-  CK(cudaMalloc(&ctrs, sizeof(ull) * 16 * (nctr + kShards)));
-  CK(cudaMemset(ctrs, 0, sizeof(ull) * 16 * (nctr + kShards)));
+  CUDA_CHECK(cudaMalloc(&ctrs, sizeof(ull) * 16 * (nctr + kShards)));
+  CUDA_CHECK(cudaMemset(ctrs, 0, sizeof(ull) * 16 * (nctr + kShards)));
   int next_ctr = 0;
   auto fresh = [&] {
     if (next_ctr + kShards > nctr) {
-      CK(cudaMemset(ctrs, 0, sizeof(ull) * 16 * (nctr + kShards)));
+      CUDA_CHECK(cudaMemset(ctrs, 0, sizeof(ull) * 16 * (nctr + kShards)));
       next_ctr = 0;
     }
     ull* c = ctrs + 16 * next_ctr;
@@ -356,16 +345,16 @@ static void run_body(const char* bname, B body, int sms) {
   // correctness: each form's output equals the original's, bit for bit
   const size_t ob = body.out_bytes();
   std::vector<unsigned char> want(ob), got(ob);
-  CK(cudaMemset(body.out_ptr(), 0xff, ob));
+  CUDA_CHECK(cudaMemset(body.out_ptr(), 0xff, ob));
   vs[0].kern(&body, fresh(), g, blk, 0, vs[0].workers);
-  CK(cudaDeviceSynchronize());
-  CK(cudaMemcpy(want.data(), body.out_ptr(), ob, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CUDA_CHECK(cudaMemcpy(want.data(), body.out_ptr(), ob, cudaMemcpyDeviceToHost));
   int bad = 0;
   for (size_t k = 1; k < vs.size(); ++k) {
-    CK(cudaMemset(body.out_ptr(), 0xff, ob));
+    CUDA_CHECK(cudaMemset(body.out_ptr(), 0xff, ob));
     go(k, fresh());
-    CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(got.data(), body.out_ptr(), ob, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(got.data(), body.out_ptr(), ob, cudaMemcpyDeviceToHost));
     if (memcmp(got.data(), want.data(), ob) != 0) {
       printf("  FAIL %s: output differs from the original's\n", vs[k].name.c_str());
       ++bad;
@@ -373,20 +362,20 @@ static void run_body(const char* bname, B body, int sms) {
   }
   printf("  correctness: %zu forms, %d differ\n", vs.size() - 1, bad);
   cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
+  CUDA_CHECK(cudaEventCreate(&a));
+  CUDA_CHECK(cudaEventCreate(&b));
   std::vector<std::vector<float>> t(vs.size());
   for (int r = 0; r < warm + reps; ++r) {
     for (size_t j = 0; j < vs.size(); ++j) {
       const size_t k = (j + r) % vs.size();  // rotate the order
       ull* c = fresh();
       if (vs[k].rt) ptb::set_tuning(vs[k].tuning);
-      CK(cudaEventRecord(a));
+      CUDA_CHECK(cudaEventRecord(a));
       vs[k].kern(&body, c, g, blk, 0, vs[k].workers);
-      CK(cudaEventRecord(b));
-      CK(cudaEventSynchronize(b));
+      CUDA_CHECK(cudaEventRecord(b));
+      CUDA_CHECK(cudaEventSynchronize(b));
       float ms;
-      CK(cudaEventElapsedTime(&ms, a, b));
+      CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
       if (r >= warm) t[k].push_back(ms);
     }
   }
@@ -397,18 +386,18 @@ static void run_body(const char* bname, B body, int sms) {
       if (vs[k].name != "orig" && vs[k].name != "dyn4" && vs[k].name != "rt" && vs[k].name != "rt_cc") continue;
       for (int rep = 0; rep < 3; ++rep) {
         void* sp;
-        CK(cudaGetSymbolAddress(&sp, g_stamps));
-        CK(cudaMemset(sp, 0, sizeof(unsigned long long) * 4 * kStampCap));
+        CUDA_CHECK(cudaGetSymbolAddress(&sp, g_stamps));
+        CUDA_CHECK(cudaMemset(sp, 0, sizeof(unsigned long long) * 4 * kStampCap));
         ull* c = fresh();
         if (vs[k].rt) ptb::set_tuning(vs[k].tuning);
-        CK(cudaDeviceSynchronize());
-        CK(cudaEventRecord(a));
+        CUDA_CHECK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaEventRecord(a));
         vs[k].kern(&body, c, g, blk, 0, vs[k].workers);
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
+        CUDA_CHECK(cudaEventRecord(b));
+        CUDA_CHECK(cudaEventSynchronize(b));
         float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        CK(cudaMemcpy(h.data(), sp, sizeof(unsigned long long) * 4 * kStampCap, cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+        CUDA_CHECK(cudaMemcpy(h.data(), sp, sizeof(unsigned long long) * 4 * kStampCap, cudaMemcpyDeviceToHost));
         unsigned long long mn[4], mx[4];
         unsigned cnt[4];
         for (int q = 0; q < 4; ++q) {
@@ -428,67 +417,69 @@ static void run_body(const char* bname, B body, int sms) {
     }
   }
 #endif
-  const float m0 = median(t[0]);
-  for (size_t k = 0; k < vs.size(); ++k)
-    printf("  PROBE %-8s %-8s %9.4f ms  ratio %.4f\n", bname, vs[k].name.c_str(), median(t[k]), median(t[k]) / m0);
-  CK(cudaFree(ctrs));
+  const float m0 = tg::detail::median(t[0]);
+  for (size_t k = 0; k < vs.size(); ++k) {
+    const float m = tg::detail::median(t[k]);
+    printf("  PROBE %-8s %-8s %9.4f ms  ratio %.4f\n", bname, vs[k].name.c_str(), m, m / m0);
+  }
+  CUDA_CHECK(cudaFree(ctrs));
 }
 
 int main() {
   cudaDeviceProp p;
-  CK(cudaGetDeviceProperties(&p, 0));
+  CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
   printf("device: %s, %d SMs\n", p.name, p.multiProcessorCount);
   const int sms = p.multiProcessorCount;
   {
     const int n = 1 << 26;
     float *in, *out;
-    CK(cudaMalloc(&in, sizeof(float) * n));
-    CK(cudaMalloc(&out, sizeof(float) * n));
-    CK(cudaMemset(in, 0x3f, sizeof(float) * n));
+    CUDA_CHECK(cudaMalloc(&in, sizeof(float) * n));
+    CUDA_CHECK(cudaMalloc(&out, sizeof(float) * n));
+    CUDA_CHECK(cudaMemset(in, 0x3f, sizeof(float) * n));
     run_body("ew", Ew{in, out, n}, sms);
-    CK(cudaFree(in));
-    CK(cudaFree(out));
+    CUDA_CHECK(cudaFree(in));
+    CUDA_CHECK(cudaFree(out));
   }
   for (int scale : {1, 4}) {
     const int n = (1 << 26) * scale;
     int *in, *out;
     unsigned* nz;
-    CK(cudaMalloc(&in, sizeof(int) * n));
-    CK(cudaMalloc(&out, sizeof(int) * n));
-    CK(cudaMalloc(&nz, sizeof(unsigned)));
-    CK(cudaMemset(in, 0, sizeof(int) * n));  // as the corpus bench: all equal, no atomics
-    CK(cudaMemset(nz, 0, sizeof(unsigned)));
+    CUDA_CHECK(cudaMalloc(&in, sizeof(int) * n));
+    CUDA_CHECK(cudaMalloc(&out, sizeof(int) * n));
+    CUDA_CHECK(cudaMalloc(&nz, sizeof(unsigned)));
+    CUDA_CHECK(cudaMemset(in, 0, sizeof(int) * n));  // as the corpus bench: all equal, no atomics
+    CUDA_CHECK(cudaMemset(nz, 0, sizeof(unsigned)));
     run_body(scale == 1 ? "diff" : "diff4x", Diff{in, out, nz, n}, sms);
-    CK(cudaFree(in));
-    CK(cudaFree(out));
-    CK(cudaFree(nz));
+    CUDA_CHECK(cudaFree(in));
+    CUDA_CHECK(cudaFree(out));
+    CUDA_CHECK(cudaFree(nz));
   }
   {
     const int nx = 512, ny = 512, nz = 256;
     const size_t n = (size_t)nx * ny * nz;
     int *in, *out;
-    CK(cudaMalloc(&in, sizeof(int) * n));
-    CK(cudaMalloc(&out, sizeof(int) * n));
+    CUDA_CHECK(cudaMalloc(&in, sizeof(int) * n));
+    CUDA_CHECK(cudaMalloc(&out, sizeof(int) * n));
     std::vector<int> h(n);
     unsigned x = 12345u;
     for (auto& v : h) v = (int)((x = x * 1664525u + 1013904223u) >> 20);
-    CK(cudaMemcpy(in, h.data(), sizeof(int) * n, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(in, h.data(), sizeof(int) * n, cudaMemcpyHostToDevice));
     run_body("stencil", Stencil{nx, ny, nz, in, out}, sms);
-    CK(cudaFree(in));
-    CK(cudaFree(out));
+    CUDA_CHECK(cudaFree(in));
+    CUDA_CHECK(cudaFree(out));
   }
   for (int scale : {1, 4}) {
     const int n = (1 << 27) * scale;
     int *in, *out;
-    CK(cudaMalloc(&in, sizeof(int) * n));
-    CK(cudaMalloc(&out, sizeof(int) * (n / 512)));
+    CUDA_CHECK(cudaMalloc(&in, sizeof(int) * n));
+    CUDA_CHECK(cudaMalloc(&out, sizeof(int) * (n / 512)));
     std::vector<int> h(n);
     unsigned x = 777u;
     for (auto& v : h) v = (int)((x = x * 1664525u + 1013904223u) >> 22);
-    CK(cudaMemcpy(in, h.data(), sizeof(int) * n, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(in, h.data(), sizeof(int) * n, cudaMemcpyHostToDevice));
     run_body(scale == 1 ? "bsum" : "bsum4x", Bsum{in, out, n}, sms);
-    CK(cudaFree(in));
-    CK(cudaFree(out));
+    CUDA_CHECK(cudaFree(in));
+    CUDA_CHECK(cudaFree(out));
   }
   return 0;
 }
