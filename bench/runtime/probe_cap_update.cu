@@ -22,14 +22,8 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                                   \
-  do {                                                                                          \
-    cudaError_t e_ = (x);                                                                       \
-    if (e_ != cudaSuccess) {                                                                    \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));   \
-      std::exit(1);                                                                             \
-    }                                                                                           \
-  } while (0)
+// CUDA_CHECK: the GPU corpus harness's (it exits with the call, file and line on an error).
+#include "../../test/gpu/common.cuh"
 
 __global__ void workers(const volatile unsigned* word, unsigned* dev_count, unsigned* host_count,
                         const volatile unsigned* stop, const float4* data, size_t n, float* sink, int busy) {
@@ -82,34 +76,34 @@ int main(int argc, char** argv) {
     else if (a == "--per-sm" && i + 1 < argc) per_sm = std::atoi(argv[++i]);
   }
   cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   const int blocks = prop.multiProcessorCount * per_sm;
   std::printf("device %s, %d SMs, %d worker blocks of 256, %s\n", prop.name, prop.multiProcessorCount, blocks,
               busy ? "busy (DRAM streaming)" : "idle spin");
 
   unsigned *dword, *hmapped, *dmapped_word, *hcount, *dcount, *devcount, *dstop, *staging;
-  CK(cudaMalloc(&dword, 4));
-  CK(cudaMemset(dword, 0, 4));
-  CK(cudaHostAlloc(&hmapped, 4, cudaHostAllocMapped));
-  CK(cudaHostGetDevicePointer(&dmapped_word, hmapped, 0));
-  CK(cudaHostAlloc(&hcount, 4, cudaHostAllocMapped));
-  CK(cudaHostGetDevicePointer(&dcount, hcount, 0));
-  CK(cudaMalloc(&dstop, 4));
-  CK(cudaMalloc(&devcount, 4));
-  CK(cudaHostAlloc(&staging, 4, cudaHostAllocDefault));
+  CUDA_CHECK(cudaMalloc(&dword, 4));
+  CUDA_CHECK(cudaMemset(dword, 0, 4));
+  CUDA_CHECK(cudaHostAlloc(&hmapped, 4, cudaHostAllocMapped));
+  CUDA_CHECK(cudaHostGetDevicePointer(&dmapped_word, hmapped, 0));
+  CUDA_CHECK(cudaHostAlloc(&hcount, 4, cudaHostAllocMapped));
+  CUDA_CHECK(cudaHostGetDevicePointer(&dcount, hcount, 0));
+  CUDA_CHECK(cudaMalloc(&dstop, 4));
+  CUDA_CHECK(cudaMalloc(&devcount, 4));
+  CUDA_CHECK(cudaHostAlloc(&staging, 4, cudaHostAllocDefault));
   const size_t n = size_t(1) << 26;  // 1 GiB of float4
   float4* data;
   float* sink;
-  CK(cudaMalloc(&data, n * sizeof(float4)));
-  CK(cudaMemset(data, 0, n * sizeof(float4)));
-  CK(cudaMalloc(&sink, 4));
+  CUDA_CHECK(cudaMalloc(&data, n * sizeof(float4)));
+  CUDA_CHECK(cudaMemset(data, 0, n * sizeof(float4)));
+  CUDA_CHECK(cudaMalloc(&sink, 4));
 
   cudaStream_t work, ctl, prio;
   int lo = 0, hi = 0;
-  CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
-  CK(cudaStreamCreateWithFlags(&work, cudaStreamNonBlocking));
-  CK(cudaStreamCreateWithFlags(&ctl, cudaStreamNonBlocking));
-  CK(cudaStreamCreateWithPriority(&prio, cudaStreamNonBlocking, hi));
+  CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+  CUDA_CHECK(cudaStreamCreateWithFlags(&work, cudaStreamNonBlocking));
+  CUDA_CHECK(cudaStreamCreateWithFlags(&ctl, cudaStreamNonBlocking));
+  CUDA_CHECK(cudaStreamCreateWithPriority(&prio, cudaStreamNonBlocking, hi));
   WriteValueFn write_value = nullptr;
   cudaDriverEntryPointQueryResult q;
   if (cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", reinterpret_cast<void**>(&write_value), 12000, cudaEnableDefault, &q) !=
@@ -123,15 +117,15 @@ int main(int argc, char** argv) {
       std::printf("%-16s unavailable\n", names[method]);
       continue;
     }
-    CK(cudaMemset(dstop, 0, 4));
-    CK(cudaMemset(devcount, 0, 4));
+    CUDA_CHECK(cudaMemset(dstop, 0, 4));
+    CUDA_CHECK(cudaMemset(devcount, 0, 4));
     *hcount = 0;
     *hmapped = 0;
-    CK(cudaMemset(dword, 0, 4));
-    CK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemset(dword, 0, 4));
+    CUDA_CHECK(cudaDeviceSynchronize());
     const unsigned* word = method == 4 ? dmapped_word : dword;
     workers<<<blocks, 256, 0, work>>>(word, devcount, dcount, dstop, data, n, sink, busy);
-    CK(cudaGetLastError());
+    CUDA_CHECK(cudaGetLastError());
     auto t_start = std::chrono::steady_clock::now();
     while (std::chrono::steady_clock::now() - t_start < std::chrono::milliseconds(20)) {
     }
@@ -140,13 +134,13 @@ int main(int argc, char** argv) {
       const unsigned target = static_cast<unsigned>(r) * blocks;
       const auto t0 = std::chrono::steady_clock::now();
       switch (method) {
-        case 0: *staging = r; CK(cudaMemcpyAsync(dword, staging, 4, cudaMemcpyHostToDevice, ctl)); break;
+        case 0: *staging = r; CUDA_CHECK(cudaMemcpyAsync(dword, staging, 4, cudaMemcpyHostToDevice, ctl)); break;
         case 1:
           *staging = r;
-          CK(cudaMemcpyAsync(dword, staging, 4, cudaMemcpyHostToDevice, ctl));
-          CK(cudaStreamSynchronize(ctl));
+          CUDA_CHECK(cudaMemcpyAsync(dword, staging, 4, cudaMemcpyHostToDevice, ctl));
+          CUDA_CHECK(cudaStreamSynchronize(ctl));
           break;
-        case 2: *staging = r; CK(cudaMemcpyAsync(dword, staging, 4, cudaMemcpyHostToDevice, prio)); break;
+        case 2: *staging = r; CUDA_CHECK(cudaMemcpyAsync(dword, staging, 4, cudaMemcpyHostToDevice, prio)); break;
         case 3:
           if (write_value(reinterpret_cast<CUstream>(ctl), reinterpret_cast<CUdeviceptr>(dword), r, 0) != CUDA_SUCCESS) {
             std::fprintf(stderr, "cuStreamWriteValue32 failed\n");
@@ -169,12 +163,12 @@ int main(int argc, char** argv) {
       const auto t3 = std::chrono::steady_clock::now();
       while (std::chrono::steady_clock::now() - t3 < std::chrono::microseconds(300)) {
       }
-      CK(cudaStreamSynchronize(ctl));
-      CK(cudaStreamSynchronize(prio));
+      CUDA_CHECK(cudaStreamSynchronize(ctl));
+      CUDA_CHECK(cudaStreamSynchronize(prio));
     }
     const unsigned one = 1;
-    CK(cudaMemcpyAsync(dstop, &one, 4, cudaMemcpyHostToDevice, ctl));
-    CK(cudaStreamSynchronize(work));
+    CUDA_CHECK(cudaMemcpyAsync(dstop, &one, 4, cudaMemcpyHostToDevice, ctl));
+    CUDA_CHECK(cudaStreamSynchronize(work));
     std::sort(seen_us.begin(), seen_us.end());
     std::sort(call_us.begin(), call_us.end());
     std::printf("%-16s all workers saw it: median %7.1f us  p90 %7.1f  max %7.1f   host call median %6.1f us\n",

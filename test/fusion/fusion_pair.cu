@@ -21,14 +21,8 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                                        \
-  do {                                                                                               \
-    cudaError_t e_ = (x);                                                                            \
-    if (e_ != cudaSuccess) {                                                                         \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));       \
-      std::exit(1);                                                                                  \
-    }                                                                                                \
-  } while (0)
+// CUDA_CHECK: the GPU corpus harness's (it exits with the call, file and line on an error).
+#include "../gpu/common.cuh"
 
 static PROBLEM_A pa;
 static PROBLEM_B pb;
@@ -52,22 +46,22 @@ static bool run_fused(const fused_pair_candidate& c, cudaStream_t s) {
 template <class F>
 static float median_ms(int reps, F&& f) {
   cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
+  CUDA_CHECK(cudaEventCreate(&e0));
+  CUDA_CHECK(cudaEventCreate(&e1));
   f();  // warm-up
-  CK(cudaDeviceSynchronize());
+  CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> t;
   for (int i = 0; i < reps; ++i) {
-    CK(cudaEventRecord(e0, 0));
+    CUDA_CHECK(cudaEventRecord(e0, 0));
     f();
-    CK(cudaEventRecord(e1, 0));
-    CK(cudaEventSynchronize(e1));
+    CUDA_CHECK(cudaEventRecord(e1, 0));
+    CUDA_CHECK(cudaEventSynchronize(e1));
     float ms = 0;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
+    CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
     t.push_back(ms);
   }
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
+  CUDA_CHECK(cudaEventDestroy(e0));
+  CUDA_CHECK(cudaEventDestroy(e1));
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
 }
@@ -100,8 +94,8 @@ int main(int argc, char** argv) {
   pb.poison();
   run_original_a(0);
   run_original_b(0);
-  CK(cudaGetLastError());
-  CK(cudaDeviceSynchronize());
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<unsigned char> ref_a = pa.outputs(), ref_b = pb.outputs();
   const bool cpu_a = pa.check_cpu(), cpu_b = pb.check_cpu();
   std::printf("original %s vs CPU: %s; %s vs CPU: %s\n", PROBLEM_A::name, cpu_a ? "PASS" : "FAIL", PROBLEM_B::name,
@@ -109,8 +103,8 @@ int main(int argc, char** argv) {
   failures += !cpu_a + !cpu_b;
 
   auto compare = [&](const char* what, const fused_pair_candidate& c, bool expect_fused, bool fused) {
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
     const bool same_a = pa.outputs() == ref_a, same_b = pb.outputs() == ref_b;
     const bool ok = same_a && same_b && fused == expect_fused;
     std::printf("%-9s ratio %-5s %s: %s=%s %s=%s%s\n", what, c.ratio, ok ? "PASS" : "FAIL", PROBLEM_A::name,
@@ -122,9 +116,9 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < n; ++i) {
     const fused_pair_candidate& c = fused_pair_candidates[i];
     cudaFuncAttributes fa;
-    CK(cudaFuncGetAttributes(&fa, c.kernel));
+    CUDA_CHECK(cudaFuncGetAttributes(&fa, c.kernel));
     int occ = 0;
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, c.kernel, static_cast<int>(c.threads), 0));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, c.kernel, static_cast<int>(c.threads), 0));
     std::printf("candidate %-5s threads %4u regs %3d static_smem %6zu local %zu blocks/SM %d\n", c.ratio, c.threads,
                 fa.numRegs, fa.sharedSizeBytes, fa.localSizeBytes, occ);
     pa.poison();
@@ -134,15 +128,15 @@ int main(int argc, char** argv) {
   // The fused kernel under an SM policy (the first half of the SMs) in its own stream.
   {
     cudaStream_t s;
-    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     const unsigned sms = ptb::sm_count();
     ptb::set_stream_policy(s, ptb::Policy::create(ptb::SmSet::range(0, sms / 2)));
     pa.poison();
     pb.poison();
-    CK(cudaDeviceSynchronize());  // the poison (legacy default stream) must be done before a non-blocking stream starts
+    CUDA_CHECK(cudaDeviceSynchronize());  // the poison (legacy default stream) must be done before a non-blocking stream starts
     compare("half-SMs", fused_pair_candidates[0], true, run_fused(fused_pair_candidates[0], s));
     ptb::set_stream_policy(s, ptb::Policy());
-    CK(cudaStreamDestroy(s));
+    CUDA_CHECK(cudaStreamDestroy(s));
   }
   // The fallback: launch mode original runs the original kernels one after the other.
   ptb::set_launch_mode(ptb::LaunchMode::original);
@@ -153,12 +147,12 @@ int main(int argc, char** argv) {
 
   if (bench && failures == 0) {
     cudaStream_t s1, s2;
-    CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
-    CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
     cudaEvent_t fork, join1, join2;
-    CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
-    CK(cudaEventCreateWithFlags(&join1, cudaEventDisableTiming));
-    CK(cudaEventCreateWithFlags(&join2, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreateWithFlags(&join1, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreateWithFlags(&join2, cudaEventDisableTiming));
     const float t_a = median_ms(reps, [&] { run_original_a(0); });
     const float t_b = median_ms(reps, [&] { run_original_b(0); });
     const float t_seq = median_ms(reps, [&] {
@@ -166,15 +160,15 @@ int main(int argc, char** argv) {
       run_original_b(0);
     });
     const float t_two = median_ms(reps, [&] {
-      CK(cudaEventRecord(fork, 0));
-      CK(cudaStreamWaitEvent(s1, fork, 0));
-      CK(cudaStreamWaitEvent(s2, fork, 0));
+      CUDA_CHECK(cudaEventRecord(fork, 0));
+      CUDA_CHECK(cudaStreamWaitEvent(s1, fork, 0));
+      CUDA_CHECK(cudaStreamWaitEvent(s2, fork, 0));
       run_original_a(s1);
       run_original_b(s2);
-      CK(cudaEventRecord(join1, s1));
-      CK(cudaEventRecord(join2, s2));
-      CK(cudaStreamWaitEvent(0, join1, 0));
-      CK(cudaStreamWaitEvent(0, join2, 0));
+      CUDA_CHECK(cudaEventRecord(join1, s1));
+      CUDA_CHECK(cudaEventRecord(join2, s2));
+      CUDA_CHECK(cudaStreamWaitEvent(0, join1, 0));
+      CUDA_CHECK(cudaStreamWaitEvent(0, join2, 0));
     });
     std::printf("bench %s solo_a %.4f ms solo_b %.4f ms (b/a %.2f) sequential %.4f ms two_streams %.4f ms (%.3fx seq)\n",
                 pair.c_str(), t_a, t_b, t_b / t_a, t_seq, t_two, t_two / t_seq);

@@ -29,14 +29,8 @@
 #define SEM_STR(a) SEM_STR2(a)
 #define FUSION_LAUNCH SEM_CAT(FUSION, _launch)
 
-#define CK(x)                                                                                        \
-  do {                                                                                               \
-    cudaError_t e_ = (x);                                                                            \
-    if (e_ != cudaSuccess) {                                                                         \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));       \
-      std::exit(1);                                                                                  \
-    }                                                                                                \
-  } while (0)
+// CUDA_CHECK: the GPU corpus harness's (it exits with the call, file and line on an error).
+#include "../../gpu/common.cuh"
 
 // Named (not anonymous) namespace: each binary uses only its fusion's problems, and nvcc warns about
 // unused members of internal classes.
@@ -51,22 +45,22 @@ struct DevBuf {
   void alloc(size_t count) {
     release();
     n = count;
-    CK(cudaMalloc(&p, n * sizeof(T)));
+    CUDA_CHECK(cudaMalloc(&p, n * sizeof(T)));
   }
-  void put(const std::vector<T>& h) { CK(cudaMemcpy(p, h.data(), n * sizeof(T), cudaMemcpyHostToDevice)); }
-  void poison() { CK(cudaMemset(p, 0xFF, n * sizeof(T))); }
+  void put(const std::vector<T>& h) { CUDA_CHECK(cudaMemcpy(p, h.data(), n * sizeof(T), cudaMemcpyHostToDevice)); }
+  void poison() { CUDA_CHECK(cudaMemset(p, 0xFF, n * sizeof(T))); }
   std::vector<T> get() const {
     std::vector<T> h(n);
-    CK(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
     return h;
   }
   void append_bytes(std::vector<unsigned char>& out) const {
     const size_t at = out.size();
     out.resize(at + n * sizeof(T));
-    CK(cudaMemcpy(out.data() + at, p, n * sizeof(T), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(out.data() + at, p, n * sizeof(T), cudaMemcpyDeviceToHost));
   }
   void release() {
-    if (p) CK(cudaFree(p));
+    if (p) CUDA_CHECK(cudaFree(p));
     p = nullptr;
     n = 0;
   }
@@ -489,8 +483,8 @@ int run_case(const char* what, Size size, unsigned seed, bool half_sms, bool exp
   // Reference: the originals, one after the other, on poisoned outputs; checked against the CPU.
   for_each_problem([&](auto& p) { p.poison(); });
   for_each_problem([&](auto& p) { p.launch_original(0); });
-  CK(cudaGetLastError());
-  CK(cudaDeviceSynchronize());
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaDeviceSynchronize());
   bool cpu_ok = true;
   for_each_problem([&](auto& p) {
     if (!p.check_cpu()) {
@@ -502,19 +496,19 @@ int run_case(const char* what, Size size, unsigned seed, bool half_sms, bool exp
 
   cudaStream_t st = 0;
   if (half_sms) {
-    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     ptb::set_stream_policy(st, ptb::Policy::create(ptb::SmSet::range(0, ptb::sm_count() / 2)));
   }
   if (!expect_fused) ptb::set_launch_mode(ptb::LaunchMode::original);
   for_each_problem([&](auto& p) { p.poison(); });
-  CK(cudaDeviceSynchronize());  // the poison (legacy default stream) is done before a non-blocking stream starts
+  CUDA_CHECK(cudaDeviceSynchronize());  // the poison (legacy default stream) is done before a non-blocking stream starts
   const bool fused = run_fused(st);
-  CK(cudaGetLastError());
-  CK(cudaDeviceSynchronize());
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaDeviceSynchronize());
   if (!expect_fused) ptb::set_launch_mode(ptb::LaunchMode::ptb);
   if (half_sms) {
     ptb::set_stream_policy(st, ptb::Policy());
-    CK(cudaStreamDestroy(st));
+    CUDA_CHECK(cudaStreamDestroy(st));
   }
 
   const auto got = all_outputs();
