@@ -29,6 +29,12 @@ constexpr unsigned kDefaultCheckCycles = 32768;
 constexpr unsigned kDefaultMaxChunk = 32;
 constexpr unsigned kDefaultFirstChunk = 4;
 constexpr unsigned kDefaultChunkCycles = 131072;
+// A launch whose workers all landed on SMs outside its set (a grid smaller than the GPU does this often)
+// asks the host for workers; if none came within this many microseconds, its last worker runs the tasks
+// itself where it is (see leave()). The host may be unable to answer: CUDA's lazy module loading makes a
+// launch of a kernel not loaded yet wait for every running kernel, and such a wait held the host thread
+// that would have launched the workers (measured: wavefront programs hung for good under PTB_SMS=0-65).
+constexpr unsigned kDefaultStrandGraceUs = 200;
 
 // Launch flags
 constexpr unsigned kCaptured = 1u;  // slot belongs to a captured graph node: reset, never freed
@@ -96,6 +102,7 @@ struct Launch {
   unsigned chunk_cycles;            // a claim takes about this many cycles of tasks at most (0: no limit)
   unsigned flags;                   // kCaptured, kResume
   unsigned gen;                     // slot generation this launch runs in (kAnyGen: captured)
+  unsigned strand_grace_ns;         // stranded this long with work left: the last worker runs it itself
 };
 
 namespace detail {
@@ -140,6 +147,7 @@ struct Leader {
   unsigned worker;              // this worker's index among the launch's workers (blockIdx.x, or the slot's)
   bool ranked, tracing;
   bool pending;                 // handed-back ranges were seen at the last check
+  bool spill;                   // the stranded last worker runs one range on an SM outside the set
 };
 
 __device__ __forceinline__ uint3 coords(const Launch& L, unsigned long long id) {
@@ -382,13 +390,13 @@ __device__ __forceinline__ unsigned next_run(const Launch& L, Leader& s) {
     const unsigned cap = vload(L.caps + s.sm);
     s.pending = rh != 0;
     looked = true;
-    if (!allowed_by(L, s, cap)) {
+    if (!s.spill && !allowed_by(L, s, cap)) {
       s.k = 1;
       if (s.cur < s.end && push_range(L.slot, s.worker, s.cur, s.end)) s.cur = s.end;
       if (s.cur >= s.end) return 0;
     }
   }
-  if (s.cur >= s.end && !claim(L, s, looked)) return 0;
+  if (s.cur >= s.end && (s.spill || !claim(L, s, looked))) return 0;  // a spill is one range, then leave()
   unsigned long long go = s.end - s.cur;
   if (go > s.k - s.since) go = s.k - s.since;
   if (L.trace.recs != nullptr) {
@@ -401,11 +409,23 @@ __device__ __forceinline__ unsigned next_run(const Launch& L, Leader& s) {
   return s.given;
 }
 
+// Does the policy allow any SM? (An empty set pauses the launch: its anchor waits for the host.)
+__device__ inline bool any_allowed(const Launch& L) {
+  const unsigned* w = reinterpret_cast<const unsigned*>(L.caps);
+  for (unsigned i = 0; i < kMaxSm / 4; ++i)
+    if (vload(w + i) != 0) return true;
+  return false;
+}
+
 // The leader, after the whole block finished its last task: leave. The last original worker may leave
 // only when every task is done (the user's stream waits on this kernel): until then it stays as the
 // anchor, works again whenever its SM allows it (returns true: rejoin), and asks the host for new
-// workers when nobody else is left to run the remaining tasks.
+// workers when nobody else is left to run the remaining tasks. If the host sent none within
+// strand_grace_ns while the policy allows some SM, the anchor runs one range itself, where it is (a
+// spill: returns true with s.spill set), and comes back here after it: so a launch under a non-empty
+// set never needs the host to finish.
 __device__ inline bool leave(const Launch& L, Leader& s) {
+  s.spill = false;
   drop_rank(L, s);
   __threadfence();
   if (L.flags & kResume) {
@@ -414,7 +434,7 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
   }
   if (atomicAdd(&L.slot->exited, 1u) != L.workers - 1) return false;
   unsigned ns = 256;
-  unsigned long long last_signal = 0;
+  unsigned long long last_signal = 0, stranded_since = 0;
   for (;;) {
     __threadfence();
     // three loads in flight at once (no short-circuit between them)
@@ -425,17 +445,24 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
     if (!refs && !work_left) {
       if (try_close(L, st)) return false;
     } else if (work_left) {
+      unsigned long long t = 0;
       if (!refs) {
         // Nobody else is left to run the remaining tasks: ask the host for workers (its monitor
         // launches them on the allowed SMs), at most every 200 us.
-        const unsigned long long t = globaltimer();
+        t = globaltimer();
+        if (stranded_since == 0) stranded_since = t;
         if (last_signal == 0 || t - last_signal > 200000ull) {
           last_signal = t;
           __threadfence_system();
           atomicAdd(L.strand_seq, 1u);
         }
+      } else {
+        stranded_since = 0;  // workers are on it
       }
-      if (allowed(L, s)) {
+      const bool here = allowed(L, s);
+      if (!here) drop_rank(L, s);
+      const bool spill = !here && stranded_since != 0 && t - stranded_since >= L.strand_grace_ns && any_allowed(L);
+      if (here || spill) {
         atomicSub(&L.slot->exited, 1u);
         s.est = L.base + vload(&L.slot->next);
         s.cur = s.end = 0;
@@ -443,9 +470,16 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
         s.k = 1;
         s.pending = true;
         s.last_check = clock64();
+        if (spill) {
+          // A spill takes its one range now; none left (taken meanwhile): back to the anchor's loop.
+          if (!claim(L, s, false)) {
+            atomicAdd(&L.slot->exited, 1u);
+            continue;
+          }
+          s.spill = true;
+        }
         return true;
       }
-      drop_rank(L, s);
     }
     __nanosleep(ns);
     if (ns < 8192) ns *= 2;
@@ -546,7 +580,7 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
     s.sm = smid() % kMaxSm;
     s.rank = 0;
     s.worker = group.worker();
-    s.ranked = s.tracing = false;
+    s.ranked = s.tracing = s.spill = false;
     s.pending = true;
     s.est = launch.base;
     s.cur = s.end = 0;

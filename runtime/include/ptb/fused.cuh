@@ -142,7 +142,7 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[N], Args... args) 
       need = per > need ? per : need;
     }
     const unsigned long long full = static_cast<unsigned long long>(occ) * d->sms;
-    blocks = static_cast<unsigned>(full < need ? full : need);
+    blocks = detail::worker_count(*d, *pol, full, need);
     for (size_t i = 0; i < N; ++i) {
       unsigned s = 0;
       if (!detail::acquire_slot_locked(*d, captured, s)) {

@@ -52,6 +52,9 @@ struct Tuning {
   unsigned max_chunk = detail::kDefaultMaxChunk;
   unsigned first_chunk = detail::kDefaultFirstChunk;
   unsigned chunk_cycles = detail::kDefaultChunkCycles;
+  // A launch whose workers all landed outside its SM set waits this long for workers from the host, then
+  // its last worker runs the tasks where it is (0: at once). Initial value from PTB_STRAND_GRACE_US.
+  unsigned strand_grace_us = detail::kDefaultStrandGraceUs;
 };
 namespace detail {
 inline Tuning& tuning_locked() {
@@ -64,11 +67,13 @@ inline Tuning& tuning_locked() {
     env("PTB_MAX_CHUNK", x.max_chunk);
     env("PTB_FIRST_CHUNK", x.first_chunk);
     env("PTB_CHUNK_CYCLES", x.chunk_cycles);
+    env("PTB_STRAND_GRACE_US", x.strand_grace_us);
     return x;
   }();
   t.max_chunk = std::max(1u, std::min(t.max_chunk, kMaxChunk));
   t.first_chunk = std::min(t.first_chunk, t.max_chunk);
   if (t.check_cycles == 0) t.check_cycles = 1;
+  t.strand_grace_us = std::min(t.strand_grace_us, 4000000u);  // in ns it must fit 32 bits
   return t;
 }
 struct Runtime;
@@ -458,6 +463,18 @@ inline bool fits_device(const DeviceState& d, dim3 grid, dim3 block) {
          grid.z <= static_cast<unsigned>(d.max_grid[2]);
 }
 
+// Original workers for a launch that has work for `need` of them, `full` fitting on the device at once.
+// Under a partial SM set, at least one per SM: the hardware places a grid smaller than the GPU where it
+// likes, and when every worker lands outside the set the launch is stranded (it needs workers from the
+// host, or its last worker breaks the set: see leave()). Measured on the H100 (test/gpu/stress/
+// wavefront.cu): with one worker per task, about half of the 1..255-task launches under PTB_SMS=0-65
+// were stranded, ~90 us each. Extra workers on SMs outside the set leave after one load.
+inline unsigned worker_count(const DeviceState& d, const PolicyState& pol, unsigned long long full,
+                             unsigned long long need) {
+  if (!(pol.sms == SmSet::all()) && need < static_cast<unsigned long long>(d.sms)) need = static_cast<unsigned>(d.sms);
+  return static_cast<unsigned>(std::min(full, need));
+}
+
 inline unsigned long long task_count(dim3 grid) {
   return static_cast<unsigned long long>(grid.x) * grid.y * static_cast<unsigned long long>(grid.z);
 }
@@ -481,6 +498,7 @@ inline void fill_launch_locked(DeviceState& d, const PolicyState& pol, unsigned 
   L.check_cycles = tu.check_cycles;
   L.max_chunk = tu.max_chunk;
   L.chunk_cycles = tu.chunk_cycles;
+  L.strand_grace_ns = tu.strand_grace_us * 1000u;
   // Every SM allowed: each original worker starts on a static first chunk (no atomic at start).
   L.first = 0;
   if (!restricted(pol) && tu.first_chunk) {
@@ -520,7 +538,7 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   const unsigned long long full = static_cast<unsigned long long>(occ) * d->sms;
   p.d = d;
   p.slot = s;
-  p.workers = static_cast<unsigned>(std::min<unsigned long long>(full, ntasks));
+  p.workers = worker_count(*d, *pol, full, ntasks);
   p.resume_workers = static_cast<unsigned>(full);
   p.policy = pol;
   fill_launch_locked(*d, *pol, s, captured, c.grid, p.workers, p.launch);
