@@ -148,6 +148,7 @@ struct Leader {
   bool ranked, tracing;
   bool pending;                 // handed-back ranges were seen at the last check
   bool spill;                   // the stranded last worker runs one range on an SM outside the set
+  unsigned long long stranded_since;  // %globaltimer when the anchor last found itself alone (0: not)
 };
 
 __device__ __forceinline__ uint3 coords(const Launch& L, unsigned long long id) {
@@ -434,7 +435,8 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
   }
   if (atomicAdd(&L.slot->exited, 1u) != L.workers - 1) return false;
   unsigned ns = 256;
-  unsigned long long last_signal = 0, stranded_since = 0;
+  unsigned long long last_signal = 0;
+  unsigned long long& stranded_since = s.stranded_since;  // kept across spills: one grace per stranding
   for (;;) {
     __threadfence();
     // three loads in flight at once (no short-circuit between them)
@@ -581,6 +583,7 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
     s.rank = 0;
     s.worker = group.worker();
     s.ranked = s.tracing = s.spill = false;
+    s.stranded_since = 0;
     s.pending = true;
     s.est = launch.base;
     s.cur = s.end = 0;

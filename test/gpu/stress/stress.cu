@@ -1,7 +1,8 @@
 // Stress test of the PTB runtime under policies (issue 10): random launch shapes x random policies, every
 // task of every launch checked to run exactly once, every launch timed against the same launch unconfined.
 //
-//   stress [--seed S] [--cases N] [--min-launches M]     (defaults: a random seed, 120 cases, 10000)
+//   stress [--seed S] [--cases N] [--min-launches M] [--max-tasks T] [--hang-seconds H]
+//   (defaults: a random seed, 120 cases, 10000 launches at least, 10^6 tasks at most, 30 s)
 //
 // A case: a kernel (no shared memory / static shared + barriers / dynamic shared + barriers; tasks that
 // spin 0-20 us), a grid of 1..10^6 tasks (1-D, 2-D or 3-D), a block of 16..1024 threads (1-D/2-D/3-D),
@@ -15,7 +16,7 @@
 // value per task), with its block's barrier intact. Timed: a launch may take at most
 //   10 x its baseline time x (SMs / fewest SMs its policy allowed) + the time its set was empty
 // (changing cases: the whole case against that bound). A watchdog ends the run when nothing moves for
-// 30 s. Every failure names the case's seed: `stress --seed S --cases 1` replays case S.
+// --hang-seconds. Every failure names the case's seed: `stress --seed S --cases 1` replays case S.
 #include <ptb/ptb.cuh>
 #include "../runtime/common.cuh"
 #include <algorithm>
@@ -150,6 +151,8 @@ static ptb::SmSet random_set(Rng& g, unsigned nsm) {
   }
 }
 
+static unsigned g_max_tasks = 1000000;  // --max-tasks (smaller cases under compute-sanitizer)
+
 static Case make_case(unsigned long long seed, int occ_hint) {
   (void)occ_hint;
   Rng g(seed);
@@ -168,7 +171,7 @@ static Case make_case(unsigned long long seed, int occ_hint) {
   c.spin_ns = g.p(c.changing ? 0.8 : 0.3) ? g.logu(500, 20000) : 0;
   // Grid: 1..10^6 tasks; chains: 1..1000 launches; bounded so that a case stays within ~10^7 task runs
   // and ~60 ms of spinning per stream.
-  c.tasks = g.logu(1, 1000000);
+  c.tasks = std::min(g.logu(1, 1000000), g_max_tasks);
   if (c.spin_ns) c.tasks = std::min(c.tasks, g.logu(1, 20000));
   c.chain = g.logu(1, 1000);
   const unsigned long long limit_runs = 10000000ull;
@@ -292,23 +295,25 @@ static unsigned check_case(const Case& c, Buffers& b, const char* what) {
 int main(int argc, char** argv) {
   unsigned long long seed = std::random_device{}();
   seed = (seed << 32) ^ std::random_device{}();
-  unsigned cases = 120, min_launches = 10000;
+  unsigned cases = 120, min_launches = 10000, hang_s = 30;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--seed") seed = std::strtoull(argv[i + 1], nullptr, 10);
     else if (a == "--cases") cases = static_cast<unsigned>(std::atoi(argv[i + 1]));
     else if (a == "--min-launches") min_launches = static_cast<unsigned>(std::atoi(argv[i + 1]));
+    else if (a == "--max-tasks") g_max_tasks = static_cast<unsigned>(std::atoi(argv[i + 1]));
+    else if (a == "--hang-seconds") hang_s = static_cast<unsigned>(std::atoi(argv[i + 1]));
   }
   std::printf("SEED stress %llu\n", seed);
-  std::thread([] {
+  std::thread([hang_s] {
     long last = -1;
     auto since = std::chrono::steady_clock::now();
     for (;;) {
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
       const long p = g_progress.load();
       if (p != last) { last = p; since = std::chrono::steady_clock::now(); continue; }
-      if (std::chrono::steady_clock::now() - since > std::chrono::seconds(30)) {
-        std::printf("FAIL seed %llu: HANG, no progress for 30 s\n", g_current_seed.load());
+      if (std::chrono::steady_clock::now() - since > std::chrono::seconds(hang_s)) {
+        std::printf("FAIL seed %llu: HANG, no progress for %u s\n", g_current_seed.load(), hang_s);
         std::fflush(stdout);
         std::_Exit(3);
       }
@@ -387,17 +392,25 @@ int main(int argc, char** argv) {
     // Time bound.
     const double factor = 10.0 * nsm / std::max(1u, min_allowed);
     double ratio = 0;
+    std::string worst_launch;
     if (c.changing || c.replays || conf.launch_ms.empty()) {
       const double bound = factor * base.case_ms + empty_ms + 1.0;  // host-timed: 1 ms for the host's own jitter
       ratio = conf.case_ms / bound;
     } else {
-      for (size_t i = 0; i < conf.launch_ms.size(); ++i)
-        ratio = std::max(ratio, conf.launch_ms[i] / (factor * std::max(base.launch_ms[i], 0.002f)));
+      for (size_t i = 0; i < conf.launch_ms.size(); ++i) {
+        const double r = conf.launch_ms[i] / (factor * std::max(base.launch_ms[i], 0.002f));
+        if (r > ratio) {
+          ratio = r;
+          worst_launch = "launch " + std::to_string(i) + ": " + std::to_string(base.launch_ms[i] * 1000) + " us unconfined, " +
+                         std::to_string(conf.launch_ms[i] * 1000) + " us confined";
+        }
+      }
     }
     if (ratio > worst) { worst = ratio; worst_seed = cs; }
     if (ratio > 1.0) {
       ++slow;
-      std::printf("FAIL seed %llu: SLOW %.2fx over its bound (%s)\n", cs, ratio, c.policy_text.c_str());
+      std::printf("FAIL seed %llu: SLOW %.2fx over its bound (%s; %s)\n", cs, ratio, c.policy_text.c_str(),
+                  worst_launch.c_str());
     }
     const unsigned nl = c.chain * c.streams * std::max(1u, c.replays);
     launches += nl;

@@ -1,0 +1,53 @@
+#!/bin/bash
+# On the GPU machine, after test/gpu/run_on_gpu.sh (corpus builds in build/gpu-bin) and, for the fused
+# kernels, test/fusion/semantics/run_on_gpu.sh (build/fusion-semantics-bin):
+#  1. every transformed corpus program confined to several SM sets and caps (PASS expected from each);
+#  2. compute-sanitizer memcheck, racecheck and synccheck on the transformed corpus, the stress programs
+#     and the fused-kernel checks, confined (PTB_SMS=0-65 PTB_BLOCKS_PER_SM=2) and, for memcheck, not.
+# Prints one line per run and a count per group; logs of failures under $OUT/sanitize-logs.
+#   bash test/gpu/stress/confine_and_sanitize.sh [--confine-only | --sanitize-only] [--jobs N]
+set -u
+cd "$(dirname "$0")/../../.."
+OUT=${OUT:-out}; mkdir -p "$OUT"
+MODE=all JOBS=8
+while [ $# -gt 0 ]; do case $1 in --confine-only) MODE=confine;; --sanitize-only) MODE=sanitize;; --jobs) JOBS=$2; shift;; esac; shift; done
+SAN=${SAN:-/usr/local/cuda/bin/compute-sanitizer}
+BIN=build/gpu-bin/ptb
+LOGS=$(mktemp -d)
+# one_run <label> <timeout> <env...> -- <cmd...>: PASS / FAIL(rc) / TIMEOUT, log kept on failure
+one_run() {
+  local label=$1 lim=$2; shift 2
+  local envs=(); while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+  local log="$LOGS/$(echo "$label" | tr -c 'A-Za-z0-9_.-' '_').log"
+  timeout -s KILL "$lim" env "${envs[@]}" "$@" >"$log" 2>&1
+  local rc=$?
+  if [ $rc = 0 ] && ! grep -q "^FAIL" "$log"; then echo "PASS $label"; rm -f "$log"
+  elif [ $rc = 137 ]; then echo "TIMEOUT $label"
+  else echo "FAIL($rc) $label"; fi
+}
+export -f one_run; export LOGS
+count() { sort | tee -a "$OUT/confine-sanitize.txt" | awk '{print $1}' | sed 's/(.*//' | sort | uniq -c | tr '\n' ' '; echo; }
+if [ $MODE != sanitize ]; then
+  for pol in "PTB_SMS=0-65" "PTB_SMS=66-131 PTB_BLOCKS_PER_SM=2" "PTB_SMS=7" "PTB_SMS=0,2,5,64-70,131 PTB_BLOCKS_PER_SM=1" "PTB_BLOCKS_PER_SM=1"; do
+    echo "== corpus confined: $pol"
+    for b in $BIN/*; do echo "confined[$pol] $(basename $b)|$pol|$b"; done |
+      xargs -P "$JOBS" -d '\n' -I{} bash -c 'IFS="|" read -r l p b <<< "{}"; one_run "$l" 120 $p -- "$b"' | count
+  done
+fi
+if [ $MODE != confine ]; then
+  list() {  # label|env|command
+    for b in $BIN/*; do echo "$(basename $b)|$1|$b"; done
+    echo "stress|$1|build-stress/stress --cases 6 --min-launches 0 --seed 42"
+    echo "wavefront|$1|build-stress/wavefront --width 40"
+    for f in build/fusion-semantics-bin/*; do [ -x "$f" ] && echo "fused-$(basename $f)|$1|$f"; done
+  }
+  for tool in memcheck racecheck synccheck; do
+    for pol in "PTB_SMS=0-65 PTB_BLOCKS_PER_SM=2" $([ $tool = memcheck ] && echo "PTB_MODE=ptb"); do
+      echo "== compute-sanitizer --tool $tool, $pol"
+      list "$pol" | xargs -P "$JOBS" -d '\n' -I{} bash -c 'IFS="|" read -r l p c <<< "{}";
+        one_run "'$tool'[$p] $l" ${SAN_TIMEOUT:-300} $p -- '"$SAN"' --tool '$tool' --error-exitcode 99 --print-limit 20 $c' | count
+    done
+  done
+fi
+mkdir -p "$OUT/sanitize-logs"; cp "$LOGS"/*.log "$OUT/sanitize-logs/" 2>/dev/null
+tar czf "$OUT/sanitize-logs.tgz" -C "$LOGS" . 2>/dev/null; rm -rf "$OUT/sanitize-logs"
