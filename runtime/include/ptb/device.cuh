@@ -30,11 +30,14 @@ constexpr unsigned kDefaultMaxChunk = 32;
 constexpr unsigned kDefaultFirstChunk = 4;
 constexpr unsigned kDefaultChunkCycles = 131072;
 // A launch whose workers all landed on SMs outside its set (a grid smaller than the GPU does this often)
-// asks the host for workers; if none came within this many microseconds, its last worker runs the tasks
-// itself where it is (see leave()). The host may be unable to answer: CUDA's lazy module loading makes a
+// asks the host for workers; if no worker from the host reached the device for this many microseconds,
+// its last worker runs the tasks itself where it is (see leave()). The host may be unable to answer: CUDA's lazy module loading makes a
 // launch of a kernel not loaded yet wait for every running kernel, and such a wait held the host thread
 // that would have launched the workers (measured: wavefront programs hung for good under PTB_SMS=0-65).
-constexpr unsigned kDefaultStrandGraceUs = 200;
+// The grace must be longer than the host's answer when it can answer (the monitor polls every 100 us and
+// relaunches a slot's workers at most every 500 us): a host that answers, but whose workers find the set
+// full, is waited for, so the set is kept (test_policy's stranded test).
+constexpr unsigned kDefaultStrandGraceUs = 2000;
 
 // Launch flags
 constexpr unsigned kCaptured = 1u;  // slot belongs to a captured graph node: reset, never freed
@@ -77,7 +80,9 @@ struct alignas(128) Slot {
   unsigned exited;                  // original workers that left
   unsigned running;                 // 1 while the launch's original workers run
   unsigned nused;                   // nodes taken from node[] (fresh ones)
-  unsigned pad1[26];
+  unsigned heard;                   // resume workers that reached the device (any launch of the slot; only
+                                    // its changes count: the host answers; never reset)
+  unsigned pad1[25];
   RetShard ret[kRetShards];
   unsigned sm_live[kMaxSm];         // ranked workers per SM (rank source for a per-SM cap)
   Node node[kRetCap];
@@ -149,6 +154,7 @@ struct Leader {
   bool pending;                 // handed-back ranges were seen at the last check
   bool spill;                   // the stranded last worker runs one range on an SM outside the set
   unsigned long long stranded_since;  // %globaltimer when the anchor last found itself alone (0: not)
+  unsigned heard;               // the slot's `heard` count when last looked at (stranded)
 };
 
 __device__ __forceinline__ uint3 coords(const Launch& L, unsigned long long id) {
@@ -421,10 +427,11 @@ __device__ inline bool any_allowed(const Launch& L) {
 // The leader, after the whole block finished its last task: leave. The last original worker may leave
 // only when every task is done (the user's stream waits on this kernel): until then it stays as the
 // anchor, works again whenever its SM allows it (returns true: rejoin), and asks the host for new
-// workers when nobody else is left to run the remaining tasks. If the host sent none within
-// strand_grace_ns while the policy allows some SM, the anchor runs one range itself, where it is (a
-// spill: returns true with s.spill set), and comes back here after it: so a launch under a non-empty
-// set never needs the host to finish.
+// workers when nobody else is left to run the remaining tasks. If no worker from the host reached the
+// device for strand_grace_ns (the host is not answering) while the policy allows some SM, the anchor
+// runs one range itself, where it is (a spill: returns true with s.spill set), and comes back here after
+// it: so a launch under a non-empty set never needs the host to finish. A host that answers, with workers
+// that find the set's SMs full, is waited for: the set is kept.
 __device__ inline bool leave(const Launch& L, Leader& s) {
   s.spill = false;
   drop_rank(L, s);
@@ -452,7 +459,9 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
         // Nobody else is left to run the remaining tasks: ask the host for workers (its monitor
         // launches them on the allowed SMs), at most every 200 us.
         t = globaltimer();
-        if (stranded_since == 0) stranded_since = t;
+        const unsigned h = vload(&L.slot->heard);
+        if (stranded_since == 0 || h != s.heard) stranded_since = t;  // (re)start the grace: the host answered
+        s.heard = h;
         if (last_signal == 0 || t - last_signal > 200000ull) {
           last_signal = t;
           __threadfence_system();
@@ -584,6 +593,7 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
     s.worker = group.worker();
     s.ranked = s.tracing = s.spill = false;
     s.stranded_since = 0;
+    s.heard = 0;
     s.pending = true;
     s.est = launch.base;
     s.cur = s.end = 0;
@@ -596,6 +606,7 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
     if (launch.flags & kResume) {
       // Resume workers on SMs the policy does not allow leave without touching the slot.
       const unsigned cap = vload(launch.caps + s.sm);
+      atomicAdd(&launch.slot->heard, 1u);  // the host answered (a stale add to a reused slot only delays a spill)
       joined = cap != 0 && join(launch);
     } else {
       // One store, by worker 0, not one per worker: every check reads this line (measured: -1 point on

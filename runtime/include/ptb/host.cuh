@@ -52,8 +52,9 @@ struct Tuning {
   unsigned max_chunk = detail::kDefaultMaxChunk;
   unsigned first_chunk = detail::kDefaultFirstChunk;
   unsigned chunk_cycles = detail::kDefaultChunkCycles;
-  // A launch whose workers all landed outside its SM set waits this long for workers from the host, then
-  // its last worker runs the tasks where it is (0: at once). Initial value from PTB_STRAND_GRACE_US.
+  // A launch whose workers all landed outside its SM set: when no worker from the host reached the device
+  // for this long (the host is not answering), its last worker runs the tasks where it is. Initial value
+  // from PTB_STRAND_GRACE_US.
   unsigned strand_grace_us = detail::kDefaultStrandGraceUs;
 };
 namespace detail {
