@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 3 (2026-11-22): the runtime's start-up variants of patches/start-variants-2bdd3fd.diff, timed with
+# 2026-11-22, at d4e8dc9: the runtime's start-up variants of patches/start-variants-2bdd3fd.diff, timed with
 # probe_forms.cu (forms dyn4, rt, rt_cc; two rounds). Run on the GPU machine from the repository root with the
 # runtime of commit 2bdd3fd plus that patch in runtime/include (`git checkout 2bdd3fd -- runtime/include &&
 # git apply bench/ptb_overhead/patches/start-variants-2bdd3fd.diff` on the development machine first).
