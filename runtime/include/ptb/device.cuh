@@ -31,9 +31,10 @@ constexpr unsigned kDefaultFirstChunk = 4;
 constexpr unsigned kDefaultChunkCycles = 131072;
 // A launch whose workers all landed on SMs outside its set (a grid smaller than the GPU does this often)
 // asks the host for workers; if no worker from the host reached the device for this many microseconds,
-// its last worker runs the tasks itself where it is (see leave()). The host may be unable to answer: CUDA's lazy module loading makes a
-// launch of a kernel not loaded yet wait for every running kernel, and such a wait held the host thread
-// that would have launched the workers (measured: wavefront programs hung for good under PTB_SMS=0-65).
+// its last worker runs the tasks itself where it is (see leave()). The host may be unable to answer:
+// CUDA's lazy module loading makes a launch of a kernel not loaded yet wait for every running kernel, and
+// such a wait held the host thread that would have launched the workers (measured: wavefront programs
+// hung for good under PTB_SMS=0-65).
 // The grace must be longer than the host's answer when it can answer (the monitor polls every 100 us and
 // relaunches a slot's workers at most every 500 us): a host that answers, but whose workers find the set
 // full, is waited for, so the set is kept (test_policy's stranded test).
@@ -107,7 +108,7 @@ struct Launch {
   unsigned chunk_cycles;            // a claim takes about this many cycles of tasks at most (0: no limit)
   unsigned flags;                   // kCaptured, kResume
   unsigned gen;                     // slot generation this launch runs in (kAnyGen: captured)
-  unsigned strand_grace_ns;         // stranded this long with work left: the last worker runs it itself
+  unsigned strand_grace_ns;         // alone, with no worker from the host this long: the anchor spills
 };
 
 namespace detail {

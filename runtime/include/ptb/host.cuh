@@ -472,7 +472,8 @@ inline bool fits_device(const DeviceState& d, dim3 grid, dim3 block) {
 // were stranded, ~90 us each. Extra workers on SMs outside the set leave after one load.
 inline unsigned worker_count(const DeviceState& d, const PolicyState& pol, unsigned long long full,
                              unsigned long long need) {
-  if (!(pol.sms == SmSet::all()) && need < static_cast<unsigned long long>(d.sms)) need = static_cast<unsigned>(d.sms);
+  const unsigned long long sms = static_cast<unsigned long long>(d.sms);
+  if (pol.sms != SmSet::all() && need < sms) need = sms;
   return static_cast<unsigned>(std::min(full, need));
 }
 

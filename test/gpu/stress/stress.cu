@@ -153,8 +153,7 @@ static ptb::SmSet random_set(Rng& g, unsigned nsm) {
 
 static unsigned g_max_tasks = 1000000;  // --max-tasks (smaller cases under compute-sanitizer)
 
-static Case make_case(unsigned long long seed, int occ_hint) {
-  (void)occ_hint;
+static Case make_case(unsigned long long seed) {
   Rng g(seed);
   Case c{};
   c.seed = seed;
@@ -326,7 +325,6 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&b.cnt, kCounters * sizeof(unsigned)));
   for (auto& c : b.chain) CK(cudaMalloc(&c, kChain * sizeof(unsigned)));
   CK(cudaMalloc(&b.err, sizeof(unsigned)));
-  CK(cudaFuncSetAttribute(k_dynamic, cudaFuncAttributeMaxDynamicSharedMemorySize, 4096));
   cudaStream_t st[4];
   for (auto& s : st) CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 
@@ -339,7 +337,7 @@ int main(int argc, char** argv) {
   for (; k < cases || launches < min_launches; ++k) {
     const unsigned long long cs = seed + k;
     g_current_seed = cs;
-    Case c = make_case(cs, 0);
+    Case c = make_case(cs);
     // The confined policy.
     Rng g(cs ^ 0x9e3779b97f4a7c15ull);
     ptb::SmSet set = random_set(g, nsm);
