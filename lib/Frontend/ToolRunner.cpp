@@ -96,6 +96,16 @@ bool runOne(const ParseRequest &request, clang::tooling::CompilationDatabase &db
 
 bool forEachTranslationUnit(const ParseRequest &request,
                             llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> onTranslationUnit) {
+  ParseRequest mainOnly = request;
+  mainOnly.headerFilter = "";
+  return forEachTranslationUnit(mainOnly, [&](clang::CompilerInstance &ci, clang::ASTContext &ctx, const FileSelection &) {
+    onTranslationUnit(ci, ctx);
+  });
+}
+
+bool forEachTranslationUnit(
+    const ParseRequest &request,
+    llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &, const FileSelection &)> onFile) {
   std::string why;
   auto cuda = findCuda(request.cudaPath, why);
   if (!cuda) {
@@ -114,8 +124,21 @@ bool forEachTranslationUnit(const ParseRequest &request,
     llvm::errs() << "error: " << stubError << "\n";
     return false;
   }
-  bool allOk = true;
+  std::vector<FileSelection> selections;
   for (const std::string &file : request.files) {
+    std::string error;
+    auto selection = FileSelection::make(file, request.headerFilter, {cuda->root}, error);
+    if (!selection) {
+      llvm::errs() << "error: " << error << "\n";
+      return false;
+    }
+    selections.push_back(std::move(*selection));
+  }
+  bool allOk = true;
+  for (size_t fileIndex = 0; fileIndex < request.files.size(); ++fileIndex) {
+    const std::string &file = request.files[fileIndex];
+    const FileSelection &selection = selections[fileIndex];
+    auto onTranslationUnit = [&](clang::CompilerInstance &ci, clang::ASTContext &ctx) { onFile(ci, ctx, selection); };
     // First the device side, its diagnostics held back; if it fails before the analysis ran (clang cannot
     // parse dynamic parallelism on the device side, for one), the host side, which does not see
     // `#ifdef __CUDA_ARCH__` branches, with a note that says so.
