@@ -69,7 +69,8 @@ namespace {
 bool runOne(const ParseRequest &request, clang::tooling::CompilationDatabase &db, const std::string &file,
             const CudaInstall &cuda, const std::string &stubDir, ParseSide side, clang::DiagnosticConsumer *diags,
             llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> onTranslationUnit) {
-  clang::tooling::ClangTool tool(db, {file});
+  clang::tooling::ClangTool tool(db, {file}, std::make_shared<clang::PCHContainerOperations>(),
+                                 frontendFileSystem());
   tool.setDiagnosticConsumer(diags);
   tool.setPrintErrorMessage(false);
   tool.clearArgumentsAdjusters();
@@ -118,12 +119,7 @@ bool forEachTranslationUnit(
     llvm::errs() << "error: " << dbError << "\n";
     return false;
   }
-  std::string stubError;
-  std::string stubDir = stubIncludeDir(stubError);
-  if (stubDir.empty()) {
-    llvm::errs() << "error: " << stubError << "\n";
-    return false;
-  }
+  std::string stubDir = frontendIncludeDir();
   std::vector<FileSelection> selections;
   for (const std::string &file : request.files) {
     std::string error;
