@@ -1,5 +1,7 @@
 #include "CudaFrontend.h"
+#include "NvccDialect.h"
 
+#include "clang/Driver/Driver.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -9,6 +11,10 @@
 
 #include <cctype>
 #include <cstdlib>
+
+#ifndef PTB_CLANG_EXECUTABLE
+#define PTB_CLANG_EXECUTABLE "clang++"
+#endif
 
 namespace ptb {
 
@@ -171,6 +177,11 @@ llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> frontendFileSystem(llvm::Intrusi
     memory->addFile(path, 0, llvm::MemoryBuffer::getMemBuffer(text, path));
   };
   add("texture_fetch_functions.h", kTextureStub);
+  // What nvcc's headers supply and clang's do not (docs/ptb-transform.md), for the resource directory of
+  // the clang the parse runs as.
+  static const std::vector<FrontendHeader> compat =
+      nvccCompatibilityHeaders(clang::driver::Driver::GetResourcesPath(PTB_CLANG_EXECUTABLE));
+  for (const FrontendHeader &h : compat) add(h.name.c_str(), h.text.c_str());
   auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(base);
   overlay->pushOverlay(memory);
   return overlay;
@@ -200,6 +211,9 @@ clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(const CudaInstall &cuda,
     out.push_back("--cuda-path=" + root);
     out.push_back("-isystem");
     out.push_back(stubDir);
+    // After clang's CUDA wrapper, before the user's code: what nvcc's host headers bring.
+    out.push_back("-include");
+    out.push_back(stubDir + "/" + kNvccCompatHeader);
     out.push_back("-isystem");
     out.push_back(root + "/include/cccl");
     if (!hasStd) out.push_back("-std=c++17");

@@ -1,5 +1,6 @@
 #include "ToolRunner.h"
 #include "CudaFrontend.h"
+#include "NvccDialect.h"
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/Frontend/FrontendAction.h"
@@ -67,10 +68,17 @@ void report(clang::DiagnosticsEngine &diags, clang::SourceLocation loc, clang::D
 namespace {
 
 bool runOne(const ParseRequest &request, clang::tooling::CompilationDatabase &db, const std::string &file,
-            const CudaInstall &cuda, const std::string &stubDir, ParseSide side, clang::DiagnosticConsumer *diags,
+            const CudaInstall &cuda, const std::string &stubDir, const FileSelection &selection, ParseSide side,
+            clang::DiagnosticConsumer *diags,
             llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> onTranslationUnit) {
+  // The main file and the selected included files are read with nvcc's spaced launch chevrons normalized
+  // (same length: offsets stay valid); the front end's headers come from memory.
+  std::string mainPath = absolutePath(file);
+  auto normalized = chevronNormalizingFileSystem(llvm::vfs::getRealFileSystem(), [mainPath, &selection](llvm::StringRef p) {
+    return absolutePath(p) == mainPath || selection.selectsPath(p);
+  });
   clang::tooling::ClangTool tool(db, {file}, std::make_shared<clang::PCHContainerOperations>(),
-                                 frontendFileSystem());
+                                 frontendFileSystem(normalized));
   tool.setDiagnosticConsumer(diags);
   tool.setPrintErrorMessage(false);
   tool.clearArgumentsAdjusters();
@@ -147,7 +155,7 @@ bool forEachTranslationUnit(
       analysed = true;
       onTranslationUnit(ci, ctx);
     };
-    bool ok = runOne(request, *db, file, *cuda, stubDir, ParseSide::Device, &heldPrinter, counted);
+    bool ok = runOne(request, *db, file, *cuda, stubDir, selection, ParseSide::Device, &heldPrinter, counted);
     heldStream.flush();
     if (ok || analysed) {
       llvm::errs() << held;
@@ -157,7 +165,7 @@ bool forEachTranslationUnit(
     std::string hostHeld;
     llvm::raw_string_ostream hostStream(hostHeld);
     clang::TextDiagnosticPrinter hostPrinter(hostStream, new clang::DiagnosticOptions());
-    ok = runOne(request, *db, file, *cuda, stubDir, ParseSide::Host, &hostPrinter, onTranslationUnit);
+    ok = runOne(request, *db, file, *cuda, stubDir, selection, ParseSide::Host, &hostPrinter, onTranslationUnit);
     hostStream.flush();
     if (ok) {
       llvm::StringRef first = llvm::StringRef(held).split('\n').first;
