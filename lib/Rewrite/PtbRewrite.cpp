@@ -173,7 +173,9 @@ public:
                        "; edit the original, not this file (docs/generated-code.md).\n"
                        "#include \"" + opts.runtimeInclude + "\"\n" + lineDirective(f, 1);
     std::vector<const Edit *> mine;
-    Edit headEdit{f, 0, 0, head, 0};
+    // A UTF-8 byte-order mark can only be first: the header replaces it (nvcc rejects one anywhere else).
+    unsigned bom = buffer.starts_with("\xEF\xBB\xBF") ? 3 : 0;
+    Edit headEdit{f, 0, bom, head, 0};
     mine.push_back(&headEdit);
     for (const Edit &e : edits) if (e.file == f) mine.push_back(&e);
     std::string out;
