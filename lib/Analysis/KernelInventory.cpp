@@ -628,6 +628,14 @@ private:
             unsigned off = sm.getFileOffset(sm.getFileLoc(c.nameLoc));
             if (seenCalls.insert(off).second)
               k.virtualizedCalls.push_back({pat, sm.getFileLoc(c.nameLoc), sm.getFileLoc(c.lparenLoc), c.hasArgs, callerPattern});
+            // An explicit specialization's clone specializes the primary template's clone: that one is
+            // cloned too (first), whether or not the primary reads the indices.
+            if (pat->getTemplateSpecializationKind() == TSK_ExplicitSpecialization && pat->getPrimaryTemplate())
+              if (const FunctionDecl *primary = patternOf(pat->getPrimaryTemplate()->getTemplatedDecl());
+                  primary && clonedPatterns.insert(primary).second) {
+                gather(primary, primary);
+                order.push_back(primary);
+              }
             if (clonedPatterns.insert(pat).second) {
               gather(c.callee, pat);
               if (c.callee != pat) gather(pat, pat);

@@ -373,6 +373,13 @@ private:
     // A declaration before the definition, in a file that is written: the clone is declared there too.
     bool priorInMain = first != fd && selected.containsLoc(firstLoc) &&
                        (canon(sm.getFileID(firstLoc)) != canon(f) || offsetOf(firstLoc) < offsetOf(end));
+    // An explicit specialization's first declaration is the primary template's unless the specialization
+    // itself was declared before; its clone keeps the explicit template arguments (`idx<float>`).
+    bool explicitSpec = fd->getTemplateSpecializationKind() == TSK_ExplicitSpecialization;
+    if (explicitSpec && first->getTemplateSpecializationKind() != TSK_ExplicitSpecialization) priorInMain = false;
+    if (explicitSpec && fd->getFunctionTypeLoc())
+      name += textBetween(afterToken(sm.getExpansionLoc(fd->getLocation())),
+                          sm.getExpansionLoc(fd->getFunctionTypeLoc().getLParenLoc()));
     std::string clone = headBeforeName(fd) + name + "(" + joinNonEmpty(leading, paramList(fd, !priorInMain)) + ")" +
                         headAfterParams(fd);
     std::string body = lineDirective(f, lineOf(sm.getExpansionLoc(fd->getBody()->getBeginLoc()))) + bodyWithRedirects(fd);
