@@ -155,6 +155,7 @@ std::string formatInventoryJson(const std::vector<Inventory> &inventories) {
             }
           });
           j.attributeArray("other_launches", [&] { for (auto &s : inv.otherLaunches) writeLaunch(j, s); });
+          writeStrings(j, "included_files", inv.includedFiles);
         });
       }
     });
@@ -168,6 +169,7 @@ std::string formatInventoryText(const std::vector<Inventory> &inventories) {
   llvm::raw_string_ostream os(out);
   for (const Inventory &inv : inventories) {
     os << inv.mainFile << ": " << inv.kernels.size() << (inv.kernels.size() == 1 ? " kernel\n" : " kernels\n");
+    if (!inv.includedFiles.empty()) os << "included files read with it: " << llvm::join(inv.includedFiles, ", ") << "\n";
     for (const Kernel &k : inv.kernels) {
       os << "\n" << k.qualifiedName;
       if (!k.templateParams.empty()) os << " <" << llvm::join(k.templateParams, ", ") << ">";

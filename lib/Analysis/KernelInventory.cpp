@@ -138,7 +138,8 @@ CgClass classifyCg(const FunctionDecl *fd, const CallExpr *call) {
 
 class Analyzer {
 public:
-  explicit Analyzer(ASTContext &ctx) : ctx(ctx), sm(ctx.getSourceManager()) {}
+  Analyzer(ASTContext &ctx, const FileSelection &selection)
+      : ctx(ctx), sm(ctx.getSourceManager()), selected(sm, selection) {}
 
   Location locate(SourceLocation loc) const {
     Location l;
@@ -195,6 +196,7 @@ public:
 
   ASTContext &ctx;
   SourceManager &sm;
+  SelectedFiles selected;  // the main file and the selected included files
   std::map<const FunctionDecl *, FunctionFacts> memo;
 };
 
@@ -626,6 +628,14 @@ private:
             unsigned off = sm.getFileOffset(sm.getFileLoc(c.nameLoc));
             if (seenCalls.insert(off).second)
               k.virtualizedCalls.push_back({pat, sm.getFileLoc(c.nameLoc), sm.getFileLoc(c.lparenLoc), c.hasArgs, callerPattern});
+            // An explicit specialization's clone specializes the primary template's clone: that one is
+            // cloned too (first), whether or not the primary reads the indices.
+            if (pat->getTemplateSpecializationKind() == TSK_ExplicitSpecialization && pat->getPrimaryTemplate())
+              if (const FunctionDecl *primary = patternOf(pat->getPrimaryTemplate()->getTemplatedDecl());
+                  primary && clonedPatterns.insert(primary).second) {
+                gather(primary, primary);
+                order.push_back(primary);
+              }
             if (clonedPatterns.insert(pat).second) {
               gather(c.callee, pat);
               if (c.callee != pat) gather(pat, pat);
@@ -648,10 +658,10 @@ public:
   LaunchFinder(Analyzer &a) : a(a) {}
   bool shouldVisitTemplateInstantiations() const { return false; }
 
-  // Only the main file's declarations hold its launches: headers (the CUDA runtime, the C++ library)
-  // are not walked, which is most of the translation unit.
+  // Only the selected files' declarations hold their launches: other headers (the CUDA runtime, the C++
+  // library) are not walked, which is most of the translation unit.
   bool TraverseDecl(Decl *d) {
-    if (d && !isa<TranslationUnitDecl>(d) && !a.sm.isInMainFile(a.sm.getExpansionLoc(d->getLocation())))
+    if (d && !isa<TranslationUnitDecl>(d) && !a.selected.containsLoc(d->getLocation()))
       return true;
     auto *fd = dyn_cast_or_null<FunctionDecl>(d);  // functions, member functions, constructors, ...
     const FunctionDecl *saved = current;
@@ -680,7 +690,7 @@ public:
     if (n != "cudaLaunchKernel" && n != "cudaLaunchCooperativeKernel" && n != "cudaLaunchKernelExC" &&
         n != "cudaLaunchKernelEx")
       return true;
-    if (!a.sm.isInMainFile(a.sm.getExpansionLoc(e->getBeginLoc()))) return true;
+    if (!a.selected.containsLoc(e->getBeginLoc())) return true;
     const Expr *kernelArg = nullptr;
     if (n == "cudaLaunchKernelEx" || n == "cudaLaunchKernelExC") {
       if (e->getNumArgs() >= 2) kernelArg = e->getArg(1);
@@ -765,44 +775,59 @@ private:
   }
 
   void record(LaunchSite &s, const FunctionDecl *callee) {
-    if (!a.sm.isInMainFile(a.sm.getExpansionLoc(s.expr->getBeginLoc()))) return;
+    if (!a.selected.containsLoc(s.expr->getBeginLoc())) return;
     const FunctionDecl *pat = patternOf(callee);
-    if (pat && pat->hasAttr<CUDAGlobalAttr>()) byKernel[pat].push_back(s);
-    else unknown.push_back(s);
+    if (pat && pat->hasAttr<CUDAGlobalAttr>()) {
+      s.kernel = pat;
+      byKernel[pat].push_back(s);
+    } else {
+      unknown.push_back(s);
+    }
   }
 
   Analyzer &a;
   const FunctionDecl *current = nullptr;
 };
 
-// Kernels defined in the main file, in source order.
+// Kernels defined in the selected files, in translation-unit order.
 class KernelFinder : public RecursiveASTVisitor<KernelFinder> {
 public:
-  KernelFinder(SourceManager &sm) : sm(sm) {}
+  KernelFinder(const SelectedFiles &selected) : selected(selected) {}
   bool shouldVisitTemplateInstantiations() const { return false; }
   bool TraverseDecl(Decl *d) {
-    if (d && !isa<TranslationUnitDecl>(d) && !sm.isInMainFile(sm.getExpansionLoc(d->getLocation()))) return true;
+    if (d && !isa<TranslationUnitDecl>(d) && !selected.containsLoc(d->getLocation())) return true;
     return RecursiveASTVisitor::TraverseDecl(d);
   }
   bool VisitFunctionDecl(FunctionDecl *fd) {
     if (!fd->hasAttr<CUDAGlobalAttr>() || !fd->doesThisDeclarationHaveABody()) return true;
     if (fd->isTemplateInstantiation()) return true;
-    if (!sm.isInMainFile(sm.getExpansionLoc(fd->getLocation()))) return true;
+    if (!selected.containsLoc(fd->getLocation())) return true;
     kernels.push_back(fd);
     return true;
   }
-  SourceManager &sm;
+  const SelectedFiles &selected;
   std::vector<const FunctionDecl *> kernels;
 };
 
 } // namespace
 
-Inventory analyzeTranslationUnit(ASTContext &ctx) {
+Inventory analyzeTranslationUnit(ASTContext &ctx, const FileSelection &selection) {
   Inventory inv;
   SourceManager &sm = ctx.getSourceManager();
   if (auto fe = sm.getFileEntryRefForID(sm.getMainFileID())) inv.mainFile = fe->getName().str();
-  Analyzer a(ctx);
-  KernelFinder kf(sm);
+  Analyzer a(ctx, selection);
+  if (selection.selectsIncludedFiles()) {
+    std::set<std::string> seen;
+    for (unsigned i = 0, n = sm.local_sloc_entry_size(); i < n; ++i) {
+      const SrcMgr::SLocEntry &e = sm.getLocalSLocEntry(i);
+      if (!e.isFile()) continue;
+      FileID fid = sm.getFileID(SourceLocation::getFromRawEncoding(e.getOffset()));
+      if (fid == sm.getMainFileID() || !a.selected.contains(fid)) continue;
+      if (auto fe = sm.getFileEntryRefForID(fid); fe && seen.insert(fe->getName().str()).second)
+        inv.includedFiles.push_back(fe->getName().str());
+    }
+  }
+  KernelFinder kf(a.selected);
   kf.TraverseDecl(ctx.getTranslationUnitDecl());
   LaunchFinder lf(a);
   lf.TraverseDecl(ctx.getTranslationUnitDecl());

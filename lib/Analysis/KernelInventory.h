@@ -2,6 +2,8 @@
 // and what `ptb-transform --list-kernels` prints.
 #pragma once
 
+#include "FileSelection.h"
+
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
@@ -83,6 +85,7 @@ struct LaunchSite {
   bool fromDevice = false;      // written in device code (dynamic parallelism): never rewritten
   const clang::Expr *expr = nullptr;
   std::string enclosingFunction;
+  const clang::FunctionDecl *kernel = nullptr;  // the launched kernel's pattern definition, when known
 };
 
 struct Parameter {
@@ -131,12 +134,14 @@ struct Kernel {
 
 struct Inventory {
   std::string mainFile;
-  std::vector<Kernel> kernels;      // in source order
-  std::vector<LaunchSite> otherLaunches;  // launches of kernels not defined in the main file
+  std::vector<Kernel> kernels;      // in translation-unit order: the main file's and the selected included files'
+  std::vector<LaunchSite> otherLaunches;  // launches of kernels not defined in a selected file
+  std::vector<std::string> includedFiles;  // the selected included files, as clang names them, in order
 };
 
-// Builds the inventory of the main file of `ctx`. Macro expansions are read through `ctx`'s SourceManager.
-Inventory analyzeTranslationUnit(clang::ASTContext &ctx);
+// Builds the inventory of the main file of `ctx` and of the included files `selection` selects (none by
+// default). Macro expansions are read through `ctx`'s SourceManager.
+Inventory analyzeTranslationUnit(clang::ASTContext &ctx, const FileSelection &selection = FileSelection());
 
 // Output formats of --list-kernels. The JSON schema is documented in docs/inventory.md.
 std::string formatInventoryText(const std::vector<Inventory> &inventories);

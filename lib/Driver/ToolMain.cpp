@@ -32,6 +32,16 @@ void addParseOptions(CLI::App &app, ParseRequest &request) {
 int parseCommandLine(CLI::App &app, std::vector<std::string> toolArgs) {
   // CLI11 takes the arguments without the program name, in reverse order.
   if (!toolArgs.empty()) toolArgs.erase(toolArgs.begin());
+  // `--opt=` gives an empty value (--header-filter= selects no header); CLI11 would take the next
+  // argument as the value instead, so it is passed as `--opt ""`.
+  for (size_t i = 0; i < toolArgs.size(); ++i) {
+    llvm::StringRef a = toolArgs[i];
+    if (a.starts_with("--") && a.size() > 3 && a.ends_with("=") && a.count('=') == 1) {
+      toolArgs[i] = a.drop_back().str();
+      toolArgs.insert(toolArgs.begin() + i + 1, "");
+      ++i;
+    }
+  }
   std::reverse(toolArgs.begin(), toolArgs.end());
   try {
     app.parse(toolArgs);

@@ -1,5 +1,7 @@
 #include "CudaFrontend.h"
+#include "NvccDialect.h"
 
+#include "clang/Driver/Driver.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -9,6 +11,10 @@
 
 #include <cctype>
 #include <cstdlib>
+
+#ifndef PTB_CLANG_EXECUTABLE
+#define PTB_CLANG_EXECUTABLE "clang++"
+#endif
 
 namespace ptb {
 
@@ -159,37 +165,26 @@ const char *kTextureStub = "// Stub for the header CUDA 13 removed; clang 19's C
                            "#pragma once\n";
 } // namespace
 
-// clang's header search drops -isystem directories that do not exist on disk before it looks at any
-// in-memory file, so the stub is written once to a directory of its own under the system temp dir.
-std::string stubIncludeDir(std::string &error) {
-  llvm::SmallString<256> dir;
-  llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, dir);
-  llvm::sys::path::append(dir, "ptb-transform-stubs-1");
-  llvm::SmallString<256> file(dir);
-  llvm::sys::path::append(file, "texture_fetch_functions.h");
-  if (llvm::sys::fs::exists(file)) return std::string(dir);
-  if (auto ec = llvm::sys::fs::create_directories(dir)) {
-    error = "cannot create " + std::string(dir) + ": " + ec.message();
-    return "";
-  }
-  llvm::SmallString<256> tmp;
-  int fd;
-  if (auto ec = llvm::sys::fs::createUniqueFile(file + ".%%%%%%", fd, tmp)) {
-    error = "cannot write the CUDA 13 stub header in " + std::string(dir) + ": " + ec.message();
-    return "";
-  }
-  {
-    llvm::raw_fd_ostream os(fd, true);
-    os << kTextureStub;
-  }
-  if (auto ec = llvm::sys::fs::rename(tmp, file)) {
-    llvm::sys::fs::remove(tmp);
-    if (!llvm::sys::fs::exists(file)) {
-      error = "cannot write " + std::string(file) + ": " + ec.message();
-      return "";
-    }
-  }
-  return std::string(dir);
+const char *frontendIncludeDir() { return "/ptb-transform-frontend/include"; }
+
+// In memory, over the real file system: clang's header search sees the directory through the parse's
+// file manager, and no file is ever written or read from a shared location.
+llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> frontendFileSystem(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> base) {
+  auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+  auto add = [&](const char *name, const char *text) {
+    llvm::SmallString<128> path(frontendIncludeDir());
+    llvm::sys::path::append(path, name);
+    memory->addFile(path, 0, llvm::MemoryBuffer::getMemBuffer(text, path));
+  };
+  add("texture_fetch_functions.h", kTextureStub);
+  // What nvcc's headers supply and clang's do not (docs/ptb-transform.md), for the resource directory of
+  // the clang the parse runs as.
+  static const std::vector<FrontendHeader> compat =
+      nvccCompatibilityHeaders(clang::driver::Driver::GetResourcesPath(PTB_CLANG_EXECUTABLE));
+  for (const FrontendHeader &h : compat) add(h.name.c_str(), h.text.c_str());
+  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(base);
+  overlay->pushOverlay(memory);
+  return overlay;
 }
 
 clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(const CudaInstall &cuda, const std::string &stubDir,
@@ -216,6 +211,9 @@ clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(const CudaInstall &cuda,
     out.push_back("--cuda-path=" + root);
     out.push_back("-isystem");
     out.push_back(stubDir);
+    // After clang's CUDA wrapper, before the user's code: what nvcc's host headers bring.
+    out.push_back("-include");
+    out.push_back(stubDir + "/" + kNvccCompatHeader);
     out.push_back("-isystem");
     out.push_back(root + "/include/cccl");
     if (!hasStd) out.push_back("-std=c++17");

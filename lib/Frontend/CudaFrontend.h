@@ -3,6 +3,7 @@
 
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/CompilationDatabase.h"
+#include "llvm/Support/VirtualFileSystem.h"
 
 #include <memory>
 #include <optional>
@@ -28,9 +29,14 @@ std::optional<CudaInstall> findCuda(const std::string &explicitPath, std::string
 // -ccbin, --use_fast_math, ...), unpacks -Xcompiler lists, keeps -I/-D/-U/-isystem/-include/-std.
 std::vector<std::string> translateNvccArgs(const std::vector<std::string> &args);
 
-// The directory holding a stub for CUDA 13's removed texture_fetch_functions.h (clang 19's CUDA wrapper
-// still includes it), created on first use under the system temp directory. "" and `error` on failure.
-std::string stubIncludeDir(std::string &error);
+// The directory of the headers the front end supplies to the parse: a stub for CUDA 13's removed
+// texture_fetch_functions.h (clang 19's CUDA wrapper still includes it). Nothing is on disk there: the
+// files are served from memory by frontendFileSystem(), so no shared directory is written or trusted.
+const char *frontendIncludeDir();
+
+// The file system of every parse: `base` (the real one), with the front end's headers in memory on top.
+llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>
+frontendFileSystem(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> base = llvm::vfs::getRealFileSystem());
 
 // Which side of the CUDA compilation the parse takes. The device side is the default: kernels and the
 // device functions they call are what the tools read, and only that side sees `#ifdef __CUDA_ARCH__`

@@ -1,5 +1,6 @@
 #include "ToolRunner.h"
 #include "CudaFrontend.h"
+#include "NvccDialect.h"
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/Frontend/FrontendAction.h"
@@ -67,9 +68,17 @@ void report(clang::DiagnosticsEngine &diags, clang::SourceLocation loc, clang::D
 namespace {
 
 bool runOne(const ParseRequest &request, clang::tooling::CompilationDatabase &db, const std::string &file,
-            const CudaInstall &cuda, const std::string &stubDir, ParseSide side, clang::DiagnosticConsumer *diags,
+            const CudaInstall &cuda, const std::string &stubDir, const FileSelection &selection, ParseSide side,
+            clang::DiagnosticConsumer *diags,
             llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> onTranslationUnit) {
-  clang::tooling::ClangTool tool(db, {file});
+  // The main file and the selected included files are read with nvcc's spaced launch chevrons normalized
+  // (same length: offsets stay valid); the front end's headers come from memory.
+  std::string mainPath = absolutePath(file);
+  auto normalized = chevronNormalizingFileSystem(llvm::vfs::getRealFileSystem(), [mainPath, &selection](llvm::StringRef p) {
+    return absolutePath(p) == mainPath || selection.selectsPath(p);
+  });
+  clang::tooling::ClangTool tool(db, {file}, std::make_shared<clang::PCHContainerOperations>(),
+                                 frontendFileSystem(normalized));
   tool.setDiagnosticConsumer(diags);
   tool.setPrintErrorMessage(false);
   tool.clearArgumentsAdjusters();
@@ -96,6 +105,16 @@ bool runOne(const ParseRequest &request, clang::tooling::CompilationDatabase &db
 
 bool forEachTranslationUnit(const ParseRequest &request,
                             llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> onTranslationUnit) {
+  ParseRequest mainOnly = request;
+  mainOnly.headerFilter = "";
+  return forEachTranslationUnit(mainOnly, [&](clang::CompilerInstance &ci, clang::ASTContext &ctx, const FileSelection &) {
+    onTranslationUnit(ci, ctx);
+  });
+}
+
+bool forEachTranslationUnit(
+    const ParseRequest &request,
+    llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &, const FileSelection &)> onFile) {
   std::string why;
   auto cuda = findCuda(request.cudaPath, why);
   if (!cuda) {
@@ -108,14 +127,22 @@ bool forEachTranslationUnit(const ParseRequest &request,
     llvm::errs() << "error: " << dbError << "\n";
     return false;
   }
-  std::string stubError;
-  std::string stubDir = stubIncludeDir(stubError);
-  if (stubDir.empty()) {
-    llvm::errs() << "error: " << stubError << "\n";
-    return false;
+  std::string stubDir = frontendIncludeDir();
+  std::vector<FileSelection> selections;
+  for (const std::string &file : request.files) {
+    std::string error;
+    auto selection = FileSelection::make(file, request.headerFilter, {cuda->root}, error);
+    if (!selection) {
+      llvm::errs() << "error: " << error << "\n";
+      return false;
+    }
+    selections.push_back(std::move(*selection));
   }
   bool allOk = true;
-  for (const std::string &file : request.files) {
+  for (size_t fileIndex = 0; fileIndex < request.files.size(); ++fileIndex) {
+    const std::string &file = request.files[fileIndex];
+    const FileSelection &selection = selections[fileIndex];
+    auto onTranslationUnit = [&](clang::CompilerInstance &ci, clang::ASTContext &ctx) { onFile(ci, ctx, selection); };
     // First the device side, its diagnostics held back; if it fails before the analysis ran (clang cannot
     // parse dynamic parallelism on the device side, for one), the host side, which does not see
     // `#ifdef __CUDA_ARCH__` branches, with a note that says so.
@@ -128,7 +155,7 @@ bool forEachTranslationUnit(const ParseRequest &request,
       analysed = true;
       onTranslationUnit(ci, ctx);
     };
-    bool ok = runOne(request, *db, file, *cuda, stubDir, ParseSide::Device, &heldPrinter, counted);
+    bool ok = runOne(request, *db, file, *cuda, stubDir, selection, ParseSide::Device, &heldPrinter, counted);
     heldStream.flush();
     if (ok || analysed) {
       llvm::errs() << held;
@@ -138,7 +165,7 @@ bool forEachTranslationUnit(const ParseRequest &request,
     std::string hostHeld;
     llvm::raw_string_ostream hostStream(hostHeld);
     clang::TextDiagnosticPrinter hostPrinter(hostStream, new clang::DiagnosticOptions());
-    ok = runOne(request, *db, file, *cuda, stubDir, ParseSide::Host, &hostPrinter, onTranslationUnit);
+    ok = runOne(request, *db, file, *cuda, stubDir, selection, ParseSide::Host, &hostPrinter, onTranslationUnit);
     hostStream.flush();
     if (ok) {
       llvm::StringRef first = llvm::StringRef(held).split('\n').first;

@@ -2,10 +2,13 @@
 // common driver behind every tool of the project.
 #pragma once
 
+#include "FileSelection.h"
+
 #include "clang/AST/ASTContext.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,9 @@ struct ParseRequest {
   std::vector<std::string> extraArgs;          // --extra-arg (appended)
   std::vector<std::string> extraArgsBefore;    // --extra-arg-before (prepended)
   std::string cudaPath;                        // --cuda-path
+  // --header-filter: which included files are the user's, to be read and rewritten with the main file
+  // (FileSelection::make). Only the tools that pass the selection on use it.
+  std::optional<std::string> headerFilter;
 };
 
 // Parses every file and calls `onTranslationUnit` on each AST that parsed without errors. Diagnostics go
@@ -25,6 +31,12 @@ struct ParseRequest {
 // CompilerInstance's DiagnosticsEngine. Returns true when every file parsed and no error was reported.
 bool forEachTranslationUnit(const ParseRequest &request,
                             llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> onTranslationUnit);
+
+// The same, with the included files `request.headerFilter` selects for each file (the CUDA installation's
+// files are never selected). An invalid filter is an error before any parse.
+bool forEachTranslationUnit(
+    const ParseRequest &request,
+    llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &, const FileSelection &)> onTranslationUnit);
 
 // Reports a diagnostic of the given level at `loc`, in clang's format.
 void report(clang::DiagnosticsEngine &diags, clang::SourceLocation loc, clang::DiagnosticsEngine::Level level,

@@ -258,7 +258,10 @@ std::string assembleFusedOutput(const FusionJob &job, const std::vector<const Fu
   std::string out = std::string(kFusedMarker) + " " + toolVersion + " from " + llvm::join(sources, ", ") +
                     "; edit the originals, not this file (docs/fuse-kernels.md).\n#include \"ptb/ptb.cuh\"\n";
   for (const FusionFile *f : files) {
-    out += "#line 1 \"" + quoteForLineDirective(f->path) + "\"\n" + f->text;
+    // A UTF-8 byte-order mark can only be first in a file: dropped (nvcc rejects one anywhere else).
+    llvm::StringRef text = f->text;
+    text.consume_front("\xEF\xBB\xBF");
+    out += "#line 1 \"" + quoteForLineDirective(f->path) + "\"\n" + text.str();
     if (!f->text.empty() && f->text.back() != '\n') out += "\n";
   }
   for (const FusedCandidate &c : candidates) {

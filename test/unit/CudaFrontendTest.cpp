@@ -213,16 +213,23 @@ TEST(FindCuda, CudaPathWithoutHeadersFallsThrough) {
 
 // --- stubIncludeDir and the adjuster -------------------------------------------------------------------
 
-TEST(StubIncludeDir, HoldsTheRemovedHeader) {
-  std::string err;
-  std::string dir = ptb::stubIncludeDir(err);
-  ASSERT_FALSE(dir.empty()) << err;
-  llvm::SmallString<256> header(dir);
+TEST(FrontendFileSystem, ServesTheRemovedHeaderFromMemoryOnly) {
+  llvm::SmallString<256> header(ptb::frontendIncludeDir());
   llvm::sys::path::append(header, "texture_fetch_functions.h");
-  EXPECT_TRUE(llvm::sys::fs::exists(header));
-  // Stable: a second call gives the same directory.
-  std::string err2;
-  EXPECT_EQ(ptb::stubIncludeDir(err2), dir);
+  auto fs = ptb::frontendFileSystem();
+  auto status = fs->status(header);
+  ASSERT_TRUE(bool(status)) << header.str().str();
+  auto dir = fs->status(ptb::frontendIncludeDir());
+  ASSERT_TRUE(bool(dir));
+  EXPECT_TRUE(dir->isDirectory());
+  auto buffer = fs->getBufferForFile(header);
+  ASSERT_TRUE(bool(buffer));
+  EXPECT_NE((*buffer)->getBuffer().find("#pragma once"), llvm::StringRef::npos);
+  // Nothing on disk: no shared directory is written, and none is trusted.
+  EXPECT_FALSE(llvm::sys::fs::exists(header));
+  EXPECT_FALSE(llvm::sys::fs::exists(ptb::frontendIncludeDir()));
+  // The real files are still there underneath.
+  EXPECT_TRUE(bool(fs->status("/")));
 }
 
 TEST(CudaArgumentsAdjuster, NvccCommandBecomesACudaParse) {

@@ -32,12 +32,7 @@ const CudaSetup &cudaSetup() {
       return s;
     }
     s.cuda = *cuda;
-    std::string err;
-    s.stubDir = ptb::stubIncludeDir(err);
-    if (s.stubDir.empty()) {
-      s.why = "stubIncludeDir failed: " + err;
-      return s;
-    }
+    s.stubDir = ptb::frontendIncludeDir();
     s.ok = true;
     return s;
   }();
@@ -87,15 +82,39 @@ const ptb::Kernel *ParsedTU::kernel(const std::string &name) const {
 
 namespace {
 
+// As clang::tooling::buildASTFromCodeWithArgs, with the file system of the parse given (the front end's).
+class ASTBuilder : public clang::tooling::ToolAction {
+public:
+  bool runInvocation(std::shared_ptr<clang::CompilerInvocation> invocation, clang::FileManager *files,
+                     std::shared_ptr<clang::PCHContainerOperations> pch, clang::DiagnosticConsumer *diags) override {
+    ast = clang::ASTUnit::LoadFromCompilerInvocation(
+        invocation, std::move(pch),
+        clang::CompilerInstance::createDiagnostics(&invocation->getDiagnosticOpts(), diags, /*ShouldOwnClient=*/false),
+        files);
+    return ast && !ast->getDiagnostics().getClient()->getNumErrors();
+  }
+  std::unique_ptr<clang::ASTUnit> ast;
+};
+
 std::unique_ptr<ParsedTU> parseOneSide(const std::string &code, const std::string &file,
                                        const std::vector<std::string> &extraArgs, ptb::ParseSide side) {
   auto tu = std::make_unique<ParsedTU>();
   tu->side = side;
   tu->diags = std::make_unique<DiagCapture>();
-  tu->ast = clang::tooling::buildASTFromCodeWithArgs(
-      code, cudaParseArgs(file, extraArgs, side), file, PTB_TEST_CLANG_EXECUTABLE,
-      std::make_shared<clang::PCHContainerOperations>(), clang::tooling::getClangStripDependencyFileAdjuster(),
-      clang::tooling::FileContentMappings(), tu->diags.get());
+  // As the tool: the front end's file system (its headers in memory), with the code as the file.
+  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(ptb::frontendFileSystem());
+  auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+  overlay->pushOverlay(memory);
+  memory->addFile(file, 0, llvm::MemoryBuffer::getMemBufferCopy(code, file));
+  auto files = llvm::makeIntrusiveRefCnt<clang::FileManager>(clang::FileSystemOptions(), overlay);
+  std::vector<std::string> command{PTB_TEST_CLANG_EXECUTABLE};
+  for (auto &a : cudaParseArgs(file, extraArgs, side)) command.push_back(a);
+  command.push_back(file);
+  ASTBuilder builder;
+  clang::tooling::ToolInvocation invocation(command, &builder, files.get(), std::make_shared<clang::PCHContainerOperations>());
+  invocation.setDiagnosticConsumer(tu->diags.get());
+  invocation.run();
+  tu->ast = std::move(builder.ast);
   tu->ok = tu->ast && tu->diags->errors == 0 && !tu->ast->getDiagnostics().hasErrorOccurred();
   return tu;
 }
@@ -153,7 +172,7 @@ RewriteRun rewriteOneSide(const std::string &code, const ptb::RewriteOptions &op
                           ptb::ParseSide side) {
   RewriteRun run;
   run.side = side;
-  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
+  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(ptb::frontendFileSystem());
   auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
   overlay->pushOverlay(memory);
   memory->addFile(file, 0, llvm::MemoryBuffer::getMemBufferCopy(code, file));

@@ -103,7 +103,7 @@ TEST_F(InventoryFormatTest, JsonTopLevelSchema) {
   ASSERT_EQ(files->size(), 1u);
   const llvm::json::Object *file = (*files)[0].getAsObject();
   ASSERT_NE(file, nullptr);
-  EXPECT_EQ(keysOf(*file), (Strings{"file", "kernels", "other_launches"}));
+  EXPECT_EQ(keysOf(*file), (Strings{"file", "included_files", "kernels", "other_launches"}));
   EXPECT_EQ(file->getString("file"), std::optional<llvm::StringRef>(inventoryFileName()));
   ASSERT_NE(file->getArray("kernels"), nullptr);
   EXPECT_EQ(file->getArray("kernels")->size(), 1u);

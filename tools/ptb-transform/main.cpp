@@ -35,8 +35,14 @@ int main(int argc, char **argv) {
   app.add_option("--format", format, "Inventory format: text or json")->check(CLI::IsMember({"text", "json"}));
   app.add_option("--export-fixes", exportFixes, "Also write the edits as clang-apply-replacements YAML");
   app.add_flag("--strict", opts.strict, "Kernels or launches that cannot be rewritten are errors");
+  std::string headerFilter;
+  auto *headerFilterOpt = app.add_option(
+      "--header-filter", headerFilter,
+      "Regex of the included files to transform with the input (searched in their absolute paths; '' for "
+      "none). Default: the files under the input's directory. System and CUDA headers never are");
   if (int rc = ptb::parseCommandLine(app, toolArgs); rc >= 0) return rc;
   req.argsAfterDashDash = compilerArgs;
+  if (headerFilterOpt->count()) req.headerFilter = headerFilter;
   opts.toolVersion = PTB_VERSION;
 
   int destinations = !output.empty() + !outputDir.empty() + inPlace;
@@ -62,16 +68,20 @@ int main(int argc, char **argv) {
   std::vector<ptb::Inventory> inventories;
   std::vector<ptb::RewriteResult> results;
   bool rewriteFailed = false;
-  bool parsed = ptb::forEachTranslationUnit(req, [&](clang::CompilerInstance &ci, clang::ASTContext &ctx) {
-    ptb::Inventory inv = ptb::analyzeTranslationUnit(ctx);
-    if (listKernels) {
-      inventories.push_back(std::move(inv));
-      return;
-    }
-    ptb::RewriteResult r;
-    if (ptb::rewriteTranslationUnit(ci, ctx, inv, opts, r)) results.push_back(std::move(r));
-    else rewriteFailed = true;
-  });
+  if (inPlace) opts.layout = {ptb::OutputLayout::Mode::InPlace, ""};
+  else if (!outputDir.empty()) opts.layout = {ptb::OutputLayout::Mode::Directory, outputDir};
+  else if (!output.empty()) opts.layout = {ptb::OutputLayout::Mode::File, output};
+  bool parsed = ptb::forEachTranslationUnit(
+      req, [&](clang::CompilerInstance &ci, clang::ASTContext &ctx, const ptb::FileSelection &selection) {
+        ptb::Inventory inv = ptb::analyzeTranslationUnit(ctx, selection);
+        if (listKernels) {
+          inventories.push_back(std::move(inv));
+          return;
+        }
+        ptb::RewriteResult r;
+        if (ptb::rewriteTranslationUnit(ci, ctx, inv, opts, r, selection)) results.push_back(std::move(r));
+        else rewriteFailed = true;
+      });
   if (!parsed || rewriteFailed) {
     llvm::errs() << "ptb-transform: nothing written (errors above)\n";
     return 1;
@@ -92,13 +102,18 @@ int main(int argc, char **argv) {
   }
 
   std::map<std::string, std::string> files;
+  std::string error;
+  if (!ptb::collectOutputs(results, files, error)) {
+    llvm::errs() << "error: " << error << "\nptb-transform: nothing written (errors above)\n";
+    return 1;
+  }
   for (auto &r : results) {
-    std::string dest;
-    if (inPlace) dest = r.file;
-    else if (!outputDir.empty()) dest = outputDir + "/" + llvm::sys::path::filename(r.file).str();
-    else if (!output.empty() && output != "-") dest = output;
-    if (dest.empty()) llvm::outs() << r.output;
-    else files[dest] = r.output;
+    for (const ptb::FileOutput &f : r.files) {
+      if (f.destination.empty()) llvm::outs() << f.output;
+      llvm::errs() << ptb::describeFileOutput(f) << "\n";
+    }
+    for (const std::string &f : r.unchangedIncludedFiles)
+      llvm::errs() << "ptb-transform: " << f << " (included by " << r.file << "): nothing to change, included as it is\n";
   }
   if (!exportFixes.empty()) {
     std::string yaml;
@@ -107,12 +122,11 @@ int main(int argc, char **argv) {
     for (auto &r : results) {
       clang::tooling::TranslationUnitReplacements tur;
       tur.MainSourceFile = r.file;
-      tur.Replacements.assign(r.replacements.begin(), r.replacements.end());
+      for (const ptb::FileOutput &f : r.files) tur.Replacements.insert(tur.Replacements.end(), f.replacements.begin(), f.replacements.end());
       out << tur;
     }
     files[exportFixes] = os.str();
   }
-  std::string error;
   if (!ptb::writeFilesAtomically(files, error)) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
