@@ -106,6 +106,11 @@ struct FusionJob {
   std::string output;  // "" : standard output
 };
 
+// Whether `name` can be a fused kernel's base name (--name, "name" in a batch): a C++ identifier, not a
+// keyword, not starting with '_', without "__" and not ending in '_' (the tool derives name_launch,
+// name_1_2, ...: they must not be reserved either). False with the reason in `error`.
+bool checkFusedName(llvm::StringRef name, std::string &error);
+
 // "128", "32x8", "8x8x4" -> block; "NAME=32x8" or "NAME=256,4096" (with dynamic shared bytes) -> request.
 bool parseBlockShape(llvm::StringRef text, unsigned block[3]);
 bool parseKernelRequest(llvm::StringRef text, FusionKernelRequest &out, std::string &error);

@@ -2,6 +2,9 @@
 #include "FuseRewrite.h"
 #include "SourceText.h"
 
+#include "clang/Basic/CharInfo.h"
+#include "clang/Basic/IdentifierTable.h"
+#include "clang/Basic/LangOptions.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
@@ -13,6 +16,30 @@ namespace ptb {
 // No block can have more dynamic shared memory than this (the largest SM today has 228 KiB); larger values
 // are typing errors, and bounding them keeps the feasibility arithmetic far from overflow.
 constexpr uint64_t kMaxDynamicShared = 1u << 20;
+
+bool checkFusedName(llvm::StringRef name, std::string &error) {
+  auto fail = [&](const std::string &why) {
+    error = "'" + name.str() + "' cannot name a fused kernel: " + why;
+    return false;
+  };
+  if (name.empty()) return fail("it is empty");
+  if (!clang::isAsciiIdentifierStart(name[0]) ||
+      !llvm::all_of(name, [](char c) { return clang::isAsciiIdentifierContinue(c); }))
+    return fail("it is not a C++ identifier (letters, digits and '_', not starting with a digit)");
+  if (name.starts_with("_")) return fail("names starting with '_' are reserved at file scope");
+  if (name.contains("__")) return fail("names containing '__' are reserved");
+  if (name.ends_with("_"))
+    return fail("it ends in '_', and the names derived from it (" + name.str() + "_launch) would contain '__'");
+  // C++17 with CUDA, as the output is compiled: keywords and alternative operator spellings (and, or, ...).
+  clang::LangOptions lo;
+  lo.CPlusPlus = lo.CPlusPlus11 = lo.CPlusPlus14 = lo.CPlusPlus17 = 1;
+  lo.CUDA = 1;
+  lo.Bool = lo.WChar = lo.CXXOperatorNames = 1;
+  clang::IdentifierTable table(lo);
+  if (table.get(name).isKeyword(lo) || table.get(name).isCPlusPlusOperatorKeyword())
+    return fail("it is a C++ keyword");
+  return true;
+}
 
 bool parseBlockShape(llvm::StringRef text, unsigned block[3]) {
   llvm::SmallVector<llvm::StringRef, 3> parts;
@@ -170,7 +197,13 @@ bool parseFusionConfig(llvm::StringRef json, std::vector<FusionJob> &jobs, std::
       error = where + ": give \"ratio\", \"ratios\" or \"all_ratios\": true";
       return false;
     }
-    if (auto n = f->getString("name")) job.name = n->str();
+    if (auto n = f->getString("name")) {
+      job.name = n->str();
+      if (!checkFusedName(job.name, error)) {
+        error = where + ": \"name\": " + error;
+        return false;
+      }
+    }
     if (auto o = f->getString("output")) job.output = o->str();
     jobs.push_back(std::move(job));
   }

@@ -240,6 +240,37 @@ TEST(ParseFusionConfig, NegativeDynamicSharedIsAnError) {
   EXPECT_NE(error.find("'a'"), std::string::npos) << error;
 }
 
+// ---- checkFusedName (--name, "name") ----
+
+TEST(CheckFusedName, Identifiers) {
+  std::string error;
+  for (const char *ok : {"pair", "gemm_hash", "K2", "fused_1x"}) EXPECT_TRUE(ptb::checkFusedName(ok, error)) << ok << ": " << error;
+}
+
+TEST(CheckFusedName, RejectsWithTheReason) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"1x-y", "not a C++ identifier"}, {"a-b", "not a C++ identifier"}, {"9lives", "not a C++ identifier"},
+      {"ns::k", "not a C++ identifier"}, {"caf\xc3\xa9", "not a C++ identifier"}, {"_k", "starting with '_'"},
+      {"_K", "starting with '_'"},       {"a__b", "containing '__'"},        {"k_", "ends in '_'"},
+      {"int", "keyword"},               {"class", "keyword"},               {"and", "keyword"},
+      {"constexpr", "keyword"},         {"", "empty"},
+  };
+  for (const auto &[name, why] : cases) {
+    std::string error;
+    EXPECT_FALSE(ptb::checkFusedName(name, error)) << name;
+    EXPECT_NE(error.find(why), std::string::npos) << name << ": " << error;
+  }
+}
+
+TEST(ParseFusionConfig, NameMustBeAnIdentifier) {
+  std::vector<ptb::FusionJob> jobs;
+  std::string error;
+  EXPECT_FALSE(ptb::parseFusionConfig(R"({"fusions": [{"kernels": [{"name": "a", "block": "64"},
+    {"name": "b", "block": "64"}], "ratio": "1:1", "name": "1x-y"}]})",
+                                      jobs, error));
+  EXPECT_NE(error.find("fusions[0]: \"name\": '1x-y' cannot name a fused kernel"), std::string::npos) << error;
+}
+
 // ---- fusionProblems / feasibleRatios / fusedStaticShared ----
 
 ptb::SlotKernel slotKernel(const std::string &name, unsigned x, unsigned y = 1, unsigned z = 1, uint64_t staticShared = 0,

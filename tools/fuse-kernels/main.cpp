@@ -122,6 +122,10 @@ int main(int argc, char **argv) {
       job.ratios.push_back(r);
     }
     job.allRatios = allRatios;
+    if (!name.empty() && !ptb::checkFusedName(name, error)) {
+      llvm::errs() << "error: --name " << error << "\n";
+      return 2;
+    }
     job.name = name;
     job.output = output;
     jobs.push_back(job);
