@@ -88,14 +88,17 @@ bool writeFilesAtomically(const std::map<std::string, std::string> &files, std::
   return true;
 }
 
-bool reportGeneratedInputs(const std::vector<std::string> &files, llvm::StringRef marker, const std::string &message) {
+bool reportGeneratedInputs(const std::vector<std::string> &files, const std::vector<GeneratedMarker> &markers) {
   bool found = false;
   for (const std::string &f : files) {
     auto buf = llvm::MemoryBuffer::getFile(f);
-    if (buf && (*buf)->getBuffer().starts_with(marker)) {
-      llvm::errs() << f << ":1:1: error: " << message << "\n";
-      found = true;
-    }
+    if (!buf) continue;
+    for (const GeneratedMarker &m : markers)
+      if ((*buf)->getBuffer().starts_with(m.marker)) {
+        llvm::errs() << f << ":1:1: error: " << m.message << "\n";
+        found = true;
+        break;
+      }
   }
   return found;
 }

@@ -28,9 +28,14 @@ int parseCommandLine(CLI::App &app, std::vector<std::string> toolArgs);
 // message in `error`.
 bool writeFilesAtomically(const std::map<std::string, std::string> &files, std::string &error);
 
-// Reports `file:1:1: error: <message>` for every input that starts with `marker` (the first line of one of
-// the project's outputs); true when there was one, and then nothing must be written. Checked before
-// parsing: an output includes the runtime header, which the parse may not find.
-bool reportGeneratedInputs(const std::vector<std::string> &files, llvm::StringRef marker, const std::string &message);
+// Reports `file:1:1: error: <message>` for every input that starts with one of the markers (the first
+// line of one of the project's outputs: each tool refuses its own outputs and the other tool's), with that
+// marker's message; true when there was one, and then nothing must be written. Checked before parsing: an
+// output includes the runtime header, which the parse may not find.
+struct GeneratedMarker {
+  llvm::StringRef marker;
+  std::string message;
+};
+bool reportGeneratedInputs(const std::vector<std::string> &files, const std::vector<GeneratedMarker> &markers);
 
 } // namespace ptb

@@ -2,6 +2,7 @@
 // holds slots of each (docs/fuse-kernels.md). Options and output only; the work is in lib/Rewrite.
 #include "FuseRewrite.h"
 #include "KernelInventory.h"
+#include "PtbRewrite.h"
 #include "ToolMain.h"
 #include "ToolRunner.h"
 
@@ -144,8 +145,10 @@ int main(int argc, char **argv) {
     for (const ptb::FusionKernelRequest &r : j.kernels)
       if (std::none_of(all.begin(), all.end(), [&](const ptb::FusionKernelRequest &a) { return a.name == r.name; }))
         all.push_back(r);
-  if (ptb::reportGeneratedInputs(req.files, ptb::kFusedMarker,
-                                 "this file was written by fuse-kernels; fuse the original sources instead")) {
+  if (ptb::reportGeneratedInputs(
+          req.files, {{ptb::kFusedMarker, "this file was written by fuse-kernels; fuse the original sources instead"},
+                      {ptb::kGeneratedMarker, "this file was written by ptb-transform; fuse the original sources "
+                                              "instead"}})) {
     llvm::errs() << "fuse-kernels: nothing written (errors above)\n";
     return 1;
   }

@@ -1,5 +1,6 @@
 // ptb-transform: rewrites CUDA kernels into persistent-thread-block twins gated by %smid, and their
 // launches into calls of the PTB runtime. Options and output only; the work is in lib/.
+#include "FuseRewrite.h"
 #include "KernelInventory.h"
 #include "PtbRewrite.h"
 #include "ToolMain.h"
@@ -48,9 +49,12 @@ int main(int argc, char **argv) {
     return 2;
   }
 
-  if (!listKernels && ptb::reportGeneratedInputs(req.files, ptb::kGeneratedMarker,
-                                                  "this file was already transformed by ptb-transform; transform the "
-                                                  "original source instead")) {
+  if (!listKernels &&
+      ptb::reportGeneratedInputs(
+          req.files, {{ptb::kGeneratedMarker,
+                       "this file was already transformed by ptb-transform; transform the original source instead"},
+                      {ptb::kFusedMarker, "this file was written by fuse-kernels; transform the original sources "
+                                          "instead"}})) {
     llvm::errs() << "ptb-transform: nothing written (errors above)\n";
     return 1;
   }
