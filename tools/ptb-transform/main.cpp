@@ -61,8 +61,11 @@ int main(int argc, char **argv) {
 
   std::vector<ptb::Inventory> inventories;
   std::vector<ptb::RewriteResult> results;
+  std::vector<ptb::ReadFile> reads;  // no output may replace them (-i: but its own input)
+  for (const std::string &f : req.files) reads.push_back({f, "the input"});
   bool rewriteFailed = false;
   bool parsed = ptb::forEachTranslationUnit(req, [&](clang::CompilerInstance &ci, clang::ASTContext &ctx) {
+    ptb::addFilesRead(ci.getSourceManager(), reads);
     ptb::Inventory inv = ptb::analyzeTranslationUnit(ctx);
     if (listKernels) {
       inventories.push_back(std::move(inv));
@@ -84,21 +87,21 @@ int main(int argc, char **argv) {
       return 0;
     }
     std::string error;
-    if (!ptb::writeFilesAtomically({{output, text}}, error)) {
+    if (!ptb::writeOutputs({{output, text, "the inventory", ""}}, reads, error)) {
       llvm::errs() << "error: " << error << "\n";
       return 1;
     }
     return 0;
   }
 
-  std::map<std::string, std::string> files;
+  std::vector<ptb::OutputFile> files;
   for (auto &r : results) {
     std::string dest;
     if (inPlace) dest = r.file;
     else if (!outputDir.empty()) dest = outputDir + "/" + llvm::sys::path::filename(r.file).str();
     else if (!output.empty() && output != "-") dest = output;
     if (dest.empty()) llvm::outs() << r.output;
-    else files[dest] = r.output;
+    else files.push_back({dest, r.output, "the output of '" + r.file + "'", inPlace ? r.file : ""});
   }
   if (!exportFixes.empty()) {
     std::string yaml;
@@ -110,10 +113,10 @@ int main(int argc, char **argv) {
       tur.Replacements.assign(r.replacements.begin(), r.replacements.end());
       out << tur;
     }
-    files[exportFixes] = os.str();
+    files.push_back({exportFixes, os.str(), "the --export-fixes file", ""});
   }
   std::string error;
-  if (!ptb::writeFilesAtomically(files, error)) {
+  if (!ptb::writeOutputs(files, reads, error)) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
   }
