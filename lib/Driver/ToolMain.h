@@ -3,6 +3,8 @@
 
 #include "ToolRunner.h"
 
+#include "clang/Basic/SourceManager.h"
+
 #include <CLI/CLI.hpp>
 
 #include <map>
@@ -23,10 +25,37 @@ void addParseOptions(CLI::App &app, ParseRequest &request);
 // on, else the exit code to return (help, version, or a usage error, already printed).
 int parseCommandLine(CLI::App &app, std::vector<std::string> toolArgs);
 
-// Writes every (path -> contents) pair, each through a temporary file renamed into place, so that no
-// reader ever sees a partial file. Returns false (and writes nothing more) at the first failure, with a
-// message in `error`.
+// One file a tool writes.
+struct OutputFile {
+  std::string path;
+  std::string contents;
+  std::string what;           // for messages: "the output of 'a.cu'", "the --export-fixes file"
+  std::string replacesInput;  // -i: the input this output rewrites in place; "" : it may replace no input
+};
+
+// A file the tool read (an input, a header the parse opened, a configuration file): no output may
+// replace it, except the output whose replacesInput it is.
+struct ReadFile {
+  std::string path;
+  std::string role;  // for messages: "the input", "a file the parse read", "the --config file"
+};
+
+// Writes the outputs, or nothing (docs/outputs.md). First the checks: an output that is (by identity:
+// device and inode, through symbolic links and hard links, not by spelling) one of `reads`, two outputs
+// that are one file, an output that is a directory: all refused with a message in `error`, nothing
+// written. Then a regular (or new) file gets a temporary file in its directory, removed on SIGINT/SIGTERM,
+// that is renamed over it once every temporary is written; a file it replaces keeps its permission bits
+// (and owner and group where the caller may set them). A symbolic link is followed: its target is
+// replaced, the link stays. A device node, FIFO or socket is opened and written through, never replaced.
+// Returns false with a message in `error` at the first failure; the temporaries are removed then.
+bool writeOutputs(const std::vector<OutputFile> &outputs, const std::vector<ReadFile> &reads, std::string &error);
+
+// writeOutputs of every (path -> contents) pair, with no file to protect.
 bool writeFilesAtomically(const std::map<std::string, std::string> &files, std::string &error);
+
+// Adds every file `sm` read (the main file and the headers it includes) to `reads`, as "a file the parse
+// read": an output must not replace a header of its own input.
+void addFilesRead(const clang::SourceManager &sm, std::vector<ReadFile> &reads);
 
 // Reports `file:1:1: error: <message>` for every input that starts with one of the markers (the first
 // line of one of the project's outputs: each tool refuses its own outputs and the other tool's), with that

@@ -323,6 +323,57 @@ private:
     return true;
   }
 
+  // What a slot copy of `f` says before its return type: the original's attributes ([[nodiscard]],
+  // __attribute__((...)), from any of its declarations), then `static __device__`, then its inlining
+  // (__noinline__ kept, with `inline` if it was written; otherwise __forceinline__, which is also
+  // `inline`) and `constexpr`. The copy is device-only (a `__host__ __device__` original's copy is
+  // called from the slot alone) and internal (`static`; `extern` has no meaning for it). Default
+  // arguments and the exception specification follow the parameters (paramList, exceptionSpec).
+  std::string slotCopySpecifiers(const FunctionDecl *f) const {
+    PrintingPolicy pp(lo);
+    std::string attrs;
+    std::set<std::string> seen;
+    for (const Attr *a : f->attrs()) {
+      if (a->isImplicit() || isa<CUDADeviceAttr, CUDAHostAttr, CUDAGlobalAttr, AlwaysInlineAttr, NoInlineAttr>(a))
+        continue;
+      std::string t = attributeText(a, pp);
+      if (!t.empty() && seen.insert(t).second) attrs += t + " ";
+    }
+    bool noinline = f->hasAttr<NoInlineAttr>();
+    return attrs + "static __device__ " + (noinline ? std::string(f->isInlineSpecified() ? "inline __noinline__ " : "__noinline__ ")
+                                                    : std::string("__forceinline__ ")) +
+           (f->isConstexprSpecified() ? "constexpr " : "");
+  }
+
+  // An attribute as written: the macro that expands to it, or its text in the spelling's brackets;
+  // clang's printer (which adds C++20 forms such as [[nodiscard("")]]) only when the text is not there.
+  std::string attributeText(const Attr *a, const PrintingPolicy &pp) const {
+    SourceRange r = a->getRange();
+    if (r.isValid()) {
+      if (r.getBegin().isMacroID() || r.getEnd().isMacroID())
+        return tokenRangeText(SourceRange(sm.getExpansionLoc(r.getBegin()), sm.getExpansionLoc(r.getEnd())));
+      std::string t = tokenRangeText(r);
+      if (!t.empty()) {
+        if (a->isStandardAttributeSyntax()) return "[[" + t + "]]";
+        if (a->isGNUAttribute()) return "__attribute__((" + t + "))";
+        if (a->isDeclspecAttribute()) return "__declspec(" + t + ")";
+        return t;  // keyword attributes (alignas, ...)
+      }
+    }
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    a->printPretty(os, pp);
+    return llvm::StringRef(text).trim().str();
+  }
+
+  // The original's exception specification (` noexcept`, ` noexcept(expr)`, ` throw()`), as written.
+  std::string exceptionSpec(const FunctionDecl *f) const {
+    SourceRange r = f->getExceptionSpecSourceRange();
+    if (r.isInvalid()) return "";
+    std::string text = tokenRangeText(SourceRange(sm.getExpansionLoc(r.getBegin()), sm.getExpansionLoc(r.getEnd())));
+    return text.empty() ? "" : " " + text;
+  }
+
   // The body of `fd` as a slot runs it: barriers on the slot's named barrier, the block group the slot's,
   // extern/file-scope __shared__ per slot, calls of slot-dependent functions sent to their slot copies.
   bool slotBody(const FunctionDecl *fd, const std::string &who, const std::set<const FunctionDecl *> &clones,
@@ -493,12 +544,13 @@ private:
       globalsUsed.insert(scanOf(c).globalShared.begin(), scanOf(c).globalShared.end());
       sk.staticShared += sharedBytesDeclaredIn(c);
       if (!clonedAlready.insert(c).second) continue;
-      std::string params = paramList(c, false);
+      std::string params = paramList(c, /*defaults=*/true);
       std::string clone = "\n// Fusion slot copy of " + c->getQualifiedNameAsString() +
                           " (fuse-kernels; docs/fuse-kernels.md).\n" + lineDirective(mainFile, lineOf(declStart(c))) +
-                          "template <unsigned PtbBar, unsigned PtbThreads>\nstatic __device__ __forceinline__ " +
+                          "template <unsigned PtbBar, unsigned PtbThreads>\n" + slotCopySpecifiers(c) +
                           c->getReturnType().getAsString(PrintingPolicy(lo)) + " " + c->getNameAsString() +
-                          "__slot(" + kSlotLeadingParams + (params.empty() ? "" : ", " + params) + ")\n" +
+                          "__slot(" + kSlotLeadingParams + (params.empty() ? "" : ", " + params) + ")" +
+                          exceptionSpec(c) + "\n" +
                           lineDirective(mainFile, lineOf(sm.getExpansionLoc(c->getBody()->getBeginLoc()))) + cloneBody + "\n";
       SourceLocation end = afterToken(sm.getExpansionLoc(c->getBody()->getEndLoc()));
       cloneTexts.push_back({offsetOf(end), clone + lineDirective(mainFile, lineOf(end))});

@@ -556,13 +556,20 @@ bool rewriteTranslationUnit(CompilerInstance &ci, ASTContext &ctx, const Invento
 bool collectOutputs(const std::vector<RewriteResult> &results, std::map<std::string, std::string> &files,
                     std::string &error) {
   std::map<std::string, std::string> producer;  // destination -> the input whose translation unit wrote it
+  std::set<std::string> mainAt;                // destinations of main files
   for (const RewriteResult &r : results)
     for (const FileOutput &f : r.files) {
       if (f.destination.empty()) continue;
       auto [it, fresh] = files.emplace(f.destination, f.output);
       if (fresh) {
         producer[f.destination] = r.file;
+        if (f.isMain) mainAt.insert(f.destination);
         continue;
+      }
+      if (f.isMain || mainAt.count(f.destination)) {  // two inputs with one output path: no copy to share
+        error = "the output of '" + producer[f.destination] + "' and the output of '" + r.file +
+                "' would both be written to '" + f.destination + "' (nothing written)";
+        return false;
       }
       if (it->second == f.output) continue;
       error = "'" + f.destination + "' would be written twice with different contents (from " +

@@ -1,5 +1,6 @@
 # lit configuration of the tool tests. See lit.site.cfg.py.in for the values CMake provides.
 import os
+import sys
 
 import lit.formats
 
@@ -28,3 +29,8 @@ if config.nvcc and os.path.exists(config.nvcc):
     config.available_features.add("nvcc")
     config.substitutions.append(
         ("%nvcc", "%s -std=c++17 -arch=sm_90 -I %s" % (config.nvcc, config.runtime_include)))
+
+# Tests that make device nodes (mknod) or give files away (chown) need root.
+if hasattr(os, "geteuid") and os.geteuid() == 0:
+    config.available_features.add("root")
+config.substitutions.append(("%python", sys.executable))

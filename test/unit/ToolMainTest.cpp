@@ -7,6 +7,11 @@
 
 #include "gtest/gtest.h"
 
+#include <thread>
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
 namespace {
 
 using Strings = std::vector<std::string>;
@@ -74,6 +79,101 @@ TEST_F(WriteFilesAtomically, AFailureWritesNothing) {
   EXPECT_FALSE(ptb::writeFilesAtomically({{dir + "/a.cu", "A"}, {dir + "/blocker/x.cu", "X"}}, error));
   EXPECT_NE(error.find("blocker"), std::string::npos) << error;
   EXPECT_EQ(listing(), (Strings{"blocker"}));
+}
+
+// ---- writeOutputs: what an output may not replace, and how special files are written ----
+
+TEST_F(WriteFilesAtomically, RefusesAnOutputThatIsAFileReadByIdentity) {
+  std::string error;
+  ASSERT_TRUE(ptb::writeFilesAtomically({{dir + "/in.cu", "IN"}}, error)) << error;
+  ASSERT_FALSE(llvm::sys::fs::create_link("in.cu", dir + "/soft.cu"));
+  ASSERT_FALSE(llvm::sys::fs::create_hard_link(dir + "/in.cu", dir + "/hard.cu"));
+  const std::vector<ptb::ReadFile> reads = {{dir + "/in.cu", "the input"}};
+  for (const std::string &out : {dir + "/in.cu", dir + "/./in.cu", dir + "/soft.cu", dir + "/hard.cu"}) {
+    EXPECT_FALSE(ptb::writeOutputs({{dir + "/new.cu", "NEW", "the first", ""}, {out, "OUT", "the output", ""}}, reads,
+                                   error))
+        << out;
+    EXPECT_NE(error.find("refusing to write the output to '" + out + "': it is the input '" + dir + "/in.cu'"),
+              std::string::npos)
+        << error;
+  }
+  EXPECT_EQ(readFile(dir + "/in.cu"), "IN");
+  EXPECT_EQ(listing(), (Strings{"hard.cu", "in.cu", "soft.cu"}));
+  // -i: an output may replace its own input (here through its symbolic link, which stays a link).
+  ASSERT_TRUE(ptb::writeOutputs({{dir + "/soft.cu", "OUT", "the output", dir + "/in.cu"}}, reads, error)) << error;
+  EXPECT_EQ(readFile(dir + "/in.cu"), "OUT");
+  EXPECT_TRUE(llvm::sys::fs::is_symlink_file(dir + "/soft.cu"));
+}
+
+TEST_F(WriteFilesAtomically, RefusesTwoOutputsThatAreOneFile) {
+  std::string error;
+  EXPECT_FALSE(ptb::writeOutputs({{dir + "/a.cu", "1", "the first", ""}, {dir + "/sub/../a.cu", "2", "the second", ""}},
+                                 {}, error));
+  EXPECT_NE(error.find("the first and the second would both be written to '" + dir + "/sub/../a.cu'"), std::string::npos)
+      << error;
+  ASSERT_TRUE(ptb::writeFilesAtomically({{dir + "/b.cu", "B"}}, error)) << error;
+  ASSERT_FALSE(llvm::sys::fs::create_link("b.cu", dir + "/b-link.cu"));
+  EXPECT_FALSE(ptb::writeOutputs({{dir + "/b.cu", "1", "the first", ""}, {dir + "/b-link.cu", "2", "the second", ""}},
+                                 {}, error));
+  EXPECT_EQ(readFile(dir + "/b.cu"), "B");
+  EXPECT_EQ(listing(), (Strings{"b-link.cu", "b.cu"}));
+}
+
+TEST_F(WriteFilesAtomically, RefusesADirectory) {
+  std::string error;
+  ASSERT_FALSE(llvm::sys::fs::create_directory(dir + "/d"));
+  EXPECT_FALSE(ptb::writeFilesAtomically({{dir + "/a.cu", "A"}, {dir + "/d", "D"}}, error));
+  EXPECT_NE(error.find("it is a directory"), std::string::npos) << error;
+  EXPECT_EQ(listing(), (Strings{"d"}));
+}
+
+TEST_F(WriteFilesAtomically, KeepsTheModeOfTheFileItReplaces) {
+  std::string error;
+  ASSERT_TRUE(ptb::writeFilesAtomically({{dir + "/a.cu", "old"}}, error)) << error;
+  ASSERT_FALSE(llvm::sys::fs::setPermissions(dir + "/a.cu", static_cast<llvm::sys::fs::perms>(0751)));
+  ASSERT_TRUE(ptb::writeFilesAtomically({{dir + "/a.cu", "new"}}, error)) << error;
+  llvm::sys::fs::file_status st;
+  ASSERT_FALSE(llvm::sys::fs::status(dir + "/a.cu", st));
+  EXPECT_EQ(static_cast<unsigned>(st.permissions()), 0751u);
+  EXPECT_EQ(readFile(dir + "/a.cu"), "new");
+}
+
+TEST_F(WriteFilesAtomically, FollowsSymbolicLinksAndKeepsThem) {
+  std::string error;
+  ASSERT_TRUE(ptb::writeFilesAtomically({{dir + "/sub/target.cu", "old"}}, error)) << error;
+  ASSERT_FALSE(llvm::sys::fs::create_link("sub/target.cu", dir + "/link.cu"));
+  ASSERT_FALSE(llvm::sys::fs::create_link("sub/created.cu", dir + "/dangling.cu"));
+  ASSERT_TRUE(ptb::writeFilesAtomically({{dir + "/link.cu", "L"}, {dir + "/dangling.cu", "D"}}, error)) << error;
+  EXPECT_TRUE(llvm::sys::fs::is_symlink_file(dir + "/link.cu"));
+  EXPECT_TRUE(llvm::sys::fs::is_symlink_file(dir + "/dangling.cu"));
+  EXPECT_EQ(readFile(dir + "/sub/target.cu"), "L");
+  EXPECT_EQ(readFile(dir + "/sub/created.cu"), "D");
+  EXPECT_EQ(listing(), (Strings{"dangling.cu", "link.cu", "sub", "sub/created.cu", "sub/target.cu"}));
+}
+
+TEST_F(WriteFilesAtomically, WritesThroughAFifo) {
+  ASSERT_EQ(::mkfifo((dir + "/fifo").c_str(), 0600), 0);
+  std::string got;
+  std::thread reader([&] { got = readFile(dir + "/fifo"); });
+  std::string error;
+  EXPECT_TRUE(ptb::writeFilesAtomically({{dir + "/fifo", "through"}, {dir + "/a.cu", "A"}}, error)) << error;
+  reader.join();
+  EXPECT_EQ(got, "through");
+  llvm::sys::fs::file_status st;
+  ASSERT_FALSE(llvm::sys::fs::status(dir + "/fifo", st, /*Follow=*/false));
+  EXPECT_EQ(st.type(), llvm::sys::fs::file_type::fifo_file);
+  EXPECT_EQ(listing(), (Strings{"a.cu", "fifo"}));
+}
+
+TEST_F(WriteFilesAtomically, WritesThroughADeviceNode) {
+  // A private node of the null device (root only), never the system's /dev/null.
+  if (::mknod((dir + "/null").c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0) GTEST_SKIP() << "mknod needs root";
+  std::string error;
+  EXPECT_TRUE(ptb::writeFilesAtomically({{dir + "/null", "gone"}}, error)) << error;
+  llvm::sys::fs::file_status st;
+  ASSERT_FALSE(llvm::sys::fs::status(dir + "/null", st, /*Follow=*/false));
+  EXPECT_EQ(st.type(), llvm::sys::fs::file_type::character_file);
+  EXPECT_EQ(listing(), (Strings{"null"}));
 }
 
 TEST(ReportGeneratedInputs, EachMarkerWithItsMessage) {

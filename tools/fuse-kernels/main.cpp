@@ -152,8 +152,13 @@ int main(int argc, char **argv) {
     llvm::errs() << "fuse-kernels: nothing written (errors above)\n";
     return 1;
   }
+  std::vector<ptb::ReadFile> reads;  // no output may replace them
+  for (const std::string &f : req.files) reads.push_back({f, "the input"});
+  if (!config.empty()) reads.push_back({config, "the --config file"});
+  if (!ratioFrom.empty()) reads.push_back({ratioFrom, "the --ratio-from file"});
   std::vector<ptb::FusionFile> files;
   bool ok = ptb::forEachTranslationUnit(req, [&](clang::CompilerInstance &ci, clang::ASTContext &ctx) {
+    ptb::addFilesRead(ci.getSourceManager(), reads);
     ptb::FusionFile f;
     if (ptb::prepareFusionFile(ci, ctx, ptb::analyzeTranslationUnit(ctx), all, f)) files.push_back(std::move(f));
   });
@@ -162,7 +167,7 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  std::map<std::string, std::string> written;
+  std::vector<ptb::OutputFile> written;
   std::string toStdout;
   bool failed = false;
   for (const ptb::FusionJob &job : jobs) {
@@ -201,13 +206,16 @@ int main(int argc, char **argv) {
     }
     for (const std::string &n : notes) llvm::errs() << "note: " << n << "\n";
     if (job.output.empty()) toStdout = text;
-    else written[job.output] = text;
+    else
+      written.push_back({job.output, text,
+                         config.empty() ? "the fused output" : "the output of fusions[" + std::to_string(&job - jobs.data()) + "]",
+                         ""});
   }
   if (failed) {
     llvm::errs() << "fuse-kernels: nothing written (errors above)\n";
     return 1;
   }
-  if (!ptb::writeFilesAtomically(written, error)) {
+  if (!ptb::writeOutputs(written, reads, error)) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
   }

@@ -67,12 +67,15 @@ int main(int argc, char **argv) {
 
   std::vector<ptb::Inventory> inventories;
   std::vector<ptb::RewriteResult> results;
+  std::vector<ptb::ReadFile> reads;  // no output may replace them (-i: but its own input)
+  for (const std::string &f : req.files) reads.push_back({f, "the input"});
   bool rewriteFailed = false;
   if (inPlace) opts.layout = {ptb::OutputLayout::Mode::InPlace, ""};
   else if (!outputDir.empty()) opts.layout = {ptb::OutputLayout::Mode::Directory, outputDir};
   else if (!output.empty()) opts.layout = {ptb::OutputLayout::Mode::File, output};
   bool parsed = ptb::forEachTranslationUnit(
       req, [&](clang::CompilerInstance &ci, clang::ASTContext &ctx, const ptb::FileSelection &selection) {
+        ptb::addFilesRead(ci.getSourceManager(), reads);
         ptb::Inventory inv = ptb::analyzeTranslationUnit(ctx, selection);
         if (listKernels) {
           inventories.push_back(std::move(inv));
@@ -94,26 +97,27 @@ int main(int argc, char **argv) {
       return 0;
     }
     std::string error;
-    if (!ptb::writeFilesAtomically({{output, text}}, error)) {
+    if (!ptb::writeOutputs({{output, text, "the inventory", ""}}, reads, error)) {
       llvm::errs() << "error: " << error << "\n";
       return 1;
     }
     return 0;
   }
 
-  std::map<std::string, std::string> files;
+  std::map<std::string, std::string> staged;  // destination -> text, each included copy once
   std::string error;
-  if (!ptb::collectOutputs(results, files, error)) {
+  if (!ptb::collectOutputs(results, staged, error)) {
     llvm::errs() << "error: " << error << "\nptb-transform: nothing written (errors above)\n";
     return 1;
   }
-  for (auto &r : results) {
+  std::vector<ptb::OutputFile> files;
+  for (auto &r : results)
     for (const ptb::FileOutput &f : r.files) {
-      if (f.destination.empty()) llvm::outs() << f.output;
-      llvm::errs() << ptb::describeFileOutput(f) << "\n";
+      auto it = staged.find(f.destination);
+      if (it == staged.end()) continue;  // stdout, or a copy already taken from an earlier input
+      files.push_back({f.destination, std::move(it->second), "the output of '" + f.source + "'", inPlace ? f.source : ""});
+      staged.erase(it);
     }
-    for (const std::string &f : r.unchangedIncludedFiles)
-      llvm::errs() << "ptb-transform: " << f << " (included by " << r.file << "): nothing to change, included as it is\n";
   }
   if (!exportFixes.empty()) {
     std::string yaml;
@@ -125,11 +129,19 @@ int main(int argc, char **argv) {
       for (const ptb::FileOutput &f : r.files) tur.Replacements.insert(tur.Replacements.end(), f.replacements.begin(), f.replacements.end());
       out << tur;
     }
-    files[exportFixes] = os.str();
+    files.push_back({exportFixes, os.str(), "the --export-fixes file", ""});
   }
-  if (!ptb::writeFilesAtomically(files, error)) {
+  if (!ptb::writeOutputs(files, reads, error)) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
+  }
+  for (auto &r : results) {
+    for (const ptb::FileOutput &f : r.files) {
+      if (f.destination.empty()) llvm::outs() << f.output;
+      llvm::errs() << ptb::describeFileOutput(f) << "\n";
+    }
+    for (const std::string &f : r.unchangedIncludedFiles)
+      llvm::errs() << "ptb-transform: " << f << " (included by " << r.file << "): nothing to change, included as it is\n";
   }
   return 0;
 }
