@@ -77,14 +77,13 @@ struct alignas(128) Slot {
   unsigned long long next;          // dynamic claims: tasks [base + next, ...) are unclaimed
   unsigned long long pad0[15];
   unsigned long long state;         // generation << 32 | resume workers registered
-  unsigned long long ticket;        // %globaltimer when worker 0 started (the launch's age; 0: not yet)
   unsigned pending;                 // handed-back ranges in the stacks, or about to be (never fewer)
   unsigned exited;                  // original workers that left
   unsigned running;                 // 1 while the launch's original workers run
   unsigned nused;                   // nodes taken from node[] (fresh ones)
   unsigned heard;                   // resume workers that reached the device (any launch of the slot; only
                                     // its changes count: the host answers; never reset)
-  unsigned pad1[23];
+  unsigned pad1[25];
   RetShard ret[kRetShards];
   unsigned sm_live[kMaxSm];         // ranked workers per SM (rank source for a per-SM cap)
   Node node[kRetCap];
@@ -98,8 +97,6 @@ struct Launch {
   const unsigned char* caps;        // per-%smid cap on workers (0: SM not allowed, 255: no cap)
   unsigned* free_flag;              // host-mapped word: the last worker writes 0 when the slot is free
   unsigned* strand_seq;             // host-mapped word: bumped when a paused launch needs new workers
-  unsigned long long* waiting;      // the policy's turn word: ticket of its oldest launch waiting for SMs
-                                    // (~0: none); see older_waits()
   detail::TraceBuf trace;           // trace.recs == nullptr: no trace
   unsigned long long ntasks;        // gridDim.x * y * z of the original launch
   unsigned long long base;          // workers * first: tasks below it are the static first chunks
@@ -157,10 +154,6 @@ struct Leader {
   bool ranked, tracing;
   bool pending;                 // handed-back ranges were seen at the last check
   bool spill;                   // the stranded last worker runs one range on an SM outside the set
-  bool anchor;                  // this is the launch's last original worker (it never gives its SM up
-                                // to an older launch: see older_waits())
-  bool waited;                  // the anchor found the launch stranded: it holds the policy's turn
-  unsigned long long ticket;    // the launch's ticket, read when it first waited
   unsigned long long stranded_since;  // %globaltimer when the anchor last found itself alone (0: not)
   unsigned heard;               // the slot's `heard` count when last looked at (stranded)
 };
@@ -256,22 +249,6 @@ __device__ __forceinline__ void drop_rank(const Launch& L, Leader& s) {
     s.ranked = false;
   }
 }
-// Turns between the launches of one policy. A launch whose workers all landed outside its set (the set's
-// SMs full of other launches' workers) waits for the host to launch more; without turns, the launches of
-// other streams under the same policy that follow each other on those SMs take every slot they free
-// first, and a waiting launch waited for a whole chain of them (measured: a 97 us launch took 28 ms).
-// So the anchor of a stranded launch writes its ticket (its start time) into the policy's turn word,
-// keeps it there until the launch closes, and the workers of younger launches give their SMs up at their
-// next check, as if their SM's cap had dropped; resume workers of younger launches do not join. The
-// oldest waiting launch always gets in: older launches and anchors (which never give up their SM: a
-// younger launch's anchor may be the only worker left to finish it) run on and leave, and nothing
-// younger takes their place. This is the first-come order the hardware gives blocks of plain launches.
-__device__ __forceinline__ bool older_waits(const Launch& L, const Leader& s, unsigned long long oldest) {
-  if (oldest == ~0ull || s.anchor) return false;
-  const unsigned long long mine = vload(&L.slot->ticket);
-  return mine == 0 || oldest < mine;
-}
-
 __device__ __forceinline__ void trace_end(const Launch& L, Leader& s, unsigned long long now) {
   if (s.tracing) {
     s.tracing = false;
@@ -368,7 +345,6 @@ __device__ inline bool try_close(const Launch& L, unsigned long long w) {
   vstore(&sl->pending, 0u);
   vstore(&sl->nused, 0u);
   vstore(&sl->exited, 0u);
-  vstore(&sl->ticket, 0ull);
   __threadfence();
   if (!(L.flags & kCaptured)) vstore(L.free_flag, 0u);
 #ifdef PTB_DEBUG_STAMPS
@@ -418,12 +394,11 @@ __device__ __forceinline__ unsigned next_run(const Launch& L, Leader& s) {
     s.since = 0;
     // Is this worker still allowed on its SM? If not, hand the rest of its range back and stop (if no
     // node is left for it, it keeps the range, checks before each task and stops at its end).
-    const unsigned rh = vload(&L.slot->pending);  // the three loads in flight at once
+    const unsigned rh = vload(&L.slot->pending);  // both loads in flight at once
     const unsigned cap = vload(L.caps + s.sm);
-    const unsigned long long oldest = vload(L.waiting);
     s.pending = rh != 0;
     looked = true;
-    if (!s.spill && (!allowed_by(L, s, cap) || older_waits(L, s, oldest))) {
+    if (!s.spill && !allowed_by(L, s, cap)) {
       s.k = 1;
       if (s.cur < s.end && push_range(L.slot, s.worker, s.cur, s.end)) s.cur = s.end;
       if (s.cur >= s.end) return 0;
@@ -467,7 +442,6 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
     return false;
   }
   if (atomicAdd(&L.slot->exited, 1u) != L.workers - 1) return false;
-  s.anchor = true;
   unsigned ns = 256;
   unsigned long long last_signal = 0;
   unsigned long long& stranded_since = s.stranded_since;  // kept across spills: one grace per stranding
@@ -479,16 +453,8 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
     const bool refs = (st & 0xffffffffull) != 0;
     const bool work_left = rh != 0 || L.base + nx < L.ntasks;
     if (!refs && !work_left) {
-      if (try_close(L, st)) {
-        if (s.waited) atomicCAS(L.waiting, s.ticket, ~0ull);  // the turn passes to the next oldest
-        return false;
-      }
+      if (try_close(L, st)) return false;
     } else if (work_left) {
-      if (!refs && !s.waited) {
-        s.waited = true;
-        s.ticket = vload(&L.slot->ticket);
-      }
-      if (s.waited) atomicMin(L.waiting, s.ticket);  // again every round: an older launch's close cleared it
       unsigned long long t = 0;
       if (!refs) {
         // Nobody else is left to run the remaining tasks: ask the host for workers (its monitor
@@ -626,8 +592,7 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
     s.sm = smid() % kMaxSm;
     s.rank = 0;
     s.worker = group.worker();
-    s.ranked = s.tracing = s.spill = s.anchor = s.waited = false;
-    s.ticket = 0;
+    s.ranked = s.tracing = s.spill = false;
     s.stranded_since = 0;
     s.heard = 0;
     s.pending = true;
@@ -643,15 +608,12 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
       // Resume workers on SMs the policy does not allow leave without touching the slot.
       const unsigned cap = vload(launch.caps + s.sm);
       atomicAdd(&launch.slot->heard, 1u);  // the host answered (a stale add to a reused slot only delays a spill)
-      joined = cap != 0 && !older_waits(launch, s, vload(launch.waiting)) && join(launch);
+      joined = cap != 0 && join(launch);
     } else {
       // One store, by worker 0, not one per worker: every check reads this line (measured: -1 point on
       // 128-thread blocks, 2112 workers). Resume workers that come before it stay out, which costs
       // nothing (the original workers run the launch); it lands before worker 0 leaves, so before a close.
-      if (s.worker == 0) {
-        vstore(&launch.slot->ticket, globaltimer());
-        vstore(&launch.slot->running, 1u);
-      }
+      if (s.worker == 0) vstore(&launch.slot->running, 1u);
       if (launch.first) {
         // Static first chunk (the host saw every SM allowed at launch): no claim at start. The cap is
         // still read before the first task: a worker may start late, after a yield.

@@ -309,12 +309,10 @@ inline bool upload_caps_locked(DeviceState& d, PolicyState& p, bool* grew = null
   compute_caps_locked(d, p, caps);
   bool fresh = false;
   if (!p.caps[d.dev]) {
-    // The caps, then the policy's turn word (device.cuh, older_waits), ~0 at first: nobody waits.
-    if (cudaMalloc(&p.caps[d.dev], kMaxSm + sizeof(unsigned long long)) != cudaSuccess) {
+    if (cudaMalloc(&p.caps[d.dev], kMaxSm) != cudaSuccess) {
       p.caps[d.dev] = nullptr;
       return false;
     }
-    if (cudaMemsetAsync(p.caps[d.dev] + kMaxSm, 0xff, sizeof(unsigned long long), d.ctl) != cudaSuccess) return false;
     fresh = true;
   }
   if (grew) {
@@ -489,7 +487,6 @@ inline void fill_launch_locked(DeviceState& d, const PolicyState& pol, unsigned 
   const unsigned long long ntasks = task_count(grid);
   L.slot = d.slot(s);
   L.caps = pol.caps[d.dev];
-  L.waiting = reinterpret_cast<unsigned long long*>(pol.caps[d.dev] + kMaxSm);
   L.free_flag = d.blocks[s / kSlotsPerBlock].dflags + s % kSlotsPerBlock;
   L.strand_seq = d.blocks[s / kSlotsPerBlock].dstrand + s % kSlotsPerBlock;
   L.trace = d.trace;

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Reproduces test/gpu/stress/results/h100-2026-11-23-turns.txt: the stress test with the runtime before
+# Reproduces test/gpu/stress/results/h100-2026-11-23-turns.txt (run it at commit 32f9262, whose runtime has
+# the turns; the next commit took them out again): the stress test with the runtime before
 # policy turns (9387709) and with turns, on the same 120 cases (the seed of h100-2026-11-23-final.txt),
 # the three cases that were over the time bound there replayed 3 times each, and the runtime's tests.
 # Before carrying .device-carry to the GPU machine, on the development machine:
