@@ -1,5 +1,6 @@
 #include "FuseRewrite.h"
 
+#include "LocalIncludes.h"
 #include "SourceText.h"
 #include "ToolRunner.h"
 
@@ -213,12 +214,21 @@ public:
     std::stable_sort(inserts.begin(), inserts.end(), [](auto &a, auto &b) { return a.first < b.first; });
     std::string result;
     unsigned at = 0;
+    std::vector<LocalInclude> locals = localIncludes(buffer, inv.mainFile);  // offsets in `buffer`, ascending
+    auto local = locals.begin();
+    auto copyUpTo = [&](unsigned end) {  // buffer [at, end), noting where its local includes land in `result`
+      for (; local != locals.end() && local->offset < end; ++local) {
+        out.localIncludes.push_back(*local);
+        out.localIncludes.back().offset = static_cast<unsigned>(result.size() + (local->offset - at));
+      }
+      result += buffer.substr(at, end - at).str();
+      at = end;
+    };
     for (auto &[off, text] : inserts) {
-      result += buffer.substr(at, off - at).str();
+      copyUpTo(off);
       result += text;
-      at = off;
     }
-    result += buffer.substr(at).str();
+    copyUpTo(static_cast<unsigned>(buffer.size()));
     out.text = std::move(result);
     return true;
   }

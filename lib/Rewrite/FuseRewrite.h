@@ -5,6 +5,7 @@
 #pragma once
 
 #include "KernelInventory.h"
+#include "LocalIncludes.h"
 
 #include "clang/Frontend/CompilerInstance.h"
 
@@ -42,6 +43,7 @@ struct FusionFile {
   std::string path;
   std::string text;
   std::vector<SlotKernel> kernels;
+  std::vector<LocalInclude> localIncludes;  // quoted #includes found beside the input; offsets in `text`
 };
 
 // Finds the requested kernels in the main file of `ctx` and writes their slot functions. Kernels that

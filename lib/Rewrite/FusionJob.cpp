@@ -1,4 +1,5 @@
 // What to fuse (parsed from the command line or a JSON batch) and the assembly of one fused output.
+#include "FileSelection.h"
 #include "FuseRewrite.h"
 #include "SourceText.h"
 
@@ -258,8 +259,19 @@ std::string assembleFusedOutput(const FusionJob &job, const std::vector<const Fu
   std::string out = std::string(kFusedMarker) + " " + toolVersion + " from " + llvm::join(sources, ", ") +
                     "; edit the originals, not this file (docs/fuse-kernels.md).\n#include \"ptb/ptb.cuh\"\n";
   for (const FusionFile *f : files) {
+    // Quoted #includes found beside the input point at their files from the output's directory (with
+    // the output on stdout, where it goes is not known: they stay).
+    std::string relocated = f->text;
+    if (!job.output.empty()) {
+      std::string includerDir = llvm::sys::path::parent_path(absolutePath(f->path)).str();
+      std::string outputDir = llvm::sys::path::parent_path(absolutePath(job.output)).str();
+      for (auto it = f->localIncludes.rbegin(); it != f->localIncludes.rend(); ++it) {
+        std::string name = relocatedInclude(*it, includerDir, outputDir);
+        if (!name.empty()) relocated.replace(it->offset, it->length, name);
+      }
+    }
     // A UTF-8 byte-order mark can only be first in a file: dropped (nvcc rejects one anywhere else).
-    llvm::StringRef text = f->text;
+    llvm::StringRef text = relocated;
     text.consume_front("\xEF\xBB\xBF");
     out += "#line 1 \"" + quoteForLineDirective(f->path) + "\"\n" + text.str();
     if (!f->text.empty() && f->text.back() != '\n') out += "\n";

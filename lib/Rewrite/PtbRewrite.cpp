@@ -1,5 +1,6 @@
 #include "PtbRewrite.h"
 
+#include "LocalIncludes.h"
 #include "SourceText.h"
 #include "ToolRunner.h"
 
@@ -154,6 +155,7 @@ public:
       fo.rewrittenLaunches = stats[f].launches;
       fo.clonedFunctions = stats[f].clones;
       fo.redirectedIncludes = stats[f].includes;
+      fo.relocatedIncludes = stats[f].localIncludes;
       if (!assemble(f, fo)) return false;
       if (fo.isMain) {
         result.output = fo.output;
@@ -289,6 +291,24 @@ public:
       std::string from = llvm::sys::path::parent_path(absolutePath(destinationOf(inc.includer))).str();
       addEdit(inc.includer, off, unsigned(end + 1), "\"" + relativePath(from, destinationOf(inc.file)) + "\"");
       ++stats[inc.includer].includes;
+    }
+    if (inPlace) return true;
+    // A quoted #include of a file that keeps its text, found beside the includer ("kernels.h" next to
+    // app.cu), is pointed at that file from where the output goes: the output compiles with the flags
+    // the original compiles with, wherever it is written (stdout: where it goes is not known).
+    for (FileID f : written) {
+      std::string dest = destinationOf(f);
+      if (dest.empty()) continue;
+      std::string source = f == mainFile ? inv.mainFile : nameOf(f);
+      std::string includerDir = llvm::sys::path::parent_path(absolutePath(source)).str();
+      std::string outputDir = llvm::sys::path::parent_path(absolutePath(dest)).str();
+      for (const LocalInclude &li : localIncludes(sm.getBufferData(f), source)) {
+        if (done.count({f.getHashValue(), li.offset})) continue;  // pointed at a transformed copy above
+        std::string name = relocatedInclude(li, includerDir, outputDir);
+        if (name.empty()) continue;
+        addEdit(f, li.offset, li.length, name);
+        ++stats[f].localIncludes;
+      }
     }
     return true;
   }
@@ -541,7 +561,10 @@ private:
   SelectedFiles selected;
   FileID launchFile;  // the file of the launch being rewritten
   std::vector<Inclusion> inclusionList;
-  struct FileStats { std::vector<std::string> transformed, skipped; unsigned launches = 0, clones = 0, includes = 0; };
+  struct FileStats {
+    std::vector<std::string> transformed, skipped;
+    unsigned launches = 0, clones = 0, includes = 0, localIncludes = 0;
+  };
   std::map<FileID, FileStats> stats;
 };
 
@@ -593,6 +616,8 @@ std::string describeFileOutput(const FileOutput &f) {
   if (f.clonedFunctions) line += ", " + count(f.clonedFunctions, "device function", "device functions") + " cloned";
   if (f.redirectedIncludes)
     line += ", " + count(f.redirectedIncludes, "#include", "#includes") + " pointed at transformed copies";
+  if (f.relocatedIncludes)
+    line += ", " + count(f.relocatedIncludes, "#include", "#includes") + " of local files pointed at them from the output";
   return line;
 }
 

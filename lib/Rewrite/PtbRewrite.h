@@ -57,6 +57,8 @@ struct FileOutput {
   unsigned rewrittenLaunches = 0;                              // written in this file
   unsigned clonedFunctions = 0;    // PTB clones of device functions added to this file
   unsigned redirectedIncludes = 0; // #include directives pointed at transformed copies
+  unsigned relocatedIncludes = 0;  // quoted #includes of unchanged files beside the original, pointed at
+                                   // them from the output's directory (LocalIncludes.h)
 };
 
 struct RewriteResult {
