@@ -96,20 +96,31 @@ public:
   std::unique_ptr<clang::ASTUnit> ast;
 };
 
+// As the tool: the front end's file system (its headers in memory), with `code` as the file `file`.
+llvm::IntrusiveRefCntPtr<clang::FileManager> filesWithCode(const std::string &code, const std::string &file) {
+  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(ptb::frontendFileSystem());
+  auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+  overlay->pushOverlay(memory);
+  memory->addFile(file, 0, llvm::MemoryBuffer::getMemBufferCopy(code, file));
+  return llvm::makeIntrusiveRefCnt<clang::FileManager>(clang::FileSystemOptions(), overlay);
+}
+
+// The clang command line that parses `file` for one side, as the tool does.
+std::vector<std::string> parseCommand(const std::string &file, const std::vector<std::string> &extraArgs,
+                                      ptb::ParseSide side) {
+  std::vector<std::string> command{PTB_TEST_CLANG_EXECUTABLE};
+  for (auto &a : cudaParseArgs(file, extraArgs, side)) command.push_back(a);
+  command.push_back(file);
+  return command;
+}
+
 std::unique_ptr<ParsedTU> parseOneSide(const std::string &code, const std::string &file,
                                        const std::vector<std::string> &extraArgs, ptb::ParseSide side) {
   auto tu = std::make_unique<ParsedTU>();
   tu->side = side;
   tu->diags = std::make_unique<DiagCapture>();
-  // As the tool: the front end's file system (its headers in memory), with the code as the file.
-  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(ptb::frontendFileSystem());
-  auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
-  overlay->pushOverlay(memory);
-  memory->addFile(file, 0, llvm::MemoryBuffer::getMemBufferCopy(code, file));
-  auto files = llvm::makeIntrusiveRefCnt<clang::FileManager>(clang::FileSystemOptions(), overlay);
-  std::vector<std::string> command{PTB_TEST_CLANG_EXECUTABLE};
-  for (auto &a : cudaParseArgs(file, extraArgs, side)) command.push_back(a);
-  command.push_back(file);
+  auto files = filesWithCode(code, file);
+  std::vector<std::string> command = parseCommand(file, extraArgs, side);
   ASTBuilder builder;
   clang::tooling::ToolInvocation invocation(command, &builder, files.get(), std::make_shared<clang::PCHContainerOperations>());
   invocation.setDiagnosticConsumer(tu->diags.get());
@@ -172,14 +183,8 @@ RewriteRun rewriteOneSide(const std::string &code, const ptb::RewriteOptions &op
                           ptb::ParseSide side) {
   RewriteRun run;
   run.side = side;
-  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(ptb::frontendFileSystem());
-  auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
-  overlay->pushOverlay(memory);
-  memory->addFile(file, 0, llvm::MemoryBuffer::getMemBufferCopy(code, file));
-  auto files = llvm::makeIntrusiveRefCnt<clang::FileManager>(clang::FileSystemOptions(), overlay);
-  std::vector<std::string> command{PTB_TEST_CLANG_EXECUTABLE};
-  for (auto &a : cudaParseArgs(file, {}, side)) command.push_back(a);
-  command.push_back(file);
+  auto files = filesWithCode(code, file);
+  std::vector<std::string> command = parseCommand(file, {}, side);
   DiagCapture capture;
   clang::tooling::ToolInvocation invocation(command, std::make_unique<RewriteAction>(options, run), files.get());
   invocation.setDiagnosticConsumer(&capture);
