@@ -33,6 +33,19 @@ const char *name(BuiltinVar v) {
   return "?";
 }
 
+std::string ptbCloneName(const FunctionDecl *fd) {
+  if (auto *ctor = dyn_cast<CXXConstructorDecl>(fd)) return ctor->getParent()->getNameAsString();
+  if (OverloadedOperatorKind op = fd->getOverloadedOperator(); op != OO_None) {
+    static const char *const names[] = {"",
+#define OVERLOADED_OPERATOR(Name, Spelling, Token, Unary, Binary, MemberOnly) #Name,
+#include "clang/Basic/OperatorKinds.def"
+    };
+    auto *m = dyn_cast<CXXMethodDecl>(fd);
+    return std::string(m && !m->isStatic() ? "operator" : "freeOperator") + names[op] + "__ptb";
+  }
+  return fd->getNameAsString() + "__ptb";
+}
+
 bool Kernel::usesVirtualIndex() const {
   auto it = uses.find(BuiltinVar::blockIdx), jt = uses.find(BuiltinVar::gridDim);
   return (it != uses.end() && it->second.used()) || (jt != uses.end() && jt->second.used());
@@ -83,11 +96,17 @@ const FunctionDecl *patternOf(const FunctionDecl *fd) {
 // One reach of a barrier/blocker/builtin found in a function body.
 struct BarrierHit { std::string kind; bool blockWide; SourceLocation loc; };
 struct CallHit {
+  CallHit(const FunctionDecl *callee, SourceLocation nameLoc, SourceLocation lparenLoc, SourceLocation callLoc,
+          bool hasArgs, bool viaOperatorOrImplicit, bool system = false)
+      : callee(callee), nameLoc(nameLoc), lparenLoc(lparenLoc), callLoc(callLoc), hasArgs(hasArgs),
+        viaOperatorOrImplicit(viaOperatorOrImplicit), system(system) {}
   const FunctionDecl *callee;  // declaration with a body, as called (instantiation or plain)
-  SourceLocation nameLoc, lparenLoc, callLoc;
+  SourceLocation nameLoc, lparenLoc, callLoc;  // nameLoc: the name token, or what identifies an unnamed call
   bool hasArgs;
-  bool viaOperatorOrImplicit;  // operator call, constructor, conversion: cannot be redirected by text
+  bool viaOperatorOrImplicit;  // cannot be sent to a clone by a text edit (`why` says why)
   bool system = false;         // defined in a system header (cub, thrust, ...): followed for barriers only
+  std::string why;
+  std::vector<CallEdit> edits; // what sends the call to the callee's clone (empty when it cannot be)
 };
 
 struct FunctionFacts {
@@ -192,6 +211,39 @@ public:
     return false;
   }
 
+  // Where a token of a call is written, for an edit: the location itself or, in a macro argument, where the
+  // argument is written; invalid inside a macro definition.
+  SourceLocation editableLoc(SourceLocation l) const {
+    if (l.isInvalid() || l.isFileID()) return l;
+    return spelledInMacroBody(l) ? SourceLocation() : sm.getSpellingLoc(l);
+  }
+
+  // The same for the first (start) or last token of an operand: an operand that is a whole macro expansion
+  // (`M(a) + b`) is bounded by the macro's name and its closing parenthesis.
+  SourceLocation boundaryLoc(SourceLocation l, bool start) const {
+    for (int depth = 0; l.isValid() && l.isMacroID() && depth < 16; ++depth) {
+      if (!spelledInMacroBody(l)) return sm.getSpellingLoc(l);
+      SourceLocation x;
+      if (start ? !Lexer::isAtStartOfMacroExpansion(l, sm, ctx.getLangOpts(), &x)
+                : !Lexer::isAtEndOfMacroExpansion(l, sm, ctx.getLangOpts(), &x))
+        return {};
+      l = x;
+    }
+    return l.isValid() && l.isFileID() ? l : SourceLocation();
+  }
+
+  SourceLocation afterTokenAt(SourceLocation l) const {
+    return l.isValid() ? Lexer::getLocForEndOfToken(l, 0, sm, ctx.getLangOpts()) : l;
+  }
+
+  // The length of an expression's text (0 when it cannot be measured): orders the edits of nested calls.
+  unsigned extentOf(const Expr *e) const {
+    SourceLocation b = boundaryLoc(e->getBeginLoc(), true), x = boundaryLoc(e->getEndLoc(), false);
+    if (b.isInvalid() || x.isInvalid() || sm.getFileID(b) != sm.getFileID(x)) return 0;
+    unsigned bo = sm.getFileOffset(b), eo = sm.getFileOffset(x);
+    return eo >= bo ? eo - bo + 1 : 0;
+  }
+
   void collect(const FunctionDecl *fd, const Stmt *body, FunctionFacts &f);
 
   ASTContext &ctx;
@@ -242,7 +294,17 @@ public:
   }
 
   bool VisitVarDecl(VarDecl *v) {
-    if (!v->hasAttr<CUDASharedAttr>()) return true;
+    if (!v->hasAttr<CUDASharedAttr>()) {
+      if (v->isLocalVarDecl() && !v->isStaticLocal()) {
+        destroys(v->getType(), v->getLocation());
+        // `W w;`: the constructor's clone is called as `W w(::ptb::VirtualBlock{}, blockIdx, gridDim);`.
+        if (auto *ce = dyn_cast_or_null<CXXConstructExpr>(v->getInit() ? v->getInit()->IgnoreImplicit() : nullptr);
+            ce && ce->getNumArgs() == 0 && ce->getParenOrBraceRange().isInvalid() &&
+            !v->getType()->isArrayType() && !isa<DecompositionDecl>(v))
+          defaultInits[ce] = v->getLocation();
+      }
+      return true;
+    }
     couple("__shared__ " + v->getNameAsString());
     SharedVariable s;
     s.name = v->getNameAsString();
@@ -285,15 +347,26 @@ public:
     if (isa<CUDAKernelCallExpr>(call)) return true;
     const FunctionDecl *callee = call->getDirectCallee();
     if (!callee) {
-      // A dependent call in a template pattern: take a user-defined candidate of the lookup.
-      if (auto *ule = dyn_cast<UnresolvedLookupExpr>(call->getCallee()->IgnoreParenImpCasts())) {
+      // A dependent call in a template pattern: take a user-defined candidate of the lookup. (A dependent
+      // operator is left to the instantiations, which are read too: the pattern does not say which
+      // operator it calls, or whether it is a built-in one.)
+      auto *ule = dyn_cast<UnresolvedLookupExpr>(call->getCallee()->IgnoreParenImpCasts());
+      if (ule && !isa<CXXOperatorCallExpr>(call)) {
         for (NamedDecl *d : ule->decls()) {
           const FunctionDecl *cand = nullptr;
           if (auto *ft = dyn_cast<FunctionTemplateDecl>(d->getUnderlyingDecl())) cand = ft->getTemplatedDecl();
           else cand = dyn_cast<FunctionDecl>(d->getUnderlyingDecl());
           if (cand && definitionOf(cand) && !a.sm.isInSystemHeader(cand->getLocation())) {
-            f.calls.push_back({definitionOf(cand), ule->getNameLoc(), a.lparenAfter(ule->getEndLoc()),
-                               call->getBeginLoc(), call->getNumArgs() > 0, false});
+            CallHit h{definitionOf(cand), ule->getNameLoc(), a.lparenAfter(ule->getEndLoc()), call->getBeginLoc(),
+                      call->getNumArgs() > 0, false};
+            if (h.nameLoc.isFileID() && h.lparenLoc.isValid() && ule->getName().isIdentifier()) {
+              unsigned extent = a.extentOf(call);
+              edit(h, CallEdit::Kind::Replace, h.nameLoc, Lexer::MeasureTokenLength(h.nameLoc, a.sm, a.ctx.getLangOpts()),
+                   ptbCloneName(h.callee), extent);
+              edit(h, CallEdit::Kind::Open, h.lparenLoc.getLocWithOffset(1), 0,
+                   std::string("blockIdx, gridDim") + (h.hasArgs ? ", " : ""), extent);
+            }
+            f.calls.push_back(h);
             break;
           }
         }
@@ -357,46 +430,310 @@ public:
       f.calls.push_back({def, {}, {}, loc, call->getNumArgs() > 0, true, true});
       return true;
     }
-    bool implicitForm = isa<CXXOperatorCallExpr>(call) || isa<CXXMemberCallExpr>(call) ||
-                        isa<UserDefinedLiteral>(call);
-    SourceLocation nameLoc, lparen;
-    const Expr *ce = call->getCallee()->IgnoreParenImpCasts();
-    if (auto *dre = dyn_cast<DeclRefExpr>(ce)) {
-      nameLoc = dre->getLocation();
-      SourceLocation end = dre->getEndLoc();
-      // A call written in a macro argument is edited where it is written.
-      if (nameLoc.isMacroID() && !a.spelledInMacroBody(nameLoc) && !a.spelledInMacroBody(end)) {
-        nameLoc = a.sm.getSpellingLoc(nameLoc);
-        end = a.sm.getSpellingLoc(end);
-      }
-      lparen = a.lparenAfter(end);
+    CallHit h{def, {}, {}, loc, false, false};
+    if (auto *op = dyn_cast<CXXOperatorCallExpr>(call)) {
+      operatorForm(op, h);
+    } else if (isa<UserDefinedLiteral>(call)) {
+      refuse(h, "it is called through a user-defined literal");
     } else {
-      implicitForm = true;
+      unsigned written = 0;
+      for (const Expr *arg : call->arguments()) if (!isa<CXXDefaultArgExpr>(arg)) ++written;
+      h.hasArgs = written > 0;
+      const Expr *ce = call->getCallee()->IgnoreParenImpCasts();
+      if (auto *dre = dyn_cast<DeclRefExpr>(ce)) {
+        namedForm(call, dre->getNameInfo(), dre->getEndLoc(), h);
+      } else if (auto *me = dyn_cast<MemberExpr>(ce)) {
+        namedForm(call, me->getMemberNameInfo(), me->getEndLoc(), h);
+      } else {
+        refuse(h, "it is called through a pointer or an expression, not by its name");
+      }
     }
-    unsigned written = 0;
-    for (const Expr *arg : call->arguments()) if (!isa<CXXDefaultArgExpr>(arg)) ++written;
-    f.calls.push_back({def, nameLoc, lparen, loc, written > 0, implicitForm});
+    f.calls.push_back(h);
     return true;
   }
 
+  // The constructor's clone takes a ::ptb::VirtualBlock first, then the virtual indices: `W w(a)` becomes
+  // `W w(::ptb::VirtualBlock{}, blockIdx, gridDim, a)`, `W{a}` `W{::ptb::VirtualBlock{}, blockIdx, gridDim, a}`.
   bool VisitCXXConstructExpr(CXXConstructExpr *e) {
-    if (auto *ctor = e->getConstructor())
-      if (auto *def = definitionOf(ctor))
-        f.calls.push_back({def, {}, {}, e->getBeginLoc(), e->getNumArgs() > 0, true,
-                           a.sm.isInSystemHeader(def->getLocation())});
+    auto *ctor = e->getConstructor();
+    const FunctionDecl *def = ctor ? definitionOf(ctor) : nullptr;
+    if (!def) return true;
+    bool system = a.sm.isInSystemHeader(def->getLocation());
+    CallHit h{def, {}, {}, e->getBeginLoc(), e->getNumArgs() > 0, true, system};
+    if (!system) constructForm(e, h);
+    f.calls.push_back(h);
     return true;
+  }
+
+  // `W(a)` is a functional cast around the construction: the parentheses are the cast's.
+  bool VisitCXXFunctionalCastExpr(CXXFunctionalCastExpr *e) {
+    if (auto *ce = dyn_cast<CXXConstructExpr>(e->getSubExpr()->IgnoreImplicit()); ce && e->getLParenLoc().isValid())
+      castParens[ce] = e->getLParenLoc();
+    return true;
+  }
+
+  // Destructors run without a call in the text: a temporary's, a deleted object's (a local variable's: in
+  // VisitVarDecl). One that reads blockIdx/gridDim cannot be sent to a clone.
+  bool VisitCXXBindTemporaryExpr(CXXBindTemporaryExpr *e) {
+    destroys(e->getType(), e->getBeginLoc());
+    return true;
+  }
+  bool VisitCXXDeleteExpr(CXXDeleteExpr *e) {
+    destroys(e->getDestroyedType(), e->getBeginLoc());
+    return true;
+  }
+
+  // Default arguments and default member initializers are evaluated where they are used, with the text
+  // of the declaration: a blockIdx there is the real one, and a call there cannot be edited for the task.
+  bool VisitCXXDefaultArgExpr(CXXDefaultArgExpr *e) {
+    evaluatedElsewhere(e->getExpr(), "a default argument", e->getUsedLocation());
+    return true;
+  }
+  bool VisitCXXDefaultInitExpr(CXXDefaultInitExpr *e) {
+    evaluatedElsewhere(e->getExpr(), "a default member initializer", e->getUsedLocation());
+    return true;
+  }
+
+  // An aggregate initialization `S s{a}` is visited as written; what the compiler adds (default member
+  // initializers, constructors of members left out) is only in its semantic form.
+  bool VisitInitListExpr(InitListExpr *e) {
+    InitListExpr *sem = e->isSemanticForm() ? e : e->getSemanticForm();
+    if (sem && sem != e) implicitInits(sem, e);
+    return true;
+  }
+  void implicitInits(const InitListExpr *sem, const InitListExpr *written) {
+    std::set<const Expr *> seen(written->inits().begin(), written->inits().end());
+    for (const Expr *init : sem->inits()) {
+      if (!init || seen.count(init)) continue;
+      init = init->IgnoreImplicit();
+      if (auto *d = dyn_cast<CXXDefaultInitExpr>(init)) VisitCXXDefaultInitExpr(const_cast<CXXDefaultInitExpr *>(d));
+      else if (auto *c = dyn_cast<CXXConstructExpr>(init)) VisitCXXConstructExpr(const_cast<CXXConstructExpr *>(c));
+      else if (auto *l = dyn_cast<InitListExpr>(init)) implicitInits(l, written);
+    }
+  }
+
+  void destroys(QualType t, SourceLocation at) {
+    if (t.isNull()) return;
+    t = a.ctx.getBaseElementType(t);
+    const CXXRecordDecl *rd = t->getAsCXXRecordDecl();
+    if (!rd || !rd->hasDefinition()) return;
+    const CXXDestructorDecl *d = rd->getDestructor();
+    if (!d || d->isTrivial()) return;
+    const FunctionDecl *def = definitionOf(d);
+    if (!def) return;
+    CallHit h{def, {}, {}, at, false, true, a.sm.isInSystemHeader(def->getLocation())};
+    h.why = "it is a destructor, which runs without a call in the text";
+    f.calls.push_back(h);
   }
 
 private:
+  void refuse(CallHit &h, std::string why) {
+    h.viaOperatorOrImplicit = true;
+    h.why = std::move(why);
+    h.edits.clear();
+  }
+
+  void edit(CallHit &h, CallEdit::Kind kind, SourceLocation at, unsigned length, std::string text, unsigned extent) {
+    h.edits.push_back({kind, at, length, std::move(text), extent});
+  }
+
+  // A call by name (`f(x)`, `obj.f(x)`, `p->f()`, `W::s()`, `Base::f()`, `f()` in a member function): the
+  // name becomes the clone's and the virtual indices go first among the arguments. A call that cannot be
+  // located keeps no edits; the gathering of calls says why when the call needs its clone.
+  void namedForm(const CallExpr *call, const DeclarationNameInfo &name, SourceLocation end, CallHit &h) {
+    SourceLocation nameLoc = name.getLoc();
+    // A call written in a macro argument is edited where it is written.
+    if (nameLoc.isMacroID() && !a.spelledInMacroBody(nameLoc) && !a.spelledInMacroBody(end)) {
+      nameLoc = a.sm.getSpellingLoc(nameLoc);
+      end = a.sm.getSpellingLoc(end);
+    }
+    h.nameLoc = nameLoc;
+    h.lparenLoc = a.lparenAfter(end);
+    if (auto *m = dyn_cast<CXXMethodDecl>(h.callee); m && m->isVirtual())
+      return refuse(h, "it is a virtual function");
+    if (nameLoc.isMacroID() || h.lparenLoc.isInvalid()) return;
+    unsigned length = 0;
+    switch (name.getName().getNameKind()) {
+    case DeclarationName::Identifier:
+      length = Lexer::MeasureTokenLength(nameLoc, a.sm, a.ctx.getLangOpts());
+      break;
+    case DeclarationName::CXXOperatorName:  // `a.operator+(b)`, `operator+(a, b)`
+    case DeclarationName::CXXConversionFunctionName: {
+      SourceLocation last = a.editableLoc(name.getEndLoc());
+      if (last.isInvalid() || a.sm.getFileID(last) != a.sm.getFileID(nameLoc)) return;
+      length = a.sm.getFileOffset(a.afterTokenAt(last)) - a.sm.getFileOffset(nameLoc);
+      break;
+    }
+    default:
+      return refuse(h, "it is a destructor, which cannot be cloned");
+    }
+    unsigned extent = a.extentOf(call);
+    edit(h, CallEdit::Kind::Replace, nameLoc, length, ptbCloneName(h.callee), extent);
+    edit(h, CallEdit::Kind::Open, h.lparenLoc.getLocWithOffset(1), 0,
+         std::string("blockIdx, gridDim") + (h.hasArgs ? ", " : ""), extent);
+  }
+
+  // An overloaded operator written as an operator. The call is written as one of the clone, a member
+  // (`a + b` -> `(a).operatorPlus__ptb(blockIdx, gridDim, b)`, `x[i]` -> `x.operatorSubscript__ptb(blockIdx,
+  // gridDim, i)`, `f(a)` -> `f.operatorCall__ptb(blockIdx, gridDim, a)`, `-a` -> `(a).operatorMinus__ptb(blockIdx,
+  // gridDim)`, `a++` -> `(a).operatorPlusPlus__ptb(blockIdx, gridDim, 0)`) or not (`a + b` ->
+  // `freeOperatorPlus__ptb(blockIdx, gridDim, a, b)`).
+  void operatorForm(const CXXOperatorCallExpr *op, CallHit &h) {
+    OverloadedOperatorKind kind = op->getOperator();
+    auto *m = dyn_cast<CXXMethodDecl>(h.callee);
+    const bool member = m && !m->isStatic();
+    const std::string name = ptbCloneName(h.callee), vi = "blockIdx, gridDim";
+    const unsigned n = op->getNumArgs();
+    if (m && m->isVirtual()) return refuse(h, "it is a virtual function");
+    if (kind == OO_Arrow) return refuse(h, "it is operator->, which a member access calls");
+    const LangOptions &lo = a.ctx.getLangOpts();
+    SourceLocation opTok = a.editableLoc(op->getOperatorLoc());
+    const char *inMacro = "the call is written inside a macro definition";
+    if (opTok.isInvalid()) return refuse(h, inMacro);
+    h.nameLoc = opTok;
+    unsigned extent = a.extentOf(op);
+    auto offset = [&](SourceLocation l) { return a.sm.getFileOffset(l); };
+    FileID file = a.sm.getFileID(opTok);
+    auto sameFile = [&](std::initializer_list<SourceLocation> ls) {
+      for (SourceLocation l : ls)
+        if (l.isInvalid() || a.sm.getFileID(l) != file) return false;
+      return true;
+    };
+    if (kind == OO_Call || kind == OO_Subscript) {
+      // The '(' or '[' right after the object (the callee's own location is not reliable in instantiations).
+      const tok::TokenKind openKind = kind == OO_Call ? tok::l_paren : tok::l_square;
+      const tok::TokenKind closeKind = kind == OO_Call ? tok::r_paren : tok::r_square;
+      SourceLocation object = a.boundaryLoc(op->getArg(0)->getEndLoc(), false), open;
+      if (object.isValid())
+        if (auto next = Lexer::findNextToken(object, a.sm, lo); next && next->is(openKind)) open = next->getLocation();
+      Token close;
+      if (!sameFile({open}) || offset(open) >= offset(opTok) || Lexer::getRawToken(opTok, close, a.sm, lo) ||
+          !close.is(closeKind))
+        return refuse(h, inMacro);
+      unsigned written = 0;
+      for (unsigned i = 1; i < n; ++i) if (!isa<CXXDefaultArgExpr>(op->getArg(i))) ++written;
+      edit(h, CallEdit::Kind::Replace, open, 1, "." + name + "(" + vi + (written ? ", " : ""), extent);
+      if (kind == OO_Subscript) edit(h, CallEdit::Kind::Replace, opTok, 1, ")", extent);
+      return;
+    }
+    // The operator's own token must be where the call says it is.
+    static const tok::TokenKind tokens[] = {tok::unknown,
+#define OVERLOADED_OPERATOR(Name, Spelling, Token, Unary, Binary, MemberOnly) tok::Token,
+#include "clang/Basic/OperatorKinds.def"
+    };
+    Token written;
+    if (Lexer::getRawToken(opTok, written, a.sm, lo) || !written.is(tokens[kind])) return refuse(h, inMacro);
+    const Expr *first = op->getArg(0);
+    SourceLocation begin = a.boundaryLoc(first->getBeginLoc(), true);
+    SourceLocation firstEnd = a.afterTokenAt(a.boundaryLoc(first->getEndLoc(), false));
+    SourceLocation afterOp = a.afterTokenAt(opTok);
+    bool postfix = (kind == OO_PlusPlus || kind == OO_MinusMinus) && n == 2;
+    if (n == 2 && !postfix) {  // a @ b
+      SourceLocation second = a.boundaryLoc(op->getArg(1)->getBeginLoc(), true);
+      SourceLocation end = a.afterTokenAt(a.boundaryLoc(op->getEndLoc(), false));
+      if (!sameFile({begin, firstEnd, second, end}) || !(offset(firstEnd) <= offset(opTok) && offset(afterOp) <= offset(second)))
+        return refuse(h, inMacro);
+      edit(h, CallEdit::Kind::Open, begin, 0, member ? "(" : name + "(" + vi + ", ", extent);
+      edit(h, CallEdit::Kind::Replace, firstEnd, offset(second) - offset(firstEnd),
+           member ? ")." + name + "(" + vi + ", " : std::string(", "), extent);
+      edit(h, CallEdit::Kind::Close, end, 0, ")", extent);
+    } else if (postfix) {  // a++
+      if (!sameFile({begin, firstEnd}) || offset(firstEnd) > offset(opTok)) return refuse(h, inMacro);
+      edit(h, CallEdit::Kind::Open, begin, 0, member ? "(" : name + "(" + vi + ", ", extent);
+      edit(h, CallEdit::Kind::Replace, firstEnd, offset(afterOp) - offset(firstEnd),
+           member ? ")." + name + "(" + vi + ", 0)" : std::string(", 0)"), extent);
+    } else if (n == 1) {  // @a
+      if (!sameFile({begin, firstEnd}) || offset(afterOp) > offset(begin)) return refuse(h, inMacro);
+      edit(h, CallEdit::Kind::Replace, opTok, offset(begin) - offset(opTok), member ? "(" : name + "(" + vi + ", ", extent);
+      edit(h, CallEdit::Kind::Close, firstEnd, 0, member ? ")." + name + "(" + vi + ")" : std::string(")"), extent);
+    } else {
+      refuse(h, "the operator cannot be written as a call");
+    }
+  }
+
+  // A constructor called with a written initializer (`W w(a)`, `W w{a}`, `W(a)`, `W{a}`, `new W(a)`, a
+  // member or base initializer `m(a)`) or a plain `W w;`.
+  void constructForm(const CXXConstructExpr *e, CallHit &h) {
+    unsigned written = 0;
+    for (const Expr *arg : e->arguments()) if (!isa<CXXDefaultArgExpr>(arg)) ++written;
+    std::string text = "::ptb::VirtualBlock{}, blockIdx, gridDim";
+    SourceLocation open = e->getParenOrBraceRange().getBegin();
+    if (open.isInvalid())
+      if (auto it = castParens.find(e); it != castParens.end()) open = it->second;
+    SourceLocation at;
+    if (open.isValid()) {
+      open = a.editableLoc(open);
+      Token t;
+      if (open.isInvalid() || Lexer::getRawToken(open, t, a.sm, a.ctx.getLangOpts()) || !t.isOneOf(tok::l_paren, tok::l_brace))
+        return refuse(h, "the call is written inside a macro definition");
+      at = open.getLocWithOffset(1);
+      if (written) text += ", ";
+    } else if (auto it = defaultInits.find(e); it != defaultInits.end()) {
+      SourceLocation name = a.editableLoc(it->second);
+      if (name.isInvalid()) return refuse(h, "the call is written inside a macro definition");
+      at = a.afterTokenAt(name);
+      text = "(" + text + ")";
+    } else {
+      return refuse(h, "the constructor is called implicitly (a conversion, a copy, or a member or base without "
+                       "a written initializer)");
+    }
+    if (auto *ctor = dyn_cast<CXXConstructorDecl>(h.callee); ctor && ctor->getInheritedConstructor())
+      return refuse(h, "it is an inherited constructor");
+    h.viaOperatorOrImplicit = false;
+    h.nameLoc = at;
+    edit(h, CallEdit::Kind::Open, at, 0, text, a.extentOf(e));
+  }
+
+  void evaluatedElsewhere(const Expr *x, const char *what, SourceLocation used) {
+    if (!x || nestedDefaults > 8) return;
+    FunctionFacts inner;
+    BodyVisitor v(a, inner);
+    v.nestedDefaults = nestedDefaults + 1;
+    v.TraverseStmt(const_cast<Expr *>(x));
+    for (int i = 0; i < 4; ++i) {
+      f.direct[i] |= inner.direct[i];
+      f.macros[i].insert(inner.macros[i].begin(), inner.macros[i].end());
+    }
+    if (!inner.indexLocs.empty())
+      f.blockers.push_back({"blockIdx/gridDim read where the task cannot reach",
+                            std::string(what) + " reads blockIdx/gridDim at " + a.locate(inner.indexLocs.front()).str() +
+                                ": it is evaluated with the text of the declaration, where blockIdx is the hardware's",
+                            a.locate(used), used});
+    for (CallHit c : inner.calls) {
+      if (!c.viaOperatorOrImplicit) {
+        c.viaOperatorOrImplicit = true;
+        c.why = std::string("it is called from ") + what + ", whose text is the declaration's";
+      }
+      c.edits.clear();
+      c.callLoc = used;
+      f.calls.push_back(c);
+    }
+    f.barriers.insert(f.barriers.end(), inner.barriers.begin(), inner.barriers.end());
+    f.blockers.insert(f.blockers.end(), inner.blockers.begin(), inner.blockers.end());
+    if (f.coupling.empty()) f.coupling = inner.coupling;
+  }
+
   Analyzer &a;
   FunctionFacts &f;
   int lambdaDepth = 0;
+  int nestedDefaults = 0;
+  std::map<const CXXConstructExpr *, SourceLocation> castParens;    // `W(a)`: the cast's '('
+  std::map<const CXXConstructExpr *, SourceLocation> defaultInits;  // `W w;`: the variable's name
 };
 
 void Analyzer::collect(const FunctionDecl *fd, const Stmt *body, FunctionFacts &f) {
   BodyVisitor v(*this, f);
+  // A constructor's member and base initializers, written or implicit, run before its body.
+  if (auto *ctor = dyn_cast<CXXConstructorDecl>(fd))
+    for (const CXXCtorInitializer *init : ctor->inits())
+      if (init->getInit()) v.TraverseStmt(init->getInit());
   v.TraverseStmt(const_cast<Stmt *>(body));
-  (void)fd;
+  // A destructor destroys the members and bases after its body.
+  if (auto *dtor = dyn_cast<CXXDestructorDecl>(fd)) {
+    const CXXRecordDecl *rd = dtor->getParent();
+    for (const FieldDecl *field : rd->fields()) v.destroys(field->getType(), dtor->getLocation());
+    for (const CXXBaseSpecifier &base : rd->bases()) v.destroys(base.getType(), dtor->getLocation());
+  }
 }
 
 std::string textOf(SourceRange r, const SourceManager &sm, const LangOptions &lo) {
@@ -599,52 +936,154 @@ private:
       return r;
     };
     // Collect the calls to redirect, from the kernel bodies and from every function being cloned.
-    std::set<const FunctionDecl *> clonedPatterns;
+    std::set<const FunctionDecl *> clonedPatterns, gathered;
     std::vector<const FunctionDecl *> order;
     std::set<unsigned> seenCalls;
-    std::function<void(const FunctionDecl *callerAsCalled, const FunctionDecl *callerPattern)> gather =
-        [&](const FunctionDecl *caller, const FunctionDecl *callerPattern) {
-          for (const CallHit &c : a.factsOf(caller).calls) {
-            if (c.system) continue;
-            std::set<const FunctionDecl *> stack;
-            if (!reads(c.callee, stack)) continue;
-            const FunctionDecl *pat = patternOf(c.callee);
-            if (!pat) continue;
-            if (c.viaOperatorOrImplicit || c.nameLoc.isInvalid() || c.lparenLoc.isInvalid() ||
-                a.spelledInMacroBody(c.nameLoc) || a.sm.isInSystemHeader(pat->getLocation()) ||
-                isa<CXXMethodDecl>(pat)) {
-              std::string why = isa<CXXMethodDecl>(pat) || c.viaOperatorOrImplicit
-                                    ? "it is a member function, constructor or operator"
-                                : a.spelledInMacroBody(c.nameLoc) ? "the call is written inside a macro definition"
-                                                                 : "the call cannot be rewritten in place";
-              Blocker b{"blockIdx/gridDim read through a call that cannot be redirected",
-                        pat->getQualifiedNameAsString() + " reads blockIdx/gridDim, but " + why,
-                        a.locate(c.callLoc), c.callLoc};
-              bool dup = false;
-              for (auto &e : k.blockers) if (e.sloc == b.sloc) dup = true;
-              if (!dup) k.blockers.push_back(b);
+    // The calls each body read sends to clones (by location), per pattern and instance: a pattern's text
+    // serves all its instantiations, so a call sent to a clone in one must be sent to one in all.
+    std::map<const FunctionDecl *, std::map<const FunctionDecl *, std::set<unsigned>>> redirectedIn;
+    auto keyOf = [&](const CallHit &c) { return sm.getFileOffset(sm.getFileLoc(c.nameLoc)); };
+    auto block = [&](const std::string &detail, SourceLocation at) {
+      Blocker b{"blockIdx/gridDim read through a call that cannot be redirected", detail, a.locate(at), at};
+      for (auto &e : k.blockers) if (e.sloc == b.sloc) return;
+      k.blockers.push_back(b);
+    };
+    std::function<void(const FunctionDecl *callerAsCalled, const FunctionDecl *callerPattern)> gather;
+    // Sends the call `c` (in `caller`, an instance of `callerPattern`) to the clone of its callee `pat`.
+    auto redirect = [&](const CallHit &c, const FunctionDecl *pat, const FunctionDecl *caller,
+                        const FunctionDecl *callerPattern) {
+      unsigned off = keyOf(c);
+      redirectedIn[callerPattern][caller].insert(off);
+      if (seenCalls.insert(off).second) {
+        k.virtualizedCalls.push_back({pat, sm.getFileLoc(c.nameLoc), c.lparenLoc.isValid() ? sm.getFileLoc(c.lparenLoc) : SourceLocation(),
+                                      c.hasArgs, callerPattern, c.edits});
+      } else {
+        for (const VirtualizedCall &v : k.virtualizedCalls)
+          if (sm.getFileOffset(v.nameLoc) == off && !sameEdits(v.edits, c.edits))
+            block("the call of " + pat->getQualifiedNameAsString() + " is " + v.callee->getQualifiedNameAsString() +
+                      " in another instantiation, whose clone is called differently; the clone's text serves both",
+                  c.callLoc);
+      }
+      // An explicit specialization's clone specializes the primary template's clone: that one is
+      // cloned too (first), whether or not the primary reads the indices.
+      if (pat->getTemplateSpecializationKind() == TSK_ExplicitSpecialization && pat->getPrimaryTemplate())
+        if (const FunctionDecl *primary = patternOf(pat->getPrimaryTemplate()->getTemplatedDecl());
+            primary && clonedPatterns.insert(primary).second) {
+          if (gathered.insert(primary).second) gather(primary, primary);
+          order.push_back(primary);
+        }
+      bool fresh = clonedPatterns.insert(pat).second;
+      if (gathered.insert(c.callee).second) gather(c.callee, pat);
+      if (fresh && c.callee != pat && gathered.insert(pat).second) gather(pat, pat);
+      if (fresh) order.push_back(pat);  // post-order: callees before callers
+    };
+    gather = [&](const FunctionDecl *caller, const FunctionDecl *callerPattern) {
+      redirectedIn[callerPattern][caller];
+      for (const CallHit &c : a.factsOf(caller).calls) {
+        if (c.system) continue;
+        std::set<const FunctionDecl *> stack;
+        if (!reads(c.callee, stack)) continue;
+        const FunctionDecl *pat = patternOf(c.callee);
+        if (!pat) continue;
+        if (std::string why = notRedirectable(c, pat); !why.empty()) {
+          block(pat->getQualifiedNameAsString() + " reads blockIdx/gridDim, but " + why, c.callLoc);
+          continue;
+        }
+        redirect(c, pat, caller, callerPattern);
+      }
+    };
+    for (const FunctionDecl *body : bodies)
+      if (gathered.insert(body).second) gather(body, k.decl);
+
+    // A call sent to a clone in one instantiation of a pattern goes to a clone in the others too (the
+    // clone of a callee that reads neither index only passes them on); where it cannot (a built-in
+    // operator there, or a call that cannot be redirected) the kernel is refused.
+    for (bool changed = true; changed;) {
+      changed = false;
+      std::vector<std::tuple<const CallHit *, const FunctionDecl *, const FunctionDecl *, const FunctionDecl *>> more;
+      for (auto &[pattern, instances] : redirectedIn) {
+        std::set<unsigned> all;
+        for (auto &[inst, keys] : instances) all.insert(keys.begin(), keys.end());
+        for (auto &[inst, keys] : instances) {
+          if (inst == pattern) continue;
+          for (unsigned key : all) {
+            if (keys.count(key)) continue;
+            const CallHit *hit = nullptr;
+            for (const CallHit &c : a.factsOf(inst).calls)
+              if (!c.system && c.nameLoc.isValid() && keyOf(c) == key) hit = &c;
+            const FunctionDecl *pat = hit ? patternOf(hit->callee) : nullptr;
+            const VirtualizedCall *sent = nullptr;
+            for (const VirtualizedCall &v : k.virtualizedCalls)
+              if (sm.getFileOffset(v.nameLoc) == key) sent = &v;
+            if (pat && sent && notRedirectable(*hit, pat).empty() && sameEdits(sent->edits, hit->edits)) {
+              more.emplace_back(hit, pat, inst, pattern);
               continue;
             }
-            unsigned off = sm.getFileOffset(sm.getFileLoc(c.nameLoc));
-            if (seenCalls.insert(off).second)
-              k.virtualizedCalls.push_back({pat, sm.getFileLoc(c.nameLoc), sm.getFileLoc(c.lparenLoc), c.hasArgs, callerPattern});
-            // An explicit specialization's clone specializes the primary template's clone: that one is
-            // cloned too (first), whether or not the primary reads the indices.
-            if (pat->getTemplateSpecializationKind() == TSK_ExplicitSpecialization && pat->getPrimaryTemplate())
-              if (const FunctionDecl *primary = patternOf(pat->getPrimaryTemplate()->getTemplatedDecl());
-                  primary && clonedPatterns.insert(primary).second) {
-                gather(primary, primary);
-                order.push_back(primary);
-              }
-            if (clonedPatterns.insert(pat).second) {
-              gather(c.callee, pat);
-              if (c.callee != pat) gather(pat, pat);
-              order.push_back(pat);  // post-order: callees before callers
-            }
+            std::string what;
+            llvm::raw_string_ostream os(what);
+            inst->getNameForDiagnostic(os, a.ctx.getPrintingPolicy(), /*Qualified=*/true);
+            SourceLocation at = sent ? sent->nameLoc : pattern->getLocation();
+            block("the call at " + a.locate(at).str() + " is sent to the PTB clone of " +
+                      (sent ? sent->callee->getQualifiedNameAsString() : std::string("a function")) +
+                      " in one instantiation of " + pattern->getQualifiedNameAsString() + " but cannot be in " + os.str() +
+                      (hit ? " (" + (pat ? notRedirectable(*hit, pat) : std::string("its callee has no definition")) + ")"
+                           : " (there it is a built-in operation or another kind of call)") +
+                      "; the clone's text serves every instantiation",
+                  at);
+            keys.insert(key);  // reported once
           }
-        };
-    for (const FunctionDecl *body : bodies) gather(body, k.decl);
+        }
+      }
+      for (auto &[hit, pat, inst, pattern] : more) {
+        if (redirectedIn[pattern][inst].count(keyOf(*hit))) continue;
+        redirect(*hit, pat, inst, pattern);
+        changed = true;
+      }
+    }
     k.virtualizedCallees = order;
+  }
+
+  static bool sameEdits(const std::vector<CallEdit> &x, const std::vector<CallEdit> &y) {
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (x[i].kind != y[i].kind || x[i].loc != y[i].loc || x[i].length != y[i].length || x[i].text != y[i].text)
+        return false;
+    return true;
+  }
+
+  // Why a call to `pat` (which reads blockIdx/gridDim) cannot be sent to a PTB clone, or "".
+  std::string notRedirectable(const CallHit &c, const FunctionDecl *pat) const {
+    if (c.viaOperatorOrImplicit) return c.why.empty() ? "the call cannot be rewritten in place" : c.why;
+    if (c.edits.empty())
+      return c.nameLoc.isValid() && a.spelledInMacroBody(c.nameLoc) ? "the call is written inside a macro definition"
+                                                                   : "the call cannot be rewritten in place";
+    if (sm.isInSystemHeader(pat->getLocation())) return "the call cannot be rewritten in place";
+    auto notTransformed = [&](SourceLocation l) {
+      return "a file that is not transformed (" + a.locate(l).file + "; --header-filter selects the files that are)";
+    };
+    if (pat->isImplicit() || pat->isDefaulted()) return "it is implicitly defined or defaulted: it has no text to clone";
+    auto *m = dyn_cast<CXXMethodDecl>(pat);
+    if (!m) {
+      // A friend defined in a class: its clone must be a friend in the class too.
+      if (pat->getFriendObjectKind() != Decl::FOK_None && !a.selected.containsLoc(pat->getLocation()))
+        return "it is a friend defined in " + notTransformed(pat->getLocation());
+      return "";
+    }
+    if (isa<CXXDestructorDecl>(m)) return "it is a destructor, which cannot be cloned";
+    if (m->isVirtual()) return "it is a virtual function";
+    if (m->getTemplateSpecializationKind() == TSK_ExplicitSpecialization)
+      return "it is an explicit specialization of a member";
+    const CXXRecordDecl *rd = m->getParent();
+    if (rd->isLocalClass()) return "it is a member of a class defined inside a function";
+    // Its clone is added to the class: the class, the definition and the declaration in the class must be
+    // text that is written out.
+    for (SourceLocation l : {rd->getLocation(), m->getFirstDecl()->getLocation(), pat->getLocation()}) {
+      if (l.isMacroID()) return "it or its class is written inside a macro";
+      if (!a.selected.containsLoc(l)) return "it is a member of a class in " + notTransformed(l);
+    }
+    if (pat->getBody()->getBeginLoc().isMacroID() || pat->getBody()->getEndLoc().isMacroID())
+      return "it or its class is written inside a macro";
+    return "";
   }
 
   Analyzer &a;

@@ -93,15 +93,34 @@ struct Parameter {
   bool pack = false;
 };
 
+// One text edit of a call that sends it to the callee's PTB clone, at a location in the file's text.
+// Edits of nested calls can meet at one offset: there the closing ones come first (inner call first),
+// then the opening ones (outer call first), then the replacement of the token found there.
+struct CallEdit {
+  enum class Kind { Close, Open, Replace };
+  Kind kind = Kind::Replace;
+  clang::SourceLocation loc;  // a file location (a call in a macro argument: where it is written)
+  unsigned length = 0;        // characters replaced (0: an insertion)
+  std::string text;
+  unsigned extent = 0;        // length of the call's text: orders the edits of nested calls at one offset
+};
+
 // A call from the kernel (or from a cloned callee) to a __device__ function that reads blockIdx/gridDim,
 // directly or further down: the rewrite sends it to the function's PTB clone.
 struct VirtualizedCall {
   const clang::FunctionDecl *callee = nullptr;  // the callee's pattern definition
-  clang::SourceLocation nameLoc;                // the callee's name token
-  clang::SourceLocation lparenLoc;              // the call's '('
+  clang::SourceLocation nameLoc;                // the callee's name token; for an operator or a constructor
+                                                // the location that identifies the call (its first edit)
+  clang::SourceLocation lparenLoc;              // the call's '(' (named calls)
   bool hasArgs = false;
   const clang::FunctionDecl *caller = nullptr;  // pattern of the function whose body holds the call
+  std::vector<CallEdit> edits;                  // the edits that send it to the clone
 };
+
+// The name of the PTB clone of a function (docs/ptb-transform.md): `f__ptb`; for an operator
+// `operatorPlus__ptb` (a member) or `freeOperatorPlus__ptb` (not a member); a constructor's clone is a
+// constructor (its name is the class's), told apart by its first parameter, a `::ptb::VirtualBlock`.
+std::string ptbCloneName(const clang::FunctionDecl *fd);
 
 struct Kernel {
   const clang::FunctionDecl *decl = nullptr;          // the definition (template pattern for templates)

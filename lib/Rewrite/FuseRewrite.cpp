@@ -502,6 +502,14 @@ private:
       error(b.sloc.isValid() ? b.sloc : fd->getLocation(), who + b.construct + ": " + b.detail);
       return false;
     }
+    // ptb-transform clones members, constructors and operators that read blockIdx/gridDim; a slot does not.
+    for (const VirtualizedCall &c : k.virtualizedCalls)
+      if (isa<CXXMethodDecl>(c.callee) || c.callee->isOverloadedOperator()) {
+        error(c.nameLoc, who + "it calls '" + c.callee->getQualifiedNameAsString() +
+                             "', which reads blockIdx/gridDim, and member functions, constructors and operators are not "
+                             "copied for a slot");
+        return false;
+      }
     if (k.templ) {
       error(fd->getLocation(), who + "kernel templates are not fused (wrap one instantiation in a plain kernel)");
       return false;

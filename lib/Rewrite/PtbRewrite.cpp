@@ -338,25 +338,49 @@ private:
 
   // A function body with calls redirected to PTB clones (edits only inside the body's own text).
   std::string bodyWithRedirects(const FunctionDecl *fd) const {
-    SourceLocation b = sm.getExpansionLoc(fd->getBody()->getBeginLoc());
-    SourceLocation e = afterToken(sm.getExpansionLoc(fd->getBody()->getEndLoc()));
+    return textWithRedirects(sm.getExpansionLoc(fd->getBody()->getBeginLoc()),
+                             afterToken(sm.getExpansionLoc(fd->getBody()->getEndLoc())));
+  }
+
+  // The text [b, e) with the calls written there sent to PTB clones (the edits of each call whose
+  // identifying location is inside). At one offset: closing insertions first (inner calls first), then
+  // opening ones (outer calls first), then the replacement of the text there.
+  std::string textWithRedirects(SourceLocation b, SourceLocation e) const {
     FileID f = sm.getFileID(b);
     unsigned bo = offsetOf(b), eo = offsetOf(e);
-    std::string text = textBetween(b, e);
-    std::vector<std::pair<unsigned, const VirtualizedCall *>> inside;
+    std::vector<const CallEdit *> inside;
     for (auto &entry : redirects) {
       const VirtualizedCall &call = entry.second;
       unsigned off = offsetOf(call.nameLoc);
-      if (sm.getFileID(call.nameLoc) == f && off >= bo && off < eo) inside.push_back({off, &call});
+      if (sm.getFileID(call.nameLoc) != f || off < bo || off >= eo) continue;
+      for (const CallEdit &edit : call.edits)
+        if (sm.getFileID(edit.loc) == f && offsetOf(edit.loc) >= bo && offsetOf(edit.loc) + edit.length <= eo)
+          inside.push_back(&edit);
     }
-    // Apply from the end so that earlier offsets stay valid.
-    std::sort(inside.begin(), inside.end(), [](auto &x, auto &y) { return x.first > y.first; });
-    for (auto &[off, call] : inside) {
-      unsigned lp = offsetOf(call->lparenLoc) - bo;
-      text.insert(lp + 1, std::string("blockIdx, gridDim") + (call->hasArgs ? ", " : ""));
-      unsigned nameLen = Lexer::MeasureTokenLength(call->nameLoc, sm, lo);
-      text.replace(off - bo, nameLen, call->callee->getNameAsString() + "__ptb");
+    auto rank = [](const CallEdit *x) { return x->kind == CallEdit::Kind::Close ? 0 : x->kind == CallEdit::Kind::Open ? 1 : 2; };
+    std::stable_sort(inside.begin(), inside.end(), [&](const CallEdit *x, const CallEdit *y) {
+      unsigned xo = offsetOf(x->loc), yo = offsetOf(y->loc);
+      if (xo != yo) return xo < yo;
+      if (rank(x) != rank(y)) return rank(x) < rank(y);
+      if (x->kind == CallEdit::Kind::Close) return x->extent < y->extent;
+      if (x->kind == CallEdit::Kind::Open) return x->extent > y->extent;
+      return false;
+    });
+    llvm::StringRef buffer = sm.getBufferData(f);
+    std::string text;
+    unsigned at = bo;
+    for (const CallEdit *edit : inside) {
+      unsigned off = offsetOf(edit->loc);
+      if (off < at) {  // not produced by the analysis
+        report(diags, edit->loc, DiagnosticsEngine::Error,
+               "internal error: overlapping edits of calls sent to PTB clones; please report this input");
+        continue;
+      }
+      text += buffer.substr(at, off - at).str();
+      text += edit->text;
+      at = off + edit->length;
     }
+    text += buffer.substr(at, eo - at).str();
     return text;
   }
 
@@ -384,7 +408,8 @@ private:
 
   void cloneCallee(const FunctionDecl *fd, const Kernel &k) {
     if (!cloned.insert(fd).second) return;
-    std::string name = fd->getNameAsString() + "__ptb";
+    if (auto *md = dyn_cast<CXXMethodDecl>(fd)) return cloneMember(md);
+    std::string name = ptbCloneName(fd);
     std::string leading = "const uint3 blockIdx, const dim3 gridDim";
     SourceLocation end = afterToken(sm.getExpansionLoc(fd->getBody()->getEndLoc()));
     FileID f = sm.getFileID(end);
@@ -419,6 +444,51 @@ private:
       declareAfterFirstDeclaration(first, (templateHeader(fd).empty() ? "" : templateHeader(fd) + "\n") +
                                               headBeforeNameNoTemplate(fd) + name + "(" +
                                               joinNonEmpty(leading, paramList(fd, true)) + ");");
+  }
+
+  // A member function, constructor or operator (docs/ptb-transform.md): its clone is a member of the same
+  // class, defined after the original's definition, in the class or out of it; out of it, the clone is
+  // also declared after the original's declaration in the class. A constructor's clone is a constructor
+  // whose first parameter is a ::ptb::VirtualBlock. Member initializers are copied with their calls
+  // sent to clones too.
+  void cloneMember(const CXXMethodDecl *md) {
+    const bool ctor = isa<CXXConstructorDecl>(md);
+    const std::string leading = std::string(ctor ? "::ptb::VirtualBlock, " : "") + "const uint3 blockIdx, const dim3 gridDim";
+    auto nameOf = [&](const FunctionDecl *d) {
+      return ctor ? textBetween(sm.getExpansionLoc(d->getLocation()),
+                                sm.getExpansionLoc(d->getFunctionTypeLoc().getLParenLoc()))
+                  : ptbCloneName(d);
+    };
+    SourceLocation bodyBegin = sm.getExpansionLoc(md->getBody()->getBeginLoc());
+    SourceLocation end = afterToken(sm.getExpansionLoc(md->getBody()->getEndLoc()));
+    FileID f = sm.getFileID(end);
+    const bool outOfLine = md->isOutOfLine();
+    std::string clone = headBeforeName(md) + nameOf(md) + "(" + joinNonEmpty(leading, paramList(md, !outOfLine)) + ")" +
+                        textWithRedirects(afterToken(sm.getExpansionLoc(md->getFunctionTypeLoc().getRParenLoc())), bodyBegin);
+    std::string body = lineDirective(f, lineOf(bodyBegin)) + bodyWithRedirects(md);
+    addEdit(f, offsetOf(end), 0,
+            "\n// PTB clone of " + md->getQualifiedNameAsString() +
+                ": blockIdx/gridDim are the virtual block's (docs/generated-code.md).\n" + clone + "\n" + body + "\n" +
+                lineDirective(f, lineOf(end)));
+    ++stats[canon(f)].clones;
+    if (!outOfLine) return;
+    // The declaration in the class: the original's, up to its ';', with the clone's name and parameters.
+    const FunctionDecl *decl = md->getFirstDecl();
+    SourceLocation rparen = sm.getExpansionLoc(decl->getFunctionTypeLoc().getRParenLoc());
+    std::optional<Token> semi;
+    int depth = 0;
+    for (SourceLocation at = rparen;;) {
+      semi = Lexer::findNextToken(at, sm, lo);
+      if (!semi || semi->is(tok::eof) || semi->is(tok::l_brace)) return;
+      if (semi->isOneOf(tok::l_paren, tok::l_square)) ++depth;
+      if (semi->isOneOf(tok::r_paren, tok::r_square)) --depth;
+      if (depth == 0 && semi->is(tok::semi)) break;
+      at = semi->getLocation();
+    }
+    FileID df = sm.getFileID(semi->getLocation());
+    addEdit(df, offsetOf(semi->getEndLoc()), 0,
+            "\n" + headBeforeName(decl) + nameOf(decl) + "(" + joinNonEmpty(leading, paramList(decl, true)) + ")" +
+                textBetween(afterToken(rparen), semi->getLocation()) + ";\n" + lineDirective(df, lineOf(semi->getLocation())));
   }
 
   // Inserts `declaration` on its own line after the `;` that ends `first` (a declaration before the

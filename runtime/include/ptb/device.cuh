@@ -515,6 +515,11 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
 enum class TaskSync { block, none };
 #define PTB_HAS_TASK_SYNC 1
 
+// The first parameter of the PTB clone of a constructor that reads blockIdx/gridDim (ptb-transform,
+// docs/generated-code.md): a constructor cannot be renamed, so its clone is an overload that the
+// generated code selects by passing `::ptb::VirtualBlock{}` first.
+struct VirtualBlock {};
+
 // __syncthreads() and its reducing forms over one slot's threads (named barrier Bar, Threads threads).
 template <unsigned Bar, unsigned Threads>
 __device__ __forceinline__ void bar_sync() {
