@@ -118,7 +118,6 @@ int main(int argc, char **argv) {
       files.push_back({f.destination, std::move(it->second), "the output of '" + f.source + "'", inPlace ? f.source : ""});
       staged.erase(it);
     }
-  }
   if (!exportFixes.empty()) {
     std::string yaml;
     llvm::raw_string_ostream os(yaml);
