@@ -108,8 +108,10 @@ public:
       chosen.push_back(&k);
     }
 
-    for (const Kernel *k : chosen)
+    for (const Kernel *k : chosen) {
       for (const VirtualizedCall &c : k->virtualizedCalls) redirects[c.nameLoc.getRawEncoding()] = c;
+      for (const TaskBarrierEdit &e : k->taskBarrierEdits) taskBarrierEdits[{e.at.getRawEncoding(), e.length}] = e;
+    }
     for (const Kernel *k : chosen) {
       for (const FunctionDecl *callee : k->virtualizedCallees) cloneCallee(callee, *k);
       emitTwin(*k);
@@ -323,20 +325,28 @@ private:
     FileID f = sm.getFileID(b);
     unsigned bo = offsetOf(b), eo = offsetOf(e);
     std::string text = textBetween(b, e);
-    std::vector<std::pair<unsigned, const VirtualizedCall *>> inside;
+    // (offset, length, text): redirected calls (the callee's name, and the two leading arguments after its
+    // '('), and in a parking kernel's body and clones, barriers made task barriers.
+    std::vector<std::tuple<unsigned, unsigned, std::string>> inside;
     for (auto &entry : redirects) {
       const VirtualizedCall &call = entry.second;
       unsigned off = offsetOf(call.nameLoc);
-      if (sm.getFileID(call.nameLoc) == f && off >= bo && off < eo) inside.push_back({off, &call});
+      if (sm.getFileID(call.nameLoc) != f || off < bo || off >= eo) continue;
+      inside.emplace_back(offsetOf(call.lparenLoc) + 1, 0,
+                          std::string("blockIdx, gridDim") + (call.hasArgs ? ", " : ""));
+      inside.emplace_back(off, Lexer::MeasureTokenLength(call.nameLoc, sm, lo), call.callee->getNameAsString() + "__ptb");
     }
-    // Apply from the end so that earlier offsets stay valid.
-    std::sort(inside.begin(), inside.end(), [](auto &x, auto &y) { return x.first > y.first; });
-    for (auto &[off, call] : inside) {
-      unsigned lp = offsetOf(call->lparenLoc) - bo;
-      text.insert(lp + 1, std::string("blockIdx, gridDim") + (call->hasArgs ? ", " : ""));
-      unsigned nameLen = Lexer::MeasureTokenLength(call->nameLoc, sm, lo);
-      text.replace(off - bo, nameLen, call->callee->getNameAsString() + "__ptb");
+    for (auto &entry : taskBarrierEdits) {
+      const TaskBarrierEdit &edit = entry.second;
+      unsigned off = offsetOf(edit.at);
+      if (sm.getFileID(edit.at) == f && off >= bo && off + edit.length <= eo) inside.emplace_back(off, edit.length, edit.text);
     }
+    // Apply from the end so that earlier offsets stay valid; at one offset, a replacement before an
+    // insertion (which then lands in front of the replaced text).
+    std::stable_sort(inside.begin(), inside.end(), [](auto &x, auto &y) {
+      return std::get<0>(x) != std::get<0>(y) ? std::get<0>(x) > std::get<0>(y) : std::get<1>(x) > std::get<1>(y);
+    });
+    for (auto &[off, len, t] : inside) text.replace(off - bo, len, t);
     return text;
   }
 
@@ -427,6 +437,9 @@ private:
 
     std::string t;
     t += "\n// PTB twin of " + k.qualifiedName + " (ptb-transform; docs/generated-code.md).\n";
+    if (k.parks())
+      t += "// Threads that return before a barrier park until the task ends: its barriers are task barriers\n"
+           "// (TaskSync::parked; docs/ptb-transform.md, \"Parking\").\n";
     t += lineDirective(kf, kernelLine);
     t += (tmpl.empty() ? "" : tmpl + "\n") + "static __device__ __forceinline__ void " + name + "__ptb_task(" +
          joinNonEmpty("const uint3 blockIdx, const dim3 gridDim", params) + ")\n";
@@ -435,7 +448,8 @@ private:
     t += headBeforeName(fd) + name + "__ptb(" + joinNonEmpty(paramList(fd, false, true), "const ::ptb::Launch ptb_launch") + ")" +
          headAfterParams(fd) + "{\n";
     // Tasks whose threads never meet (docs/generated-code.md) need no barrier between them.
-    t += std::string("  ::ptb::run_tasks") + (k.tasksIndependent ? "<::ptb::TaskSync::none>" : "") +
+    t += std::string("  ::ptb::run_tasks") +
+         (k.parks() ? "<::ptb::TaskSync::parked>" : k.tasksIndependent ? "<::ptb::TaskSync::none>" : "") +
          "(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) {\n";
     t += "    " + name + "__ptb_task" + targs + "(" + joinNonEmpty("ptb_block, ptb_grid", args) + ");\n";
     t += "  });\n}\n";
@@ -536,6 +550,7 @@ private:
   std::vector<Edit> edits;
   unsigned editCount = 0;
   std::map<unsigned, VirtualizedCall> redirects;  // by the callee name's location (raw encoding)
+  std::map<std::pair<unsigned, unsigned>, TaskBarrierEdit> taskBarrierEdits;  // by (location, length)
   std::set<const FunctionDecl *> cloned;
   std::set<std::pair<unsigned, unsigned>> rewrittenLaunchText;  // (file, offset) of launches already edited
   SelectedFiles selected;
