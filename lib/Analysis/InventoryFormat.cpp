@@ -151,6 +151,13 @@ std::string formatInventoryJson(const std::vector<Inventory> &inventories) {
                 });
                 j.attribute("ptb_eligible", eligible(k));
                 j.attributeArray("launches", [&] { for (auto &s : k.launches) writeLaunch(j, s); });
+                j.attributeArray("parked_returns", [&] {
+                  for (auto &b : k.parkedReturns)
+                    j.object([&] {
+                      j.attribute("detail", b.detail);
+                      writeLocation(j, "location", b.loc);
+                    });
+                });
               });
             }
           });
@@ -197,6 +204,7 @@ std::string formatInventoryText(const std::vector<Inventory> &inventories) {
         os << "  shared: " << (s.dynamic ? "dynamic " : "static ") << s.type << " " << s.name
            << (s.bytes ? " (" + std::to_string(*s.bytes) + " bytes)" : "") << " at " << s.loc.str() << "\n";
       for (auto &b : k.blockers) os << "  blocks PTB: " << b.construct << " at " << b.loc.str() << ": " << b.detail << "\n";
+      for (auto &b : k.parkedReturns) os << "  parks returning threads: " << b.detail << "\n";
       for (auto &l : k.launches) os << "  launch: " << describeLaunch(l) << "\n";
     }
     for (auto &l : inv.otherLaunches) os << "other launch: " << describeLaunch(l) << "\n";

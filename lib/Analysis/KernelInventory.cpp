@@ -14,6 +14,7 @@
 
 #include <deque>
 #include <functional>
+#include <tuple>
 
 using namespace clang;
 
@@ -94,7 +95,18 @@ const FunctionDecl *patternOf(const FunctionDecl *fd) {
 }
 
 // One reach of a barrier/blocker/builtin found in a function body.
-struct BarrierHit { std::string kind; bool blockWide; SourceLocation loc; };
+struct BarrierHit {
+  std::string kind;
+  bool blockWide;
+  SourceLocation loc;
+  // A block barrier in a parking task body (docs/ptb-transform.md, "Parking"): the edits that make it a
+  // task barrier, or why it cannot be one.
+  std::vector<TaskBarrierEdit> edits;
+  std::string unrewritable;
+};
+// A warp-level collective (shuffle, vote, __syncwarp, a tile's operation, WMMA, warp-collective asm): it
+// waits for every non-exited thread its mask names, so a parked thread must never be among them.
+struct WarpHit { std::string kind; SourceLocation loc; };
 struct CallHit {
   CallHit(const FunctionDecl *callee, SourceLocation nameLoc, SourceLocation lparenLoc, SourceLocation callLoc,
           bool hasArgs, bool viaOperatorOrImplicit, bool system = false)
@@ -114,6 +126,7 @@ struct FunctionFacts {
   std::set<std::string> macros[4];
   std::vector<SourceLocation> indexLocs;  // locations of blockIdx/gridDim reads
   std::vector<BarrierHit> barriers;
+  std::vector<WarpHit> warpOps;
   std::vector<Blocker> blockers;
   std::vector<CallHit> calls;
   std::vector<SharedVariable> shared;
@@ -333,7 +346,10 @@ public:
                             a.locate(s->getAsmLoc()), s->getAsmLoc()});
     if (has("bar.sync") || has("barrier.sync") || has("bar.red") || has("barrier.red") ||
         has("bar.arrive") || has("barrier.cta"))
-      f.barriers.push_back({"bar.sync (inline asm)", true, s->getAsmLoc()});
+      f.barriers.push_back({"bar.sync (inline asm)", true, s->getAsmLoc(), {}, "it is inline asm"});
+    if (has("shfl") || has("vote") || has("bar.warp") || has("match.") || has("redux") || has("mma") ||
+        has("ldmatrix") || has("stmatrix") || has("elect.sync"))
+      f.warpOps.push_back({"warp-collective inline asm", s->getAsmLoc()});
     return true;
   }
 
@@ -389,14 +405,34 @@ public:
       for (const char *w : warpOps)
         if (n.starts_with(w)) couple(n.str());
       if (q.rfind("cooperative_groups::", 0) == 0 || q.rfind("nvcuda::wmma::", 0) == 0) couple(q);
+      static const char *collectives[] = {"__shfl", "__ballot_sync", "__any_sync", "__all_sync", "__uni_sync",
+                                          "__match", "__reduce_", "__syncwarp"};
+      for (const char *w : collectives)
+        if (n.starts_with(w)) f.warpOps.push_back({n.str(), loc});
+      if (q.rfind("nvcuda::wmma::", 0) == 0) f.warpOps.push_back({q, loc});
     }
     if (n == "__syncthreads" || n == "__syncthreads_count" || n == "__syncthreads_and" ||
         n == "__syncthreads_or" || n == "__barrier_sync") {
-      f.barriers.push_back({n.str(), true, loc});
+      BarrierHit h{n.str(), true, loc, {}, ""};
+      if (n == "__barrier_sync") {
+        Expr::EvalResult id;
+        const Expr *arg = call->getNumArgs() == 1 ? call->getArg(0) : nullptr;
+        if (!arg || arg->isValueDependent() || !arg->EvaluateAsInt(id, a.ctx) || id.Val.getInt() != 0)
+          h.unrewritable = "it is a named barrier (an id other than 0, or one not known at compile time)";
+      }
+      if (h.unrewritable.empty()) {
+        std::string to = n == "__syncthreads"         ? "::ptb::task_sync"
+                         : n == "__syncthreads_count" ? "::ptb::task_sync_count"
+                         : n == "__syncthreads_and"   ? "::ptb::task_sync_and"
+                         : n == "__syncthreads_or"    ? "::ptb::task_sync_or"
+                                                      : "::ptb::task_barrier_sync";
+        renameCallee(call, to, h);
+      }
+      f.barriers.push_back(h);
       return true;
     }
     if (n == "__syncwarp") {
-      f.barriers.push_back({"__syncwarp", false, loc});
+      f.barriers.push_back({"__syncwarp", false, loc, {}, ""});
       return true;
     }
     if (n == "cudaLaunchKernel" || n == "cudaLaunchDevice" || n == "cudaGetParameterBuffer" ||
@@ -410,8 +446,23 @@ public:
     }
     CgClass cg = classifyCg(callee, call);
     switch (cg.what) {
-    case CgClass::BlockSync: f.barriers.push_back({cg.kind, true, loc}); return true;
-    case CgClass::WarpSync: f.barriers.push_back({cg.kind, false, loc}); return true;
+    case CgClass::BlockSync: {
+      BarrierHit h{cg.kind, true, loc, {}, ""};
+      if (cg.kind != "cg::thread_block::sync")
+        h.unrewritable = "the group may be a tile of the block rather than the block (a generic thread_group)";
+      else if (n != "sync")
+        h.unrewritable = "it is a split arrive/wait barrier (" + n.str() + ")";
+      else if (auto *me = dyn_cast<MemberExpr>(call->getCallee()->IgnoreParenImpCasts()))
+        groupMemberSync(call, me, h);  // thread_block::sync is a static member in CUDA 13: not always a CXXMemberCallExpr
+      else
+        renameCallee(call, "::ptb::task_group_sync", h);
+      f.barriers.push_back(h);
+      return true;
+    }
+    case CgClass::WarpSync:
+      f.barriers.push_back({cg.kind, false, loc, {}, ""});
+      f.warpOps.push_back({cg.kind, loc});
+      return true;
     case CgClass::Grid:
       f.blockers.push_back({"grid-wide sync", "uses cooperative_groups grid group (" + cg.kind + ")", a.locate(loc), loc});
       return true;
@@ -713,6 +764,70 @@ private:
     if (f.coupling.empty()) f.coupling = inner.coupling;
   }
 
+  // Where `loc` is written in the function's text: a file location, or inside a macro argument, where the
+  // argument is written. Invalid when it comes from a macro's definition (that text is not the body's).
+  SourceLocation writtenAt(SourceLocation loc) const {
+    if (loc.isInvalid() || loc.isFileID()) return loc;
+    if (a.spelledInMacroBody(loc)) return {};
+    SourceLocation sp = a.sm.getSpellingLoc(loc);
+    return sp.isFileID() ? sp : SourceLocation();
+  }
+
+  unsigned tokenEnd(SourceLocation tok) const {
+    return a.sm.getFileOffset(tok) + Lexer::MeasureTokenLength(tok, a.sm, a.ctx.getLangOpts());
+  }
+
+  void notWritten(SourceLocation loc, BarrierHit &h) {
+    std::string m = a.macroNameAt(loc);
+    h.unrewritable = "it is written inside the definition of macro " + (m.empty() ? std::string("?") : m);
+  }
+
+  // A barrier called by name (`__syncthreads()`, `cg::sync(block)`): the name, with its qualifier, becomes
+  // `to`. `__syncthreads()` that is a whole macro expansion (`#define SYNC __syncthreads()`) is replaced
+  // there, macro name and arguments included.
+  void renameCallee(const CallExpr *call, const std::string &to, BarrierHit &h) {
+    const Expr *callee = call->getCallee()->IgnoreParenImpCasts();
+    SourceLocation b = writtenAt(callee->getBeginLoc()), e = writtenAt(callee->getEndLoc());
+    if (b.isValid() && e.isValid() && a.sm.getFileID(b) == a.sm.getFileID(e)) {
+      h.edits.push_back({b, tokenEnd(e) - a.sm.getFileOffset(b), to});
+      return;
+    }
+    // The name alone is a macro's whole expansion (`#define SYNC __syncthreads`), or with the call's
+    // parentheses (`#define SYNC() __syncthreads()`, no arguments): the macro's use is replaced.
+    if (wholeExpansion(callee->getBeginLoc(), callee->getEndLoc(), to, h)) return;
+    if (call->getNumArgs() == 0 && wholeExpansion(call->getBeginLoc(), call->getRParenLoc(), to + "()", h)) return;
+    notWritten(callee->getBeginLoc(), h);
+  }
+
+  bool wholeExpansion(SourceLocation b, SourceLocation e, const std::string &to, BarrierHit &h) {
+    SourceLocation mb, me;
+    const LangOptions &lo = a.ctx.getLangOpts();
+    if (!b.isMacroID() || !e.isMacroID() || !Lexer::isAtStartOfMacroExpansion(b, a.sm, lo, &mb) ||
+        !Lexer::isAtEndOfMacroExpansion(e, a.sm, lo, &me) || !mb.isFileID() || !me.isFileID() ||
+        a.sm.getFileID(mb) != a.sm.getFileID(me) || a.sm.getFileOffset(mb) > a.sm.getFileOffset(me))
+      return false;
+    h.edits.push_back({mb, tokenEnd(me) - a.sm.getFileOffset(mb), to});
+    return true;
+  }
+
+  // `block.sync()` / `p->sync()` on a cooperative_groups::thread_block: ::ptb::task_group_sync(block).
+  void groupMemberSync(const CallExpr *call, const MemberExpr *me, BarrierHit &h) {
+    if (me->isImplicitAccess() || me->getOperatorLoc().isInvalid()) {
+      h.unrewritable = "the group it is called on is not written (an implicit object)";
+      return;
+    }
+    SourceLocation ob = writtenAt(me->getBase()->getBeginLoc()), op = writtenAt(me->getOperatorLoc()),
+                   rp = writtenAt(call->getRParenLoc());
+    if (ob.isInvalid() || op.isInvalid() || rp.isInvalid() || a.sm.getFileID(ob) != a.sm.getFileID(op) ||
+        a.sm.getFileID(op) != a.sm.getFileID(rp) || a.sm.getFileOffset(ob) > a.sm.getFileOffset(op) ||
+        a.sm.getFileOffset(op) > a.sm.getFileOffset(rp)) {
+      notWritten(call->getBeginLoc(), h);
+      return;
+    }
+    h.edits.push_back({ob, 0, std::string("::ptb::task_group_sync(") + (me->isArrow() ? "*" : "")});
+    h.edits.push_back({op, tokenEnd(rp) - a.sm.getFileOffset(op), ")"});
+  }
+
   Analyzer &a;
   FunctionFacts &f;
   int lambdaDepth = 0;
@@ -823,19 +938,136 @@ public:
       k.returns.push_back(rs);
     }
     std::sort(k.barriers.begin(), k.barriers.end(), [](auto &x, auto &y) { return x.offset < y.offset; });
-    addReturnBarrierConflicts(k);
+    decideParking(k, bodies);
     return k;
   }
 
 private:
-  // A thread-dependent return that can be followed by a block-wide barrier in the same task: the threads
-  // that returned would go on to the worker's next task and meet another barrier. Refused (docs/ptb-transform.md).
-  void addReturnBarrierConflicts(Kernel &k) {
+  // ---------------------------------------------------------------------------------------------------
+  // Parking (docs/ptb-transform.md, "Parking"). A thread-dependent return that a block barrier can follow
+  // in the same task: the threads that return would go on to the worker's next task and meet its barriers.
+  // The twin keeps such a kernel when every block barrier that can follow a thread-dependent return can be
+  // rewritten into a task barrier (those in the kernel's text, and in device functions that can be cloned)
+  // and no warp-level operation can follow one: the threads that return then park, meeting each barrier
+  // the rest of the block still passes. Otherwise the kernel is refused, naming the return and the barrier.
+
+  // What a call reaches, directly or below: the first block barrier, the first block barrier that cannot
+  // become a task barrier (and why), the first warp-level operation. Chains name the functions from the
+  // callee down to the one that holds it.
+  struct Reach {
+    struct What {
+      bool found = false;
+      std::string kind, why;
+      std::vector<std::string> chain;
+    };
+    What barrier, bad, warp;
+    static void take(What &into, const What &from) { if (!into.found && from.found) into = from; }
+    void merge(const Reach &o) { take(barrier, o.barrier); take(bad, o.bad); take(warp, o.warp); }
+  };
+
+  static bool isLambdaCall(const CallHit &c) {
+    auto *m = dyn_cast<CXXMethodDecl>(c.callee);
+    return m && m->getParent()->isLambda();
+  }
+
+  // Why a call to a user function cannot be sent to a clone, or "".
+  std::string redirectProblem(const CallHit &c) const {
+    const FunctionDecl *pat = patternOf(c.callee);
+    if (!pat) return "its definition cannot be cloned";
+    if (isa<CXXMethodDecl>(pat) || c.viaOperatorOrImplicit) return "it is a member function, constructor or operator";
+    if (c.nameLoc.isValid() && a.spelledInMacroBody(c.nameLoc)) return "the call is written inside a macro definition";
+    if (c.nameLoc.isInvalid() || c.lparenLoc.isInvalid()) return "the call cannot be rewritten in place";
+    if (a.sm.isInSystemHeader(pat->getLocation())) return "it is in a system header";
+    return notRedirectable(c, pat);
+  }
+
+  // What `fn` reaches (its own body and below); `library`: it is library code, whose barriers cannot be
+  // rewritten.
+  Reach functionReach(const FunctionDecl *fn, bool library) {
+    auto key = std::make_pair(fn, library);
+    if (auto it = reachMemo.find(key); it != reachMemo.end()) return it->second;
+    if (!reachStack.insert(key).second) return {};  // recursion: the other members decide
+    const FunctionFacts &f = a.factsOf(fn);
+    Reach r;
+    for (const BarrierHit &h : f.barriers) {
+      if (!h.blockWide) {
+        Reach::take(r.warp, {true, h.kind, "", {}});
+        continue;
+      }
+      Reach::take(r.barrier, {true, h.kind, "", {}});
+      std::string why = library ? "it is in library code" : h.unrewritable;
+      if (!why.empty()) Reach::take(r.bad, {true, h.kind, why, {}});
+    }
+    for (const WarpHit &w : f.warpOps) Reach::take(r.warp, {true, w.kind, "", {}});
+    for (const CallHit &c : f.calls) r.merge(callReach(c, library));
+    reachStack.erase(key);
+    reachMemo[key] = r;
+    return r;
+  }
+
+  // What a call reaches. A lambda's barriers are in the text of the function that defines it, rewritten
+  // with it; a library function's cannot be rewritten; a user function's are rewritten in its clone,
+  // which needs the call to be redirected.
+  Reach callReach(const CallHit &c, bool library) {
+    const bool lambda = isLambdaCall(c);
+    const bool lib = library || (c.system && !lambda);
+    Reach r = functionReach(c.callee, lib);
+    const std::string name = lambda ? "lambda" : c.callee->getNameAsString();
+    for (Reach::What *w : {&r.barrier, &r.bad, &r.warp})
+      if (w->found) w->chain.insert(w->chain.begin(), name);
+    if (lib && !library && r.bad.found)
+      r.bad.why = "it is in library code (" + c.callee->getQualifiedNameAsString() + ")";
+    if (r.barrier.found && !r.bad.found && !lib && !lambda) {
+      std::string why = redirectProblem(c);
+      if (!why.empty()) {
+        r.bad = r.barrier;
+        r.bad.why = "the call to " + c.callee->getQualifiedNameAsString() +
+                    " cannot be sent to a clone with task barriers: " + why;
+      }
+    }
+    return r;
+  }
+
+  // Whether a call of a parking kernel (or of a function cloned for it) goes to a clone for its barriers.
+  bool barrierClone(const CallHit &c) {
+    if (c.system || isLambdaCall(c)) return false;
+    Reach r = callReach(c, false);
+    return r.barrier.found && !r.bad.found;
+  }
+
+  void decideParking(Kernel &k, const std::vector<const FunctionDecl *> &bodies) {
+    // What the kernel's text reaches, at the offset where it does (its own barriers, its calls).
+    struct Item { unsigned offset; Location loc; std::string kind, why; std::vector<std::string> chain; enum { Barrier, Bad, Warp } what; };
+    std::vector<Item> items;
+    auto off = [&](SourceLocation l) { return sm.getFileOffset(sm.getFileLoc(l)); };
+    for (const FunctionDecl *body : bodies) {
+      const FunctionFacts &f = a.factsOf(body);
+      for (const BarrierHit &h : f.barriers) {
+        if (!h.blockWide) items.push_back({off(h.loc), a.locate(h.loc), h.kind, "", {}, Item::Warp});
+        else if (!h.unrewritable.empty()) items.push_back({off(h.loc), a.locate(h.loc), h.kind, h.unrewritable, {}, Item::Bad});
+        else items.push_back({off(h.loc), a.locate(h.loc), h.kind, "", {}, Item::Barrier});
+      }
+      for (const WarpHit &w : f.warpOps) items.push_back({off(w.loc), a.locate(w.loc), w.kind, "", {}, Item::Warp});
+      for (const CallHit &c : f.calls) {
+        Reach r = callReach(c, false);
+        if (r.bad.found) items.push_back({off(c.callLoc), a.locate(c.callLoc), r.bad.kind, r.bad.why, r.bad.chain, Item::Bad});
+        else if (r.barrier.found) items.push_back({off(c.callLoc), a.locate(c.callLoc), r.barrier.kind, "", r.barrier.chain, Item::Barrier});
+        if (r.warp.found) items.push_back({off(c.callLoc), a.locate(c.callLoc), r.warp.kind, "", r.warp.chain, Item::Warp});
+      }
+    }
+    // Bad items first at one offset, so that the first one found after a return is the worst.
+    std::stable_sort(items.begin(), items.end(), [](const Item &x, const Item &y) {
+      return x.offset != y.offset ? x.offset < y.offset : (x.what != Item::Barrier) > (y.what != Item::Barrier);
+    });
+
     ParentMap bodyParents(const_cast<Stmt *>(k.decl->getBody()));
+    struct Follows { const ReturnSite *ret; const Item *barrier = nullptr, *bad = nullptr; };
+    std::vector<Follows> follows;
+    bool needed = false;
     for (const ReturnSite &r : k.returns) {
       if (r.blockUniform) continue;
       unsigned at = sm.getFileOffset(sm.getFileLoc(r.stmt->getBeginLoc()));
-      // The source ranges of loops around the return: a barrier anywhere in them can follow it.
+      // The source ranges of loops around the return: anything in them can follow it.
       std::vector<std::pair<unsigned, unsigned>> loops;
       for (const Stmt *p = bodyParents.getParent(r.stmt); p; p = bodyParents.getParent(p)) {
         if (isa<LambdaExpr>(p)) break;
@@ -843,24 +1075,72 @@ private:
           loops.push_back({sm.getFileOffset(sm.getFileLoc(p->getBeginLoc())),
                            sm.getFileOffset(sm.getFileLoc(p->getEndLoc()))});
       }
-      for (const Barrier &b : k.barriers) {
-        if (!b.blockWide) continue;
-        bool after = b.offset > at;
-        for (auto &[lo, hi] : loops) if (b.offset >= lo && b.offset <= hi) after = true;
+      Follows fo{&r};
+      for (const Item &i : items) {
+        bool after = i.offset > at;
+        for (auto &[lo, hi] : loops) if (i.offset >= lo && i.offset <= hi) after = true;
         if (!after) continue;
-        Blocker bl;
-        bl.construct = "thread-dependent return before a barrier";
-        bl.detail = "the return at " + r.loc.str() + " depends on " + r.reason + " and can be followed by " +
-                    b.kind + " at " + b.loc.str() +
-                    (b.via.empty() ? std::string() : " (in " + llvm::join(b.via, " -> ") + ")") +
-                    "; threads that returned would reach the next task's barriers instead";
-        bl.loc = r.loc;
-        bl.sloc = r.stmt->getBeginLoc();
-        k.blockers.push_back(bl);
-        break;
+        if (i.what != Item::Warp && !fo.barrier) fo.barrier = &i;
+        if (i.what != Item::Barrier && !fo.bad) fo.bad = &i;
       }
+      needed = needed || fo.barrier;
+      follows.push_back(fo);
+    }
+    if (!needed) return;  // no block barrier can follow a thread-dependent return: nothing to park
+
+    auto describe = [](const ReturnSite &r, const Item &i) {
+      return "the return at " + r.loc.str() + " depends on " + r.reason + " and can be followed by " + i.kind + " at " +
+             i.loc.str() + (i.chain.empty() ? std::string() : " (in " + llvm::join(i.chain, " -> ") + ")");
+    };
+    bool refused = false;
+    for (const Follows &fo : follows) {
+      if (!fo.bad) continue;
+      Blocker bl;
+      bl.construct = "thread-dependent return before a barrier";
+      bl.detail = describe(*fo.ret, *fo.bad) +
+                  (fo.bad->what == Item::Warp
+                       ? "; a thread that returns waits at the task's barriers until the block has finished the task, "
+                         "and a warp-level operation waits for every thread of its mask that has not exited"
+                       : "; a thread that returns must wait at every barrier the rest of the task passes, and this "
+                         "one cannot be rewritten to let it: " + fo.bad->why);
+      bl.loc = fo.ret->loc;
+      bl.sloc = fo.ret->stmt->getBeginLoc();
+      k.blockers.push_back(bl);
+      refused = true;
+    }
+    if (refused) return;
+    for (const Follows &fo : follows) {
+      if (!fo.barrier) continue;
+      Blocker p;
+      p.construct = "thread-dependent return before a barrier";
+      p.detail = describe(*fo.ret, *fo.barrier);
+      p.loc = fo.ret->loc;
+      p.sloc = fo.ret->stmt->getBeginLoc();
+      k.parkedReturns.push_back(p);
+    }
+
+    // The twin parks: the clones, now with the functions whose barriers must become task barriers too,
+    // and the edits of every block barrier in the kernel's text and in the clones' texts.
+    k.virtualizedCalls.clear();
+    k.virtualizedCallees.clear();
+    std::map<const FunctionDecl *, std::set<const FunctionDecl *>> sources;
+    collectClones(k, bodies, true, &sources);
+    std::set<std::tuple<unsigned, unsigned, std::string>> seen;
+    auto addEdits = [&](const FunctionDecl *fn) {
+      for (const BarrierHit &h : a.factsOf(fn).barriers)
+        if (h.blockWide && h.unrewritable.empty())
+          for (const TaskBarrierEdit &e : h.edits)
+            if (seen.insert({e.at.getRawEncoding(), e.length, e.text}).second) k.taskBarrierEdits.push_back(e);
+    };
+    for (const FunctionDecl *body : bodies) addEdits(body);
+    for (const FunctionDecl *pat : k.virtualizedCallees) {
+      addEdits(pat);
+      for (const FunctionDecl *asCalled : sources[pat]) addEdits(asCalled);
     }
   }
+
+  std::map<std::pair<const FunctionDecl *, bool>, Reach> reachMemo;
+  std::set<std::pair<const FunctionDecl *, bool>> reachStack;
 
   void addBarrier(Kernel &k, const BarrierHit &b, const std::vector<std::string> &via, SourceLocation reach) {
     Barrier out;
@@ -883,7 +1163,6 @@ private:
       for (const CallHit &c : a.factsOf(body).calls)
         queue.push_back({c.callee, {c.callee->getNameAsString()}, c.callLoc, c.system});
     std::set<std::string> calleeNames;
-    std::map<const FunctionDecl *, bool> needs;  // reads blockIdx/gridDim, directly or below
     std::set<std::pair<unsigned, std::string>> seenBarrierVia;
     while (!queue.empty()) {
       Node n = queue.front();
@@ -922,6 +1201,17 @@ private:
     }
     k.callees.assign(calleeNames.begin(), calleeNames.end());
 
+    collectClones(k, bodies, false);
+  }
+
+
+  // The device functions to clone for the twin and the calls to redirect to the clones: those that read
+  // blockIdx/gridDim (directly or below) and, for a parking kernel, those whose block barriers (directly
+  // or below) must become task barriers. `sources`: each cloned pattern and the functions as called that
+  // stand for it (instantiations), whose facts hold the barriers of dependent code.
+  void collectClones(Kernel &k, const std::vector<const FunctionDecl *> &bodies, bool parking,
+                     std::map<const FunctionDecl *, std::set<const FunctionDecl *>> *sources = nullptr) {
+    std::map<const FunctionDecl *, bool> needs;  // reads blockIdx/gridDim, directly or below
     // Which functions (as called) read blockIdx/gridDim, directly or transitively: fixed point.
     std::function<bool(const FunctionDecl *, std::set<const FunctionDecl *> &)> reads =
         [&](const FunctionDecl *fn, std::set<const FunctionDecl *> &stack) -> bool {
@@ -982,10 +1272,14 @@ private:
       for (const CallHit &c : a.factsOf(caller).calls) {
         if (c.system) continue;
         std::set<const FunctionDecl *> stack;
-        if (!reads(c.callee, stack)) continue;
+        // A call is sent to a clone when its callee reads blockIdx/gridDim or, in a parking kernel, when
+        // the callee's barriers must become task barriers (barrierClone() checked that it can be sent).
+        bool read = reads(c.callee, stack);
+        if (!read && !(parking && barrierClone(c))) continue;
         const FunctionDecl *pat = patternOf(c.callee);
         if (!pat) continue;
-        if (std::string why = notRedirectable(c, pat); !why.empty()) {
+        if (sources) (*sources)[pat].insert(c.callee);
+        if (std::string why = notRedirectable(c, pat); read && !why.empty()) {
           block(pat->getQualifiedNameAsString() + " reads blockIdx/gridDim, but " + why, c.callLoc);
           continue;
         }

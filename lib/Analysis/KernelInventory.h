@@ -49,6 +49,15 @@ struct Barrier {
   unsigned offset = 0;           // file offset of `loc` in the kernel's file (for ordering)
 };
 
+// One text edit of a parking kernel's twin (docs/ptb-transform.md, "Parking"): a block barrier of the task
+// body, or of a device function cloned for it, becomes the runtime's task barrier (`__syncthreads()` ->
+// `::ptb::task_sync()`). Applied to the copy of the body, never to the original.
+struct TaskBarrierEdit {
+  clang::SourceLocation at;  // a file location in the body's text
+  unsigned length = 0;       // characters replaced (0: an insertion)
+  std::string text;
+};
+
 struct ReturnSite {
   Location loc;
   bool blockUniform = false;
@@ -147,6 +156,16 @@ struct Kernel {
   // For the rewrite: device functions (patterns) to clone, in dependency order, and the calls to redirect.
   std::vector<const clang::FunctionDecl *> virtualizedCallees;
   std::vector<VirtualizedCall> virtualizedCalls;
+
+  // Thread-dependent returns that a block barrier can follow, one entry each (construct "thread-dependent
+  // return before a barrier", the detail names the return and the first such barrier). The twin keeps
+  // such a kernel by parking the threads that return (TaskSync::parked; docs/ptb-transform.md, "Parking"):
+  // every block barrier of its body and of the device functions it calls becomes a task barrier, and the
+  // functions with barriers are cloned like those that read blockIdx. When a barrier cannot be rewritten,
+  // or a warp-level operation can follow the return, the kernel gets a blocker instead and this is empty.
+  std::vector<Blocker> parkedReturns;
+  bool parks() const { return !parkedReturns.empty(); }
+  std::vector<TaskBarrierEdit> taskBarrierEdits;  // for a parking kernel: its barriers' edits, clones' included
 
   bool usesVirtualIndex() const;  // blockIdx or gridDim reached by any route
 };

@@ -510,6 +510,13 @@ private:
                              "copied for a slot");
         return false;
       }
+    // A slot meets at its own named barrier with a fixed thread count; its tasks do not park returned
+    // threads (ptb-transform's TaskSync::parked needs barrier 0 and the whole block).
+    for (const Blocker &b : k.parkedReturns) {
+      error(b.sloc.isValid() ? b.sloc : fd->getLocation(),
+            who + b.construct + ": " + b.detail + "; a fused slot cannot park the threads that return");
+      return false;
+    }
     if (k.templ) {
       error(fd->getLocation(), who + "kernel templates are not fused (wrap one instantiation in a plain kernel)");
       return false;

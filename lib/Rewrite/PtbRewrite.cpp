@@ -109,8 +109,10 @@ public:
       chosen.push_back(&k);
     }
 
-    for (const Kernel *k : chosen)
+    for (const Kernel *k : chosen) {
       for (const VirtualizedCall &c : k->virtualizedCalls) redirects[c.nameLoc.getRawEncoding()] = c;
+      for (const TaskBarrierEdit &e : k->taskBarrierEdits) taskBarrierEdits[{e.at.getRawEncoding(), e.length}] = e;
+    }
     for (const Kernel *k : chosen) {
       for (const FunctionDecl *callee : k->virtualizedCallees) cloneCallee(callee, *k);
       emitTwin(*k);
@@ -348,37 +350,46 @@ private:
   std::string textWithRedirects(SourceLocation b, SourceLocation e) const {
     FileID f = sm.getFileID(b);
     unsigned bo = offsetOf(b), eo = offsetOf(e);
-    std::vector<const CallEdit *> inside;
+    // Redirected calls (their CallEdits) and, in a parking kernel's body and clones, barriers made task
+    // barriers (a replacement of the barrier's name, or an insertion before a group and a replacement of
+    // its `.sync()`, taken as an innermost opening).
+    std::vector<CallEdit> inside;
     for (auto &entry : redirects) {
       const VirtualizedCall &call = entry.second;
       unsigned off = offsetOf(call.nameLoc);
       if (sm.getFileID(call.nameLoc) != f || off < bo || off >= eo) continue;
       for (const CallEdit &edit : call.edits)
         if (sm.getFileID(edit.loc) == f && offsetOf(edit.loc) >= bo && offsetOf(edit.loc) + edit.length <= eo)
-          inside.push_back(&edit);
+          inside.push_back(edit);
     }
-    auto rank = [](const CallEdit *x) { return x->kind == CallEdit::Kind::Close ? 0 : x->kind == CallEdit::Kind::Open ? 1 : 2; };
-    std::stable_sort(inside.begin(), inside.end(), [&](const CallEdit *x, const CallEdit *y) {
-      unsigned xo = offsetOf(x->loc), yo = offsetOf(y->loc);
+    for (auto &entry : taskBarrierEdits) {
+      const TaskBarrierEdit &edit = entry.second;
+      unsigned off = offsetOf(edit.at);
+      if (sm.getFileID(edit.at) == f && off >= bo && off + edit.length <= eo)
+        inside.push_back({edit.length ? CallEdit::Kind::Replace : CallEdit::Kind::Open, edit.at, edit.length, edit.text, 0});
+    }
+    auto rank = [](const CallEdit &x) { return x.kind == CallEdit::Kind::Close ? 0 : x.kind == CallEdit::Kind::Open ? 1 : 2; };
+    std::stable_sort(inside.begin(), inside.end(), [&](const CallEdit &x, const CallEdit &y) {
+      unsigned xo = offsetOf(x.loc), yo = offsetOf(y.loc);
       if (xo != yo) return xo < yo;
       if (rank(x) != rank(y)) return rank(x) < rank(y);
-      if (x->kind == CallEdit::Kind::Close) return x->extent < y->extent;
-      if (x->kind == CallEdit::Kind::Open) return x->extent > y->extent;
+      if (x.kind == CallEdit::Kind::Close) return x.extent < y.extent;
+      if (x.kind == CallEdit::Kind::Open) return x.extent > y.extent;
       return false;
     });
     llvm::StringRef buffer = sm.getBufferData(f);
     std::string text;
     unsigned at = bo;
-    for (const CallEdit *edit : inside) {
-      unsigned off = offsetOf(edit->loc);
+    for (const CallEdit &edit : inside) {
+      unsigned off = offsetOf(edit.loc);
       if (off < at) {  // not produced by the analysis
-        report(diags, edit->loc, DiagnosticsEngine::Error,
+        report(diags, edit.loc, DiagnosticsEngine::Error,
                "internal error: overlapping edits of calls sent to PTB clones; please report this input");
         continue;
       }
       text += buffer.substr(at, off - at).str();
-      text += edit->text;
-      at = off + edit->length;
+      text += edit.text;
+      at = off + edit.length;
     }
     text += buffer.substr(at, eo - at).str();
     return text;
@@ -517,6 +528,9 @@ private:
 
     std::string t;
     t += "\n// PTB twin of " + k.qualifiedName + " (ptb-transform; docs/generated-code.md).\n";
+    if (k.parks())
+      t += "// Threads that return before a barrier park until the task ends: its barriers are task barriers\n"
+           "// (TaskSync::parked; docs/ptb-transform.md, \"Parking\").\n";
     t += lineDirective(kf, kernelLine);
     t += (tmpl.empty() ? "" : tmpl + "\n") + "static __device__ __forceinline__ void " + name + "__ptb_task(" +
          joinNonEmpty("const uint3 blockIdx, const dim3 gridDim", params) + ")\n";
@@ -525,7 +539,8 @@ private:
     t += headBeforeName(fd) + name + "__ptb(" + joinNonEmpty(paramList(fd, false, true), "const ::ptb::Launch ptb_launch") + ")" +
          headAfterParams(fd) + "{\n";
     // Tasks whose threads never meet (docs/generated-code.md) need no barrier between them.
-    t += std::string("  ::ptb::run_tasks") + (k.tasksIndependent ? "<::ptb::TaskSync::none>" : "") +
+    t += std::string("  ::ptb::run_tasks") +
+         (k.parks() ? "<::ptb::TaskSync::parked>" : k.tasksIndependent ? "<::ptb::TaskSync::none>" : "") +
          "(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) {\n";
     t += "    " + name + "__ptb_task" + targs + "(" + joinNonEmpty("ptb_block, ptb_grid", args) + ");\n";
     t += "  });\n}\n";
@@ -626,6 +641,7 @@ private:
   std::vector<Edit> edits;
   unsigned editCount = 0;
   std::map<unsigned, VirtualizedCall> redirects;  // by the callee name's location (raw encoding)
+  std::map<std::pair<unsigned, unsigned>, TaskBarrierEdit> taskBarrierEdits;  // by (location, length)
   std::set<const FunctionDecl *> cloned;
   std::set<std::pair<unsigned, unsigned>> rewrittenLaunchText;  // (file, offset) of launches already edited
   SelectedFiles selected;

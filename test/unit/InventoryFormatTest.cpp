@@ -131,7 +131,7 @@ TEST_F(InventoryFormatTest, JsonOneKernelFieldByField) {
   EXPECT_EQ(keysOf(*k), sorted({"name", "qualified_name", "location", "template_parameters", "instantiations",
                                 "parameters", "builtins", "barriers", "returns", "shared_memory", "callees",
                                 "tasks_independent", "task_coupling",
-                                "blockers", "ptb_eligible", "launches"}));
+                                "blockers", "ptb_eligible", "launches", "parked_returns"}));
   EXPECT_EQ(k->getString("name"), std::optional<llvm::StringRef>("json_kernel"));
   EXPECT_EQ(k->getString("qualified_name"), std::optional<llvm::StringRef>("json_kernel"));
   expectLocation(k->getObject("location"), file, at("json_kernel(T *p"));

@@ -463,12 +463,16 @@ TEST_F(KernelInventoryTest, ClusterDimsBlocks) {
   EXPECT_TRUE(isAt(kernel.blockers[0].loc, kFile, at("__cluster_dims__(2, 1, 1)")));
 }
 
-TEST_F(KernelInventoryTest, ThreadDependentReturnBeforeBarrierBlocksAndNamesBoth) {
+// A thread-dependent return that a barrier can follow: the twin parks the threads that return
+// (docs/ptb-transform.md, "Parking"); the inventory names the return and the barrier, and the edit.
+TEST_F(KernelInventoryTest, ThreadDependentReturnBeforeBarrierParksAndNamesBoth) {
   const ptb::Kernel &kernel = k("ret_then_barrier");
   ASSERT_EQ(kernel.returns.size(), 1u);
   EXPECT_FALSE(kernel.returns[0].blockUniform);
-  ASSERT_EQ(kernel.blockers.size(), 1u);
-  const ptb::Blocker &b = kernel.blockers[0];
+  EXPECT_TRUE(kernel.blockers.empty()) << kernel.blockers.front().detail;
+  ASSERT_EQ(kernel.parkedReturns.size(), 1u);
+  EXPECT_TRUE(kernel.parks());
+  const ptb::Blocker &b = kernel.parkedReturns[0];
   EXPECT_EQ(b.construct, "thread-dependent return before a barrier");
   Pos ret = at("return;\n  __syncthreads();\n  p[threadIdx.x] = 1;");
   Pos bar = at("__syncthreads();\n  p[threadIdx.x] = 1;\n}\n__global__ void barrier_then_ret");
@@ -478,6 +482,11 @@ TEST_F(KernelInventoryTest, ThreadDependentReturnBeforeBarrierBlocksAndNamesBoth
   EXPECT_NE(b.detail.find(retAt), std::string::npos) << b.detail;
   EXPECT_NE(b.detail.find("__syncthreads at " + barAt), std::string::npos) << b.detail;
   EXPECT_NE(b.detail.find("threadIdx"), std::string::npos) << b.detail;
+  // The barrier's name becomes the task barrier's; nothing else is edited.
+  ASSERT_EQ(kernel.taskBarrierEdits.size(), 1u);
+  EXPECT_EQ(kernel.taskBarrierEdits[0].text, "::ptb::task_sync");
+  EXPECT_EQ(kernel.taskBarrierEdits[0].length, strlen("__syncthreads"));
+  EXPECT_TRUE(kernel.virtualizedCallees.empty());
 }
 
 TEST_F(KernelInventoryTest, BarrierBeforeThreadDependentReturnIsNotABlocker) {
@@ -486,29 +495,43 @@ TEST_F(KernelInventoryTest, BarrierBeforeThreadDependentReturnIsNotABlocker) {
   EXPECT_FALSE(kernel.returns[0].blockUniform);
   ASSERT_EQ(kernel.barriers.size(), 1u);
   EXPECT_TRUE(kernel.blockers.empty()) << kernel.blockers.front().detail;
+  // Nothing to park: the twin is as before, no edit.
+  EXPECT_FALSE(kernel.parks());
+  EXPECT_TRUE(kernel.taskBarrierEdits.empty());
 }
 
 TEST_F(KernelInventoryTest, BarrierEarlierInTheSameLoopCanFollowTheReturn) {
   const ptb::Kernel &kernel = k("loop_barrier");
   ASSERT_EQ(kernel.returns.size(), 1u);
   EXPECT_FALSE(kernel.returns[0].blockUniform);
-  ASSERT_EQ(kernel.blockers.size(), 1u);
-  EXPECT_EQ(kernel.blockers[0].construct, "thread-dependent return before a barrier");
+  EXPECT_TRUE(kernel.blockers.empty());
+  ASSERT_EQ(kernel.parkedReturns.size(), 1u);
+  EXPECT_EQ(kernel.parkedReturns[0].construct, "thread-dependent return before a barrier");
   Pos bar = at("__syncthreads();\n    if (threadIdx.x == i) return;");
-  EXPECT_NE(kernel.blockers[0].detail.find("__syncthreads at " + std::string(kFile) + ":" + std::to_string(bar.line) +
-                                           ":" + std::to_string(bar.column)),
+  EXPECT_NE(kernel.parkedReturns[0].detail.find("__syncthreads at " + std::string(kFile) + ":" + std::to_string(bar.line) +
+                                                ":" + std::to_string(bar.column)),
             std::string::npos)
-      << kernel.blockers[0].detail;
+      << kernel.parkedReturns[0].detail;
+  EXPECT_EQ(kernel.taskBarrierEdits.size(), 1u);
 }
 
-TEST_F(KernelInventoryTest, BarrierInACalleeAfterThreadDependentReturnBlocks) {
+// The callees that hold the barrier are cloned, as those that read blockIdx are, and their barriers are
+// edited in the clones (callees first).
+TEST_F(KernelInventoryTest, BarrierInACalleeAfterThreadDependentReturnParksThroughClones) {
   const ptb::Kernel &kernel = k("ret_then_call_barrier");
   ASSERT_EQ(kernel.barriers.size(), 1u);
   EXPECT_EQ(kernel.barriers[0].via, (Strings{"syncDeeper", "syncHelper"}));
-  ASSERT_EQ(kernel.blockers.size(), 1u);
-  EXPECT_EQ(kernel.blockers[0].construct, "thread-dependent return before a barrier");
-  EXPECT_NE(kernel.blockers[0].detail.find("(in syncDeeper -> syncHelper)"), std::string::npos) << kernel.blockers[0].detail;
-  EXPECT_TRUE(isAt(kernel.blockers[0].loc, kFile, at("return;\n  syncDeeper();")));
+  EXPECT_TRUE(kernel.blockers.empty()) << kernel.blockers.front().detail;
+  ASSERT_EQ(kernel.parkedReturns.size(), 1u);
+  EXPECT_NE(kernel.parkedReturns[0].detail.find("(in syncDeeper -> syncHelper)"), std::string::npos)
+      << kernel.parkedReturns[0].detail;
+  EXPECT_TRUE(isAt(kernel.parkedReturns[0].loc, kFile, at("return;\n  syncDeeper();")));
+  EXPECT_EQ(names(kernel.virtualizedCallees), (Strings{"syncHelper", "syncDeeper"}));
+  ASSERT_EQ(kernel.virtualizedCalls.size(), 2u);
+  ASSERT_EQ(kernel.taskBarrierEdits.size(), 1u);  // in syncHelper
+  EXPECT_EQ(kernel.taskBarrierEdits[0].text, "::ptb::task_sync");
+  // The kernel that reaches the same callees with no thread-dependent return is not affected.
+  EXPECT_TRUE(k("barriers_all").virtualizedCallees.empty());
 }
 
 TEST_F(KernelInventoryTest, ReturnInThreadDependentSwitch) {
@@ -527,19 +550,24 @@ TEST_F(KernelInventoryTest, LocalsWrittenThroughPointersOrConditionalsAreThreadD
     EXPECT_FALSE(kernel.returns[0].blockUniform);
     EXPECT_NE(kernel.returns[0].reason.find(name == std::string("ptr_alias") ? "v" : "w"), std::string::npos)
         << kernel.returns[0].reason;
-    ASSERT_EQ(kernel.blockers.size(), 1u);
-    EXPECT_EQ(kernel.blockers[0].construct, "thread-dependent return before a barrier");
+    EXPECT_TRUE(kernel.blockers.empty());
+    ASSERT_EQ(kernel.parkedReturns.size(), 1u);
+    EXPECT_EQ(kernel.parkedReturns[0].construct, "thread-dependent return before a barrier");
   }
 }
 
-TEST_F(KernelInventoryTest, BarrierInALambdaCalledAfterTheReturnBlocks) {
-  // The lambda's text comes before the return, but its call (and so its barrier) comes after.
+TEST_F(KernelInventoryTest, BarrierInALambdaCalledAfterTheReturnParks) {
+  // The lambda's text comes before the return, but its call (and so its barrier) comes after. Its barrier
+  // is in the kernel's text: edited there, no clone.
   const ptb::Kernel &kernel = k("lambda_sync");
   ASSERT_EQ(kernel.returns.size(), 1u);
   EXPECT_FALSE(kernel.returns[0].blockUniform);
-  ASSERT_EQ(kernel.blockers.size(), 1u);
-  EXPECT_EQ(kernel.blockers[0].construct, "thread-dependent return before a barrier");
-  EXPECT_TRUE(isAt(kernel.blockers[0].loc, kFile, at("return;\n  sync();")));
+  EXPECT_TRUE(kernel.blockers.empty());
+  ASSERT_EQ(kernel.parkedReturns.size(), 1u);
+  EXPECT_NE(kernel.parkedReturns[0].detail.find("(in lambda)"), std::string::npos) << kernel.parkedReturns[0].detail;
+  EXPECT_TRUE(isAt(kernel.parkedReturns[0].loc, kFile, at("return;\n  sync();")));
+  ASSERT_EQ(kernel.taskBarrierEdits.size(), 1u);
+  EXPECT_TRUE(kernel.virtualizedCallees.empty());
 }
 
 TEST_F(KernelInventoryTest, CallWrittenInAMacroDefinitionCannotBeRedirected) {
@@ -831,8 +859,9 @@ TEST(KernelInventoryAliases, ReturnOnLocalWrittenThroughAnAliasIsThreadDependent
     ASSERT_NE(kernel, nullptr);
     ASSERT_EQ(kernel->returns.size(), 1u);
     EXPECT_FALSE(kernel->returns[0].blockUniform);
-    ASSERT_EQ(kernel->blockers.size(), 1u);
-    EXPECT_EQ(kernel->blockers[0].construct, "thread-dependent return before a barrier");
+    EXPECT_TRUE(kernel->blockers.empty());
+    ASSERT_EQ(kernel->parkedReturns.size(), 1u);
+    EXPECT_EQ(kernel->parkedReturns[0].construct, "thread-dependent return before a barrier");
   }
 }
 
@@ -860,6 +889,189 @@ TEST(KernelInventoryMembers, LaunchInMemberFunctionsNamesTheFunctionAndKnowsDevi
   EXPECT_FALSE(kernel->launches[0].fromDevice);
   EXPECT_EQ(kernel->launches[1].enclosingFunction, "Runner::spawn");
   EXPECT_TRUE(kernel->launches[1].fromDevice);
+}
+
+// --- Parking: what can be rewritten, what is refused (a separate, small parse) -----------------------------
+// docs/ptb-transform.md, "Parking".
+
+const char *const kParkFile = "park.cu";
+const std::string kParkSource = R"cu(#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+#define SYNC __syncthreads()
+#define SYNC_CALL() __syncthreads()
+#define SYNC_NAME __syncthreads
+#define SYNC_BODY do { __syncthreads(); } while (0)
+__device__ void f_sync() { __syncthreads(); }
+__device__ void g_twice() { f_sync(); }
+struct Syncer { __device__ void sync() const { __syncthreads(); } };
+__device__ void warp_helper(float *p) { p[threadIdx.x] = __shfl_down_sync(0xffffffffu, p[threadIdx.x], 1); }
+
+__global__ void forms(float *p, int n) {
+  if (threadIdx.x >= n) return;
+  __syncthreads();
+  int c = __syncthreads_count(p[threadIdx.x] > 0);
+  c += __syncthreads_and(c) + __syncthreads_or(c);
+  __barrier_sync(0);
+  cg::thread_block b = cg::this_thread_block();
+  b.sync();
+  cg::this_thread_block().sync();
+  cg::sync(b);
+  SYNC;
+  SYNC_CALL();
+  SYNC_NAME();
+  p[threadIdx.x] = c;
+}
+// g_twice is called before the return and after it: the second call must count.
+__global__ void second_call(float *p, int n) {
+  g_twice();
+  if (threadIdx.x >= n) return;
+  g_twice();
+  p[threadIdx.x] = 1;
+}
+__global__ void in_macro_body(float *p, int n) {
+  if (threadIdx.x >= n) return;
+  SYNC_BODY;
+}
+__global__ void member_call(float *p, int n) {
+  Syncer s;
+  if (threadIdx.x >= n) return;
+  s.sync();
+}
+__global__ void asm_barrier(float *p, int n) {
+  if (threadIdx.x >= n) return;
+  asm volatile("bar.sync 0;");
+}
+__global__ void named_barrier(float *p, int n) {
+  if (threadIdx.x >= n) return;
+  __barrier_sync(1);
+}
+__global__ void generic_group(float *p, int n) {
+  cg::thread_group g = cg::this_thread_block();
+  if (threadIdx.x >= n) return;
+  g.sync();
+}
+__global__ void warp_op_after(float *p, int n) {
+  if (threadIdx.x >= n) return;
+  __syncthreads();
+  warp_helper(p);
+}
+__global__ void syncwarp_after(float *p, int n) {
+  if (threadIdx.x >= n) return;
+  __syncthreads();
+  __syncwarp();
+}
+// Warp-level operations before the return are fine; a barrier the tool cannot rewrite before it too.
+__global__ void warp_op_before(float *p, int n) {
+  warp_helper(p);
+  asm volatile("bar.sync 0;");
+  if (threadIdx.x >= n) return;
+  __syncthreads();
+}
+)cu";
+
+class KernelInventoryParking : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() { tu = cudaSetup().ok ? parseCuda(kParkSource, kParkFile).release() : nullptr; }
+  void SetUp() override {
+    PTB_REQUIRE_CUDA();
+    ASSERT_NE(tu, nullptr);
+    ASSERT_TRUE(tu->ok) << tu->diags->all();
+  }
+  const ptb::Kernel &k(const std::string &name) {
+    const ptb::Kernel *kernel = tu->kernel(name);
+    if (!kernel) {
+      ADD_FAILURE() << "no kernel " << name;
+      static ptb::Kernel none;
+      return none;
+    }
+    return *kernel;
+  }
+  // The kernel's text with its task-barrier edits applied (as the rewrite applies them to the copy).
+  std::string edited(const ptb::Kernel &kernel) {
+    const clang::SourceManager &sm = tu->ast->getSourceManager();
+    unsigned b = sm.getFileOffset(sm.getExpansionLoc(kernel.decl->getBody()->getBeginLoc()));
+    unsigned e = sm.getFileOffset(sm.getExpansionLoc(kernel.decl->getBody()->getEndLoc())) + 1;
+    std::string text = kParkSource.substr(b, e - b);
+    std::vector<ptb::TaskBarrierEdit> edits = kernel.taskBarrierEdits;
+    std::stable_sort(edits.begin(), edits.end(), [&](auto &x, auto &y) {
+      unsigned ox = sm.getFileOffset(x.at), oy = sm.getFileOffset(y.at);
+      return ox != oy ? ox > oy : x.length > y.length;
+    });
+    for (auto &ed : edits) {
+      unsigned o = sm.getFileOffset(ed.at);
+      if (o >= b && o + ed.length <= e) text.replace(o - b, ed.length, ed.text);
+    }
+    return text;
+  }
+  std::string refusal(const ptb::Kernel &kernel) {
+    EXPECT_FALSE(kernel.parks());
+    if (kernel.blockers.empty()) {
+      ADD_FAILURE() << kernel.name << " is not refused";
+      return "";
+    }
+    EXPECT_EQ(kernel.blockers[0].construct, "thread-dependent return before a barrier");
+    return kernel.blockers[0].detail;
+  }
+  static const ParsedTU *tu;
+};
+const ParsedTU *KernelInventoryParking::tu = nullptr;
+
+TEST_F(KernelInventoryParking, EveryBlockBarrierFormBecomesATaskBarrier) {
+  const ptb::Kernel &kernel = k("forms");
+  EXPECT_TRUE(kernel.blockers.empty()) << kernel.blockers.front().detail;
+  ASSERT_TRUE(kernel.parks());
+  std::string text = edited(kernel);
+  for (const char *want : {"  ::ptb::task_sync();\n", "int c = ::ptb::task_sync_count(p[threadIdx.x] > 0);",
+                           "c += ::ptb::task_sync_and(c) + ::ptb::task_sync_or(c);", "::ptb::task_barrier_sync(0);",
+                           "::ptb::task_group_sync(b);\n  ::ptb::task_group_sync(cg::this_thread_block());\n"
+                           "  ::ptb::task_group_sync(b);\n",
+                           "  ::ptb::task_sync();\n  ::ptb::task_sync();\n  ::ptb::task_sync();\n  p[threadIdx.x] = c;"})
+    EXPECT_NE(text.find(want), std::string::npos) << "missing '" << want << "' in:\n" << text;
+  EXPECT_EQ(text.find("__syncthreads"), std::string::npos) << text;
+  EXPECT_EQ(text.find("__barrier_sync"), std::string::npos) << text;
+  EXPECT_EQ(text.find(".sync()"), std::string::npos) << text;
+}
+
+TEST_F(KernelInventoryParking, ABarrierReachedThroughASecondCallOfTheSameFunctionCounts) {
+  const ptb::Kernel &kernel = k("second_call");
+  ASSERT_TRUE(kernel.parks()) << (kernel.blockers.empty() ? "" : kernel.blockers.front().detail);
+  EXPECT_NE(kernel.parkedReturns[0].detail.find("(in g_twice -> f_sync)"), std::string::npos) << kernel.parkedReturns[0].detail;
+  // Both calls go to the clone (the one before the return too: every barrier the tool can rewrite is).
+  EXPECT_EQ(kernel.virtualizedCalls.size(), 3u);  // g_twice twice, f_sync in g_twice's clone
+}
+
+TEST_F(KernelInventoryParking, BarriersThatCannotBeRewrittenAreRefusedWithTheReason) {
+  struct Case { const char *kernel, *kind, *why; };
+  for (const Case &c : {Case{"in_macro_body", "__syncthreads", "inside the definition of macro SYNC_BODY"},
+                        Case{"member_call", "__syncthreads", "Syncer::sync cannot be sent to a clone"},
+                        Case{"asm_barrier", "bar.sync (inline asm)", "it is inline asm"},
+                        Case{"named_barrier", "__barrier_sync", "named barrier"},
+                        Case{"generic_group", "cg::thread_group::sync", "a generic thread_group"}}) {
+    SCOPED_TRACE(c.kernel);
+    std::string why = refusal(k(c.kernel));
+    EXPECT_NE(why.find(std::string("can be followed by ") + c.kind), std::string::npos) << why;
+    EXPECT_NE(why.find(c.why), std::string::npos) << why;
+    EXPECT_TRUE(k(c.kernel).taskBarrierEdits.empty());
+  }
+}
+
+TEST_F(KernelInventoryParking, WarpLevelOperationsAfterTheReturnAreRefused) {
+  std::string why = refusal(k("warp_op_after"));
+  EXPECT_NE(why.find("can be followed by __shfl_down_sync"), std::string::npos) << why;
+  EXPECT_NE(why.find("(in warp_helper)"), std::string::npos) << why;
+  EXPECT_NE(why.find("warp-level operation"), std::string::npos) << why;
+  why = refusal(k("syncwarp_after"));
+  EXPECT_NE(why.find("can be followed by __syncwarp"), std::string::npos) << why;
+}
+
+TEST_F(KernelInventoryParking, WhatComesBeforeEveryReturnStaysAsItIs) {
+  const ptb::Kernel &kernel = k("warp_op_before");
+  EXPECT_TRUE(kernel.blockers.empty()) << kernel.blockers.front().detail;
+  ASSERT_TRUE(kernel.parks());
+  std::string text = edited(kernel);
+  EXPECT_NE(text.find("warp_helper(p);\n  asm volatile(\"bar.sync 0;\");"), std::string::npos) << text;
+  EXPECT_NE(text.find("return;\n  ::ptb::task_sync();"), std::string::npos) << text;
+  EXPECT_TRUE(kernel.virtualizedCallees.empty());
 }
 
 } // namespace

@@ -382,7 +382,7 @@ TEST_F(PtbRewriteTest, AlreadyTransformedInputIsRefused) {
 
 const std::string kRefusal = R"cu(__global__ void bad(int *p) {
   if (threadIdx.x >= 16) return;
-  __syncthreads();
+  asm volatile("bar.sync 0;");
   p[threadIdx.x] = 1;
 }
 __global__ void good(int *p) { p[blockIdx.x] = 1; }
@@ -398,7 +398,8 @@ TEST_F(PtbRewriteTest, ThreadDependentReturnBeforeBarrierIsRefusedNamingBoth) {
   EXPECT_EQ(run.result.rewrittenLaunches, 2u);
   // The warning is at the return and names the barrier's place.
   EXPECT_TRUE(hasDiag(run, "2:26: warning:", "thread-dependent return before a barrier")) << run.allDiags();
-  EXPECT_TRUE(hasDiag(run, "2:26: warning:", "__syncthreads at refusal.cu:3:3")) << run.allDiags();
+  EXPECT_TRUE(hasDiag(run, "2:26: warning:", "bar.sync (inline asm) at refusal.cu:3:3")) << run.allDiags();
+  EXPECT_TRUE(hasDiag(run, "2:26: warning:", "it is inline asm")) << run.allDiags();
   // The kernel and its launch are untouched.
   const std::string &out = run.result.output;
   EXPECT_NE(out.find(kRefusal.substr(0, kRefusal.find("__global__ void good"))), std::string::npos) << out;
@@ -406,6 +407,58 @@ TEST_F(PtbRewriteTest, ThreadDependentReturnBeforeBarrierIsRefusedNamingBoth) {
                      "other__ptb_launch(::ptb::LaunchConfig(1, 1), p); }"),
             std::string::npos) << out;
   EXPECT_EQ(out.find("bad__ptb"), std::string::npos);
+}
+
+// A thread-dependent return before a barrier: the twin parks the threads that return (docs/ptb-transform.md,
+// "Parking"): its barriers, and those of the callee it reaches them through (cloned), are task barriers, and
+// run_tasks is told so. The original kernel and the callee stay as they were. A clone shared with a kernel
+// that does not park is the same clone (task barriers are ordinary barriers when nobody parks).
+const std::string kParked = R"cu(__device__ int sync_and_read(int *s) { __syncthreads(); return s[blockIdx.x % 4]; }
+__global__ void parked(int *p, int n) {
+  __shared__ int s[128];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  s[threadIdx.x] = p[i];
+  __syncthreads();
+  p[i] = s[127 - threadIdx.x] + sync_and_read(s);
+}
+__global__ void not_parked(int *p) {
+  __shared__ int s[128];
+  s[threadIdx.x] = p[threadIdx.x];
+  __syncthreads();
+  p[threadIdx.x] = sync_and_read(s);
+}
+void h(int *p, int n) { parked<<<4, 128>>>(p, n); not_parked<<<4, 128>>>(p); }
+)cu";
+
+TEST_F(PtbRewriteTest, ThreadDependentReturnBeforeBarrierParks) {
+  RewriteRun run = rewriteCuda(kParked, options(), "parked.cu");
+  ASSERT_TRUE(run.rewriteOk) << run.allDiags();
+  EXPECT_EQ(run.warnings, 0u) << run.allDiags();
+  EXPECT_EQ(run.result.transformedKernels, (Strings{"parked", "not_parked"}));
+  const std::string &out = run.result.output;
+  // The originals are untouched.
+  EXPECT_NE(out.find(kParked.substr(0, kParked.find('\n') + 1)), std::string::npos) << out;
+  EXPECT_NE(out.find("  if (i >= n) return;\n  s[threadIdx.x] = p[i];\n  __syncthreads();\n"
+                     "  p[i] = s[127 - threadIdx.x] + sync_and_read(s);\n}\n"),
+            std::string::npos) << out;
+  // The parked twin's task body, and its run_tasks.
+  EXPECT_NE(out.find("  if (i >= n) return;\n  s[threadIdx.x] = p[i];\n  ::ptb::task_sync();\n"
+                     "  p[i] = s[127 - threadIdx.x] + sync_and_read__ptb(blockIdx, gridDim, s);\n}\n"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("__global__ void parked__ptb(int *p, int n, const ::ptb::Launch ptb_launch) {\n"
+                     "  ::ptb::run_tasks<::ptb::TaskSync::parked>(ptb_launch,"),
+            std::string::npos) << out;
+  // One clone, with the task barrier, serving both twins; the other twin keeps its own __syncthreads.
+  EXPECT_EQ(countOf(out, "int sync_and_read__ptb("), 1u) << out;
+  EXPECT_NE(out.find("{ ::ptb::task_sync(); return s[blockIdx.x % 4]; }"), std::string::npos) << out;
+  EXPECT_NE(out.find("  s[threadIdx.x] = p[threadIdx.x];\n  __syncthreads();\n"
+                     "  p[threadIdx.x] = sync_and_read__ptb(blockIdx, gridDim, s);\n}\n"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("__global__ void not_parked__ptb(int *p, const ::ptb::Launch ptb_launch) {\n"
+                     "  ::ptb::run_tasks(ptb_launch,"),
+            std::string::npos) << out;
+  EXPECT_EQ(countOf(out, "::ptb::task_sync()"), 2u) << out;
 }
 
 TEST_F(PtbRewriteTest, StrictModeMakesARefusalAnError) {

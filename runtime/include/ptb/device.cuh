@@ -512,8 +512,61 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
 //   runs its part of consecutive tasks back to back (warps drift apart within a run of tasks, as the
 //   warps of different blocks do in the original); the block still meets between runs (every few to
 //   ~64 tasks, and at every check of the SM's cap), so yield and exactly-once are unchanged.
-enum class TaskSync { block, none };
+// - TaskSync::parked: for a body whose threads may return before a block barrier (a thread-dependent
+//   `return` followed by `__syncthreads()`; docs/ptb-transform.md, "Parking"). Every block barrier of the
+//   body must be one of the task barriers below (ptb-transform rewrites them). A thread that leaves the
+//   task (returns, or finishes it) parks: it arrives at barrier 0 with "done" until an arrival of the
+//   whole block says "done", so it meets every barrier the rest of the task still passes, and the block
+//   leaves the task together. That last arrival is a barrier of the whole block, so no other barrier is
+//   needed between tasks. Only for whole-block workers (run_tasks), not for fused slots.
+enum class TaskSync { block, none, parked };
 #define PTB_HAS_TASK_SYNC 1
+#define PTB_HAS_TASK_PARKING 1
+
+namespace detail {
+// One arrival at barrier 0 in a task of a parking body, reporting `not_done`; returns whether any thread
+// of the block reported "not done" in this barrier. barrier.red without .aligned: the threads of one warp
+// may arrive at different barrier instructions (the body's and the park loop's), which the aligned forms
+// (bar.sync, bar.red, i.e. __syncthreads and __syncthreads_or) do not allow. One reduction operator (.or)
+// for every barrier of the task: bar.red must not be mixed with other forms on the same barrier.
+__device__ __forceinline__ bool task_barrier(bool not_done) {
+  unsigned r;
+  asm volatile("{ .reg .pred p, q; setp.ne.u32 p, %1, 0; barrier.red.or.pred q, 0, p; selp.u32 %0, 1, 0, q; }"
+               : "=r"(r) : "r"(static_cast<unsigned>(not_done)) : "memory");
+  return r != 0;
+}
+// A thread that left the task waits here until every thread of the block has left it.
+__device__ __forceinline__ void task_park() {
+  while (task_barrier(false)) {
+  }
+}
+}  // namespace detail
+
+// The block barriers of a parking task body (TaskSync::parked), as ptb-transform writes them:
+// __syncthreads() -> task_sync(), __barrier_sync(0) -> task_barrier_sync(0), a thread_block's sync() or
+// cooperative_groups::sync(block) -> task_group_sync(block), __syncthreads_count/_and/_or(p) ->
+// task_sync_count/_and/_or(p). Each is met by the threads that still run the task and by the parked ones;
+// the counting forms count the threads that still run it (in the original kernel: the threads that have
+// not exited).
+__device__ __forceinline__ void task_sync() { (void)detail::task_barrier(true); }
+__device__ __forceinline__ void task_barrier_sync(unsigned) { task_sync(); }  // only ever called with 0
+template <class Group>
+__device__ __forceinline__ void task_group_sync(const Group&) { task_sync(); }
+// Two task barriers and a shared counter that only grows: the count is the difference of two reads. The
+// first read comes before the first barrier, after which the adds start; the second after the second
+// barrier, before which every add is done; the next call's adds come after its own first barrier, which
+// this thread reaches after its second read. So any start value works (no initialization), and the
+// parked threads see two ordinary task barriers.
+__device__ __forceinline__ int task_sync_count(int pred) {
+  __shared__ unsigned ptb_task_count_;
+  const unsigned before = detail::vload(&ptb_task_count_);
+  task_sync();
+  if (pred) atomicAdd(&ptb_task_count_, 1u);
+  task_sync();
+  return static_cast<int>(detail::vload(&ptb_task_count_) - before);
+}
+__device__ __forceinline__ int task_sync_and(int pred) { return task_sync_count(!pred) == 0; }
+__device__ __forceinline__ int task_sync_or(int pred) { return task_sync_count(pred != 0) != 0; }
 
 // The first parameter of the PTB clone of a constructor that reads blockIdx/gridDim (ptb-transform,
 // docs/generated-code.md): a constructor cannot be renamed, so its clone is an overload that the
@@ -562,6 +615,7 @@ struct WorkerShared {
 // The threads that form one worker, and how they meet.
 // The whole thread block (a PTB twin): barrier 0, leader thread (0,0,0), worker blockIdx.x.
 struct WholeBlock {
+  static constexpr bool kBarrierZero = true;  // meets at barrier 0 with every thread of the block
   __device__ __forceinline__ bool leader() const { return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0; }
   __device__ __forceinline__ void sync() const { __syncthreads(); }
   __device__ __forceinline__ unsigned worker() const { return blockIdx.x; }
@@ -572,6 +626,7 @@ template <unsigned Bar, unsigned Threads>
 struct SlotGroup {
   static_assert(Bar >= 1 && Bar <= 15, "named barrier ids are 1..15 (0 is __syncthreads)");
   static_assert(Threads % 32 == 0 && Threads > 0 && Threads <= 1024, "a slot is a whole number of warps");
+  static constexpr bool kBarrierZero = false;
   unsigned local, worker_;
   __device__ __forceinline__ bool leader() const { return local == 0; }
   __device__ __forceinline__ void sync() const { bar_sync<Bar, Threads>(); }
@@ -582,11 +637,14 @@ struct SlotGroup {
 // for each task the worker gets; returns when the worker must leave.
 template <TaskSync Sync, class Group, class Task>
 __device__ __forceinline__ void task_loop(const Group& group, const Launch& launch, WorkerShared& sh, Task&& task) {
+  static_assert(Sync != TaskSync::parked || Group::kBarrierZero, "parked tasks meet at barrier 0: whole blocks only");
   // The leader publishes a run of consecutive tasks, (x, y, z) of the first and the count, in entry r & 1
   // before barrier r; every thread reads it after the barrier and walks the run with its own copy of the
   // coordinates. Entry r & 1 is written again only before barrier r + 2, which every thread passes
   // after its read. Within a run: one barrier between consecutive tasks (TaskSync::block) or none; the
-  // barrier that publishes the next run also separates the run's last task from the next one.
+  // barrier that publishes the next run also separates the run's last task from the next one. With
+  // TaskSync::parked every thread parks after the task body, and the park's last barrier, which the whole
+  // block passes together, separates the task from the next one.
   const bool leader = group.leader();
 #ifdef PTB_DEBUG_STAMPS
   if (leader) ptb_debug_stamp(0, group.worker());
@@ -658,6 +716,7 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
     unsigned x = v.x, y = v.y, z = v.z;
     for (unsigned j = v.w;;) {
       task(make_uint3(x, y, z), grid);
+      if constexpr (Sync == TaskSync::parked) task_park();
       if (--j == 0) break;
       if (++x == launch.gx) {
         x = 0;
@@ -674,8 +733,8 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
 }  // namespace detail
 
 // Every thread of the worker block calls it once. Runs task(blockIdx, gridDim) for each task the worker
-// gets, with one block-wide barrier between consecutive tasks (Sync == TaskSync::block); returns when the
-// worker must leave.
+// gets, with one block-wide barrier between consecutive tasks (Sync == TaskSync::block; with
+// TaskSync::parked, the park after each task); returns when the worker must leave.
 template <TaskSync Sync = TaskSync::block, class Task>
 __device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
   __shared__ detail::WorkerShared ptb_worker_;

@@ -46,6 +46,6 @@ __global__ void early(int *p, int n) {
   __syncthreads();
   p[threadIdx.x] = 1;
 }
-// EARLY: {{.*}}errors-kernels.cu:[[# @LINE - 4]]:25: error: kernel 'early' cannot be fused: thread-dependent return before a barrier
+// EARLY: {{.*}}errors-kernels.cu:[[# @LINE - 4]]:25: error: kernel 'early' cannot be fused: thread-dependent return before a barrier: {{.*}}; a fused slot cannot park the threads that return
 
 // ALL: fuse-kernels: nothing written (errors above)

@@ -118,7 +118,8 @@ void run(float *o, const float *i, int n) { scale<float, 64><<<n / 64, 64, 4>>>(
 // CHECK-NEXT:         "function": "run",
 // CHECK-NEXT:         "from_device_code": false
 // CHECK-NEXT:       }
-// CHECK-NEXT:     ]
+// CHECK-NEXT:     ],
+// CHECK-NEXT:     "parked_returns": []
 // CHECK-NEXT:   }
 // CHECK-NEXT: ],
 // CHECK-NEXT: "other_launches": []
