@@ -14,7 +14,8 @@
 # Each run is a whole process; its time is what the program measures (cudaEvents from before its first
 # launch to after its last: the first launch's set-up counts) and every run checks its result against a
 # CPU reference. Medians per program and form. Afterwards one run per program confined with PTB_SMS=0-65
-# (twins inside 66 SMs; correctness only). One warm-up run of each original first (not counted).
+# (twins inside 66 SMs; correctness only). One warm-up run of each original first (not counted). A run
+# is killed after 45 s; a program and form that failed once is not run again.
 #
 # Prints: the device, date, commit; a table (median ms per form, auto/orig and twin/orig); the geometric
 # mean and worst ratio per form; the first-launch figure, (form - orig) of sobel_once (one launch), in us;
@@ -68,7 +69,7 @@ if [ $missing = 1 ]; then
   exit 2
 fi
 
-if [ -f "$TDIR/SOURCES.sha256" ] && ! sha256sum -c --quiet "$TDIR/SOURCES.sha256" >/dev/null 2>&1; then
+if [ -f "$TDIR/SOURCES.sha256" ] && command -v sha256sum >/dev/null && ! sha256sum -c --quiet "$TDIR/SOURCES.sha256" >/dev/null 2>&1; then
   echo "ERROR: $TDIR was transformed from other sources than bench/programs/ holds now:" >&2
   sha256sum -c "$TDIR/SOURCES.sha256" 2>&1 | grep -v ': OK$' >&2
   echo "       run bench/programs/transform.sh again on the development machine and carry $TDIR" >&2
@@ -109,8 +110,9 @@ run_form() {
   shift 2
   case "$form" in orig) exe="$BIN/orig/$n" ;; *) exe="$BIN/ptb/$n" ;; esac
   [ -x "$exe" ] || return 0
+  [ -f "$RES/$n.$form.failed" ] && return 0  # failed once: not repeated (the first failure is reported)
   log="$RES/$n.$form.log"
-  timeout -s KILL 120 env -u PTB_MODE -u PTB_SMS -u PTB_BLOCKS_PER_SM "$@" "$exe" >"$log" 2>&1
+  timeout -s KILL 45 env -u PTB_MODE -u PTB_SMS -u PTB_BLOCKS_PER_SM "$@" "$exe" >"$log" 2>&1
   local rc=$?
   line="$(grep -m1 "^PROGRAM $n " "$log")"
   got="$(echo "$line" | awk '{print $8}')"
@@ -120,6 +122,8 @@ run_form() {
     say "RUN FAILED: $n, form $form ($*): exit $rc, reported form '${got:-none}' runtime '${grt:-none}'" \
         "(want $(expect_form "$form"), $(expect_rt "$form"))"
     sed 's/^/    /' "$log" | tail -8 | tee -a "$REPORT"
+    [ $rc = 137 ] && say "    (killed after 45 s: a hang?)"
+    touch "$RES/$n.$form.failed"
     FAILED=1
     return 0
   fi
