@@ -113,10 +113,13 @@ __global__ void step__ptb(unsigned* v, unsigned expect, unsigned mod, unsigned* 
 static unsigned N = 0;              // SMs
 static std::vector<unsigned> RAW;   // dense index -> %smid (after the first part)
 
+// Zero the counters; returns when the device has them (the launches that follow may be in a
+// non-blocking stream, which does not wait for the legacy stream's copies).
 static void reset_forms() {
   const unsigned long long z = 0;
   CK(cudaMemcpyToSymbol(g_orig_blocks, &z, sizeof z));
   CK(cudaMemcpyToSymbol(g_twin_workers, &z, sizeof z));
+  CK(cudaDeviceSynchronize());
 }
 static void forms(unsigned long long& orig, unsigned long long& twin) {
   CK(cudaMemcpyFromSymbol(&orig, g_orig_blocks, sizeof orig));
@@ -167,11 +170,12 @@ static Seen run_mark(const ptb::LaunchConfig& c, bool argv_form = false, bool re
   Buf b;
   b.alloc(nb, (unsigned)nt);
   b.poison(c.stream);
-  // Every earlier launch has ended, resume workers included (they count themselves after their last task).
-  CK(cudaDeviceSynchronize());
-  reset_forms();
   unsigned* who = record_who ? b.who : nullptr;
   CK(cudaMemcpyToSymbol(g_who, &who, sizeof who));
+  // Every earlier launch has ended, resume workers included (they count themselves after their last
+  // task); then the counters are zeroed and the device has everything above before the launch.
+  CK(cudaDeviceSynchronize());
+  reset_forms();
   const unsigned seed = rnd(0, 0xffffffffu);
   if (argv_form) {
     unsigned* cnt = b.cnt;
