@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --reps) REPS="$2"; shift ;;
     --only) ONLY="$2"; shift ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d'; exit 0 ;;
     -*) echo "unknown option $1" >&2; exit 2 ;;
     *) TDIR="$1" ;;
   esac
