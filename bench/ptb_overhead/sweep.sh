@@ -6,6 +6,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 TESTS=0; [ "${1:-}" = --tests ] && { TESTS=1; shift; }
+export PTB_MODE="${PTB_MODE:-ptb}"  # --tests checks the twins (--bench sets the modes itself)
 RE="${1:-grid3d|return_after|multi_stream|template_block|early_return_thread|coop_groups_dynamic|transpose_tiled|reduce_dynamic|shared_mem_task|wmma_gemm|grid2d_block2d}"
 OUT="${OUT:-out}"; mkdir -p "$OUT" build/sweep
 NVCC=/usr/local/cuda/bin/nvcc

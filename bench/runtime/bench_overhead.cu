@@ -286,13 +286,17 @@ int main() {
   };
   for (int grid : {1, 1000}) {
     const double plain = host_us([&] { nop<<<grid, 256>>>(1); });
+    ::ptb::set_launch_mode(::ptb::LaunchMode::ptb);
     const double viar = host_us([&] { ::ptb::launch(::ptb::LaunchConfig(grid, 256), nop, nop__ptb, 1); });
     ::ptb::set_launch_mode(::ptb::LaunchMode::original);
     const double orig = host_us([&] { ::ptb::launch(::ptb::LaunchConfig(grid, 256), nop, nop__ptb, 1); });
+    ::ptb::set_launch_mode(::ptb::LaunchMode::automatic);  // no policy: the original, dispatched by need
+    const double autom = host_us([&] { ::ptb::launch(::ptb::LaunchConfig(grid, 256), nop, nop__ptb, 1); });
     ::ptb::set_launch_mode(::ptb::LaunchMode::ptb);
     const double plain2 = host_us([&] { nop<<<grid, 256>>>(1); });
-    std::printf("host launch cost, grid %4d: plain <<<>>> %.2f us, ptb::launch %.2f us (+%.2f us), original mode %.2f us\n",
-                grid, std::min(plain, plain2), viar, viar - std::min(plain, plain2), orig);
+    std::printf("host launch cost, grid %4d: plain <<<>>> %.2f us, ptb::launch %.2f us (+%.2f us), original mode %.2f us,"
+                " automatic mode (no policy) %.2f us\n",
+                grid, std::min(plain, plain2), viar, viar - std::min(plain, plain2), orig, autom);
   }
   return 0;
 }

@@ -33,6 +33,10 @@ while [ $# -gt 0 ]; do
 done
 TDIR="${TDIR:-build/gpu-transformed}"
 JOBS="${JOBS:-16}"
+# The transformed programs are checked as twins: the runtime's default launch mode (automatic, since
+# 2026-11-23) would run their original kernels, since these programs set no policy. PTB_MODE=auto (or a
+# PTB_SMS) in the environment checks the dispatch instead. --bench sets the modes itself.
+export PTB_MODE="${PTB_MODE:-ptb}"
 NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
 [ -x "$NVCC" ] || NVCC="$(command -v nvcc || true)"
 [ -n "$NVCC" ] || { echo "nvcc not found (set NVCC)" >&2; exit 1; }
@@ -54,7 +58,7 @@ if [ $ORIGINAL_ONLY = 0 ] && [ ! -d "$TDIR" ]; then
        "it, or pass --original-only)" >&2
 fi
 
-echo "== $(date -u '+%F %T') UTC, $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1), $("$NVCC" --version | tail -1)"
+echo "== $(date -u '+%F %T') UTC, $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1), $("$NVCC" --version | tail -1), PTB_MODE=$PTB_MODE"
 echo "== compiling ${#NAMES[@]} programs (jobs: $JOBS)"
 
 # compile VARIANT NAME: writes $BIN/VARIANT/NAME, or a log ending in "BUILD FAILED"

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -21,24 +22,42 @@
 
 namespace ptb {
 
-enum class LaunchMode { ptb, original };
+// How ptb::launch (and launch_kernel_args) runs a kernel. Process-wide; the initial value comes from
+// PTB_MODE (auto|ptb|original; unset: automatic). docs/runtime.md, "Dispatch by need".
+//  - automatic: the twin only where a policy can confine or yield the launch: a Policy given for the
+//    launch (LaunchConfig::policy) or set on its stream (set_stream_policy), or a process policy that
+//    restricts (PTB_SMS, PTB_BLOCKS_PER_SM, or process_policy().set with fewer SMs or a cap). Every
+//    other launch runs the original kernel through one cudaLaunchKernel and touches none of the
+//    runtime's state (no device set-up, no lock, no thread): it costs what <<<>>> costs.
+//  - ptb: the twin for every launch the runtime can run as a twin (the default before 2026-11-23).
+//  - original: the original kernel for every launch, whatever the policies.
+enum class LaunchMode { ptb, original, automatic };
 
 namespace detail {
+constexpr int kModePtb = 0, kModeOriginal = 1, kModeAutomatic = 2;
+inline int mode_from_env() {
+  const char* e = std::getenv("PTB_MODE");
+  if (!e || !*e || std::strcmp(e, "auto") == 0 || std::strcmp(e, "automatic") == 0) return kModeAutomatic;
+  if (std::strcmp(e, "ptb") == 0) return kModePtb;
+  if (std::strcmp(e, "original") == 0) return kModeOriginal;
+  std::fprintf(stderr, "ptb: PTB_MODE=%s not understood (auto, ptb or original); using auto\n", e);
+  return kModeAutomatic;
+}
 inline std::atomic<int>& mode_word() {
-  static std::atomic<int> m{[] {
-    const char* e = std::getenv("PTB_MODE");
-    return (e && std::strcmp(e, "original") == 0) ? 1 : 0;
-  }()};
+  static std::atomic<int> m{mode_from_env()};
   return m;
 }
 }  // namespace detail
 
-// Process-wide; the initial value comes from PTB_MODE (original|ptb, default ptb).
 inline void set_launch_mode(LaunchMode m) {
-  detail::mode_word().store(m == LaunchMode::original ? 1 : 0, std::memory_order_relaxed);
+  detail::mode_word().store(m == LaunchMode::original ? detail::kModeOriginal
+                            : m == LaunchMode::ptb    ? detail::kModePtb
+                                                      : detail::kModeAutomatic,
+                            std::memory_order_relaxed);
 }
 inline LaunchMode launch_mode() {
-  return detail::mode_word().load(std::memory_order_relaxed) ? LaunchMode::original : LaunchMode::ptb;
+  const int m = detail::mode_word().load(std::memory_order_relaxed);
+  return m == detail::kModeOriginal ? LaunchMode::original : m == detail::kModePtb ? LaunchMode::ptb : LaunchMode::automatic;
 }
 
 // Tuning of the task loop (process-wide, read at each launch). check_cycles: clock cycles between two
@@ -108,6 +127,8 @@ class Policy {
 };
 
 // The process policy: all SMs and no cap unless PTB_SMS (e.g. "0-65") / PTB_BLOCKS_PER_SM say otherwise.
+// In the automatic launch mode, launches under no other policy run as twins only while it restricts
+// (set() with fewer SMs or a cap): originals launched before a set() run on unconfined until they end.
 inline Policy process_policy();
 // A stream's policy (an empty Policy removes it). Precedence: LaunchConfig::policy, then the stream's,
 // then the process policy.
@@ -211,7 +232,36 @@ struct PolicyState {
   unsigned char last[kMaxDevices][kMaxSm] = {};  // what was last written there
 };
 
-inline bool restricted(const PolicyState& p) { return p.per_sm != 0 || p.sms != SmSet::all(); }
+inline bool restricts(const SmSet& sms, unsigned per_sm) { return per_sm != 0 || sms != SmSet::all(); }
+inline bool restricted(const PolicyState& p) { return restricts(p.sms, p.per_sm); }
+
+// The process policy as PTB_SMS ("0-65,70") and PTB_BLOCKS_PER_SM give it (unset or unreadable: all SMs,
+// no cap).
+inline void process_policy_from_env(SmSet& sms, unsigned& per_sm) {
+  sms = SmSet::all();
+  per_sm = 0;
+  if (const char* e = std::getenv("PTB_SMS")) {
+    SmSet s;
+    if (SmSet::parse(e, s)) sms = s;
+  }
+  if (const char* e = std::getenv("PTB_BLOCKS_PER_SM")) per_sm = static_cast<unsigned>(std::atoi(e));
+}
+
+// Lock-free copies of what the automatic mode asks at each launch (written under the runtime's lock,
+// read without it): whether the process policy restricts, and how many streams have a policy.
+inline std::atomic<bool>& process_restricts_word() {
+  static std::atomic<bool> w{[] {
+    SmSet s;
+    unsigned k = 0;
+    process_policy_from_env(s, k);
+    return restricts(s, k);
+  }()};
+  return w;
+}
+inline std::atomic<unsigned>& stream_policy_count() {
+  static std::atomic<unsigned> n{0};
+  return n;
+}
 
 struct Runtime {
   std::mutex m;
@@ -238,13 +288,32 @@ inline PolicyState* process_policy_state_locked() {
   Runtime& r = rt();
   if (!r.process) {
     r.process = new PolicyState();
-    if (const char* e = std::getenv("PTB_SMS")) {
-      SmSet s;
-      if (SmSet::parse(e, s)) r.process->sms = s;
-    }
-    if (const char* e = std::getenv("PTB_BLOCKS_PER_SM")) r.process->per_sm = static_cast<unsigned>(std::atoi(e));
+    process_policy_from_env(r.process->sms, r.process->per_sm);
+    process_restricts_word().store(restricted(*r.process), std::memory_order_release);
   }
   return r.process;
+}
+
+// Automatic mode: whether a launch in `stream` with the launch's own policy `given` must run as the twin,
+// i.e. whether any policy can confine or yield it: a policy given for the launch or for its stream (any
+// Policy the program made, even one that allows every SM today: the program may restrict it at any
+// time), or a process policy that restricts now. No lock and no runtime state unless some stream has a
+// policy (then one look-up under the lock).
+inline bool needs_twin(const Policy& given, cudaStream_t stream) {
+  if (given) return true;
+  if (process_restricts_word().load(std::memory_order_acquire)) return true;
+  if (stream_policy_count().load(std::memory_order_acquire) == 0) return false;
+  Runtime& r = rt();
+  std::lock_guard<std::mutex> g(r.m);
+  return r.stream_policies.find(stream) != r.stream_policies.end();
+}
+
+// Whether this launch runs the original kernel (launch mode and, in automatic mode, needs_twin).
+inline bool runs_original(const Policy& given, cudaStream_t stream) {
+  const int m = mode_word().load(std::memory_order_relaxed);
+  if (m == kModeOriginal) return true;
+  if (m == kModePtb) return false;
+  return !needs_twin(given, stream);
 }
 
 // Find the SM ids the device reports (once per device). Identity mapping if not every SM was seen.
@@ -675,26 +744,29 @@ cudaError_t launch_original(const LaunchConfig& c, void (*original)(Params...), 
 }
 }  // namespace detail
 
-// Launch the twin's workers in config.stream (or, in `original` mode, the original kernel). Errors are
-// reported as a plain launch reports them: through cudaGetLastError() / cudaPeekAtLastError().
+// Launch the twin's workers in config.stream, or the original kernel with config's grid: in `original`
+// mode, and in `automatic` mode when no policy can confine or yield the launch (see LaunchMode). Errors
+// are reported as a plain launch reports them: through cudaGetLastError() / cudaPeekAtLastError().
 // (`twin` is spelled through TwinOf so that Params are deduced from `original` alone: nvcc cannot deduce
 // a parameter pack that is not last in a function type. Its type is exactly void (*)(Params..., Launch).)
 template <class... Params, class... Args>
 void launch(const LaunchConfig& config, void (*original)(Params...), typename detail::TwinOf<Params...>::type twin,
             Args&&... args) {
   std::tuple<Params...> a(std::forward<Args>(args)...);
-  if (launch_mode() == LaunchMode::original)
+  if (detail::runs_original(config.policy, config.stream))
     (void)detail::launch_original(config, original, a, std::index_sequence_for<Params...>{});
   else
     (void)detail::launch_tuple(config, original, twin, a, std::index_sequence_for<Params...>{});
 }
 
-// The cudaLaunchKernel form; argv points at the original kernel's arguments.
+// The cudaLaunchKernel form; argv points at the original kernel's arguments. Dispatched as launch() is
+// (it has no launch policy: the stream's or the process's decides in automatic mode); returns what
+// cudaLaunchKernel returns.
 template <class... Params>
 cudaError_t launch_kernel_args(void (*original)(Params...), typename detail::TwinOf<Params...>::type twin, dim3 grid,
                                dim3 block,
                                void** argv, size_t shmem, cudaStream_t stream) {
-  if (launch_mode() == LaunchMode::original)
+  if (detail::runs_original(Policy(), stream))
     return cudaLaunchKernel(reinterpret_cast<const void*>(original), grid, block, argv, shmem, stream);
   return detail::launch_argv(original, twin, LaunchConfig(grid, block, shmem, stream), argv,
                              std::index_sequence_for<Params...>{});
@@ -731,6 +803,9 @@ inline void Policy::set(const SmSet& sms, unsigned per_sm) const {
   std::lock_guard<std::mutex> g(r.m);
   p_->sms = sms;
   p_->per_sm = per_sm;
+  // Automatic mode: launches from now on run as twins iff the process policy restricts. Originals that
+  // are running already are not confined (they end as they are).
+  if (p_ == r.process) detail::process_restricts_word().store(detail::restricted(*p_), std::memory_order_release);
   if (detail::restricted(*p_)) detail::start_monitor_locked();
   int cur = -1;
   cudaGetDevice(&cur);
@@ -765,6 +840,8 @@ inline void set_stream_policy(cudaStream_t stream, Policy policy) {
     detail::rt().stream_policies[stream] = policy.state();
   else
     detail::rt().stream_policies.erase(stream);
+  detail::stream_policy_count().store(static_cast<unsigned>(detail::rt().stream_policies.size()),
+                                      std::memory_order_release);
 }
 inline Policy stream_policy(cudaStream_t stream) {
   std::lock_guard<std::mutex> g(detail::rt().m);

@@ -8,12 +8,13 @@ NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 FLAGS="-std=c++17 -arch=sm_90 -O3 -I runtime/include -Xcompiler -Wall,-Wextra"
 declare -A SRC=(
   [test_basic]=test/gpu/runtime/test_basic.cu
+  [test_dispatch]=test/gpu/runtime/test_dispatch.cu
   [test_policy]=test/gpu/runtime/test_policy.cu
   [bench_overhead]=bench/runtime/bench_overhead.cu
   [bench_policy]=bench/runtime/bench_policy.cu
   [colocate]=examples/colocate/colocate.cu
 )
-ORDER="test_basic test_policy bench_overhead bench_policy colocate"
+ORDER="test_basic test_dispatch test_policy bench_overhead bench_policy colocate"
 TARGETS=${*:-$ORDER}
 {
   date -u; hostname; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader; $NVCC --version | tail -2
@@ -31,11 +32,20 @@ for t in $TARGETS; do
   [ -x build-rt/$t ] || continue
   lim=90; case $t in bench_*) lim=100;; esac
   echo "=== $t" | tee -a "$OUT/log.txt"
-  ( cd "$OUT" && timeout -s KILL $lim "$OLDPWD/build-rt/$t" ) 2>&1 | tee -a "$OUT/log.txt"
+  # test_dispatch checks the default (automatic) launch mode: no PTB_* policy or mode from outside
+  clean=(); [ $t = test_dispatch ] && clean=(env -u PTB_MODE -u PTB_SMS -u PTB_BLOCKS_PER_SM)
+  ( cd "$OUT" && timeout -s KILL $lim ${clean[@]+"${clean[@]}"} "$OLDPWD/build-rt/$t" ) 2>&1 | tee -a "$OUT/log.txt"
   r=${PIPESTATUS[0]}; echo "=== $t rc=$r" | tee -a "$OUT/log.txt"; [ $r -ne 0 ] && rc=1
   if [ $t = test_policy ]; then  # the process policy from the environment
     ( cd "$OUT" && PTB_SMS=0-65 PTB_BLOCKS_PER_SM=2 timeout -s KILL 60 "$OLDPWD/build-rt/$t" --env ) 2>&1 | tee -a "$OUT/log.txt"
     r=${PIPESTATUS[0]}; echo "=== $t --env rc=$r" | tee -a "$OUT/log.txt"; [ $r -ne 0 ] && rc=1
+  fi
+  if [ $t = test_dispatch ]; then  # the form a launch with no policy runs under each environment
+    for e in "PTB_SMS=0-65" "PTB_BLOCKS_PER_SM=2" "PTB_SMS=7 PTB_BLOCKS_PER_SM=1" "PTB_MODE=ptb" "PTB_MODE=original" \
+             "PTB_MODE=auto" "PTB_MODE=auto PTB_SMS=66-131"; do
+      ( cd "$OUT" && timeout -s KILL 60 env -u PTB_MODE -u PTB_SMS -u PTB_BLOCKS_PER_SM $e "$OLDPWD/build-rt/$t" --env ) 2>&1 | tee -a "$OUT/log.txt"
+      r=${PIPESTATUS[0]}; echo "=== $t --env [$e] rc=$r" | tee -a "$OUT/log.txt"; [ $r -ne 0 ] && rc=1
+    done
   fi
 done
 exit $rc

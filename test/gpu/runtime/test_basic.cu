@@ -2,7 +2,7 @@
 // results against CPU references (fresh random inputs, poisoned outputs), every block exactly once, 3D
 // grids/blocks, shared/dynamic shared memory, barriers and early returns, parameter copies, errors as a
 // plain launch reports them, original mode, cudaLaunchKernel form, many launches in 4 streams, graph
-// capture and replay, a grid of more than 2^32 blocks.
+// capture and replay, a grid of more than 2^32 blocks. Runs in the `ptb` launch mode (twins forced).
 #include <ptb/ptb.cuh>
 #include "common.cuh"
 #include <algorithm>
@@ -491,6 +491,9 @@ int main(int argc, char** argv) {
   cudaDeviceProp p;
   CK(cudaGetDeviceProperties(&p, 0));
   std::printf("device %s, %d SMs, PTB_RUNTIME_VERSION %d\n", p.name, p.multiProcessorCount, PTB_RUNTIME_VERSION);
+  // This program checks the twins, most of them launched with no policy: force them (the default,
+  // automatic mode would run the originals there). test_dispatch checks the automatic mode.
+  ::ptb::set_launch_mode(::ptb::LaunchMode::ptb);
   test_saxpy();
   std::printf("  saxpy done\n");
   test_mark_once();

@@ -100,10 +100,13 @@ static void test_png_json() {
 }
 
 int main() {
-  EXPECT(std::getenv("PTB_MODE") || ptb::launch_mode() == ptb::LaunchMode::ptb, "default mode");
+  EXPECT(std::getenv("PTB_MODE") || ptb::launch_mode() == ptb::LaunchMode::automatic, "default mode");
   ptb::set_launch_mode(ptb::LaunchMode::original);
   EXPECT(ptb::launch_mode() == ptb::LaunchMode::original, "set_launch_mode");
   ptb::set_launch_mode(ptb::LaunchMode::ptb);
+  EXPECT(ptb::launch_mode() == ptb::LaunchMode::ptb, "set_launch_mode ptb");
+  ptb::set_launch_mode(ptb::LaunchMode::automatic);
+  EXPECT(ptb::launch_mode() == ptb::LaunchMode::automatic, "set_launch_mode automatic");
   ptb::LaunchConfig c(dim3(3, 2), dim3(64));
   EXPECT(c.grid.x == 3 && c.grid.y == 2 && c.block.x == 64 && c.shmem == 0 && c.stream == 0 && !c.policy, "LaunchConfig");
   ptb::set_tuning(ptb::Tuning{1000, 200, 300, 5});

@@ -19,7 +19,9 @@ run() {  # run <limit s> <env/cmd...>
 }
 {
   W=build-stress/wavefront
-  for pol in "" "PTB_SMS=0-65" "PTB_SMS=0-65 PTB_BLOCKS_PER_SM=2" "PTB_SMS=0-100 PTB_BLOCKS_PER_SM=3" "PTB_SMS=7" "PTB_SMS=0,2,5,64-70,131"; do
+  # PTB_MODE=ptb: the twins unconfined (the reference); PTB_MODE=auto with no policy: the original kernels
+  # (what a program gets by default, since 2026-11-23); the PTB_SMS runs: twins, confined (automatic mode).
+  for pol in "PTB_MODE=ptb" "PTB_MODE=auto" "PTB_SMS=0-65" "PTB_SMS=0-65 PTB_BLOCKS_PER_SM=2" "PTB_SMS=0-100 PTB_BLOCKS_PER_SM=3" "PTB_SMS=7" "PTB_SMS=0,2,5,64-70,131"; do
     run 60 $pol $W
     run 60 $pol $W --width 20 --rounds 3
   done

@@ -1,7 +1,9 @@
 // The launch shape that hung under PTB_SMS=0-65 (issue 10): a 2-D wavefront (Needleman-Wunsch's shape),
 // two kernels with 16-thread blocks, shared memory and __syncthreads, launched ~2*W times in one stream
 // with grids of 1, 2, ..., W, ..., 2, 1 blocks and no synchronization in between. Twins written by hand
-// as ptb-transform emits them. Checks every task ran exactly once, against a CPU count.
+// as ptb-transform emits them. Checks every task ran exactly once, against a CPU count. The launches give
+// no policy: run it under PTB_MODE=ptb (or a PTB_SMS / PTB_BLOCKS_PER_SM) to check the twins; in the
+// automatic launch mode with no process policy it runs the original kernels.
 //   wavefront [--width W] [--rounds R] [--sync-every K] [--malloc-every K]
 // A watchdog thread prints where the program is and exits 3 when it makes no progress for 20 s.
 // --malloc-every K: a cudaMalloc/cudaFree pair every K steps (they may wait for the device).
@@ -102,7 +104,10 @@ int main(int argc, char** argv) {
     }
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("wavefront W=%u rounds=%u launches=%u: %.1f ms (%.1f us/launch)\n", W, rounds, rounds * steps * 2, ms,
+  const ptb::LaunchMode lm = ptb::launch_mode();
+  std::printf("wavefront W=%u rounds=%u launches=%u, launch mode %s: %.1f ms (%.1f us/launch)\n", W, rounds,
+              rounds * steps * 2,
+              lm == ptb::LaunchMode::ptb ? "ptb" : lm == ptb::LaunchMode::original ? "original" : "automatic", ms,
               1000 * ms / (rounds * steps * 2));
   g_done = true;
   return finish("wavefront");
