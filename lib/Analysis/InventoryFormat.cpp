@@ -1,5 +1,5 @@
 // --list-kernels output: text for people, JSON for programs (schema in docs/inventory.md).
-#include "KernelInventory.h"
+#include "InventoryFormat.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"

@@ -1,11 +1,12 @@
 // What each __global__ kernel of a translation unit uses: the facts the PTB rewrite and the fuser need,
-// and what `ptb-transform --list-kernels` prints.
+// and what `ptb-transform --list-kernels` prints. Data only: analyzeTranslationUnit()
+// (TranslationUnitInventory.h) fills it.
 #pragma once
 
-#include "FileSelection.h"
+#include "BuiltinVars.h"
 
-#include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
 #include "clang/AST/Expr.h"
 #include "clang/Basic/SourceLocation.h"
 
@@ -23,15 +24,6 @@ struct Location {
   unsigned line = 0, column = 0;
   std::string str() const;  // file:line:col
 };
-
-// The four built-in index variables.
-enum class BuiltinVar { blockIdx, gridDim, threadIdx, blockDim };
-constexpr BuiltinVar kBuiltinVars[] = {BuiltinVar::blockIdx, BuiltinVar::gridDim, BuiltinVar::threadIdx,
-                                       BuiltinVar::blockDim};
-const char *name(BuiltinVar v);
-
-// Which built-in variable `e` names (a DeclRefExpr to blockIdx/gridDim/threadIdx/blockDim), if any.
-std::optional<BuiltinVar> builtinVarOf(const clang::Expr *e);
 
 // How a kernel reaches one built-in variable.
 struct BuiltinUse {
@@ -126,11 +118,6 @@ struct VirtualizedCall {
   std::vector<CallEdit> edits;                  // the edits that send it to the clone
 };
 
-// The name of the PTB clone of a function (docs/ptb-transform.md): `f__ptb`; for an operator
-// `operatorPlus__ptb` (a member) or `freeOperatorPlus__ptb` (not a member); a constructor's clone is a
-// constructor (its name is the class's), told apart by its first parameter, a `::ptb::VirtualBlock`.
-std::string ptbCloneName(const clang::FunctionDecl *fd);
-
 struct Kernel {
   const clang::FunctionDecl *decl = nullptr;          // the definition (template pattern for templates)
   const clang::FunctionTemplateDecl *templ = nullptr; // set for kernel templates
@@ -176,13 +163,5 @@ struct Inventory {
   std::vector<LaunchSite> otherLaunches;  // launches of kernels not defined in a selected file
   std::vector<std::string> includedFiles;  // the selected included files, as clang names them, in order
 };
-
-// Builds the inventory of the main file of `ctx` and of the included files `selection` selects (none by
-// default). Macro expansions are read through `ctx`'s SourceManager.
-Inventory analyzeTranslationUnit(clang::ASTContext &ctx, const FileSelection &selection = FileSelection());
-
-// Output formats of --list-kernels. The JSON schema is documented in docs/inventory.md.
-std::string formatInventoryText(const std::vector<Inventory> &inventories);
-std::string formatInventoryJson(const std::vector<Inventory> &inventories);
 
 } // namespace ptb

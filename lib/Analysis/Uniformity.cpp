@@ -1,10 +1,9 @@
 #include "Uniformity.h"
-#include "KernelInventory.h"
+#include "BuiltinVars.h"
 
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
-
 
 using namespace clang;
 

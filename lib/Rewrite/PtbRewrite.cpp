@@ -1,6 +1,7 @@
 #include "PtbRewrite.h"
 
 #include "LocalIncludes.h"
+#include "PtbCloneName.h"
 #include "SourceText.h"
 #include "ToolRunner.h"
 

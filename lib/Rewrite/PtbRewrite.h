@@ -3,6 +3,7 @@
 // docs/generated-code.md.
 #pragma once
 
+#include "FileSelection.h"
 #include "KernelInventory.h"
 
 #include "clang/Frontend/CompilerInstance.h"

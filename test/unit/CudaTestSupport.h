@@ -5,6 +5,7 @@
 
 #include "CudaFrontend.h"
 #include "KernelInventory.h"
+#include "TranslationUnitInventory.h"
 #include "PtbRewrite.h"
 
 #include "clang/Basic/Diagnostic.h"

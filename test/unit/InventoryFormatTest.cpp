@@ -1,6 +1,7 @@
 // --list-kernels output (formatInventoryJson / formatInventoryText) of the shared inventory source of
 // KernelInventoryTest.cpp: the JSON parsed back and checked key by key and value by value.
 #include "CudaTestSupport.h"
+#include "InventoryFormat.h"
 
 #include "llvm/Support/JSON.h"
 

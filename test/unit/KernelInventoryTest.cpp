@@ -1,6 +1,7 @@
 // The kernel inventory (lib/Analysis/KernelInventory.h), checked field by field against what each kernel
 // of one shared translation unit is expected to report. The source is parsed once for the whole suite.
 #include "CudaTestSupport.h"
+#include "InventoryFormat.h"
 
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclTemplate.h"

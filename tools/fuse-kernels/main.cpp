@@ -1,10 +1,11 @@
 // fuse-kernels: Tacker-style fusion of Tensor-Core and CUDA-Core kernels into one PTB kernel whose block
 // holds slots of each (docs/fuse-kernels.md). Options and output only; the work is in lib/Rewrite.
 #include "FuseRewrite.h"
-#include "KernelInventory.h"
+#include "InventoryFormat.h"
 #include "PtbRewrite.h"
 #include "ToolMain.h"
 #include "ToolRunner.h"
+#include "TranslationUnitInventory.h"
 
 #include "clang/Basic/Version.h"
 #include "llvm/Support/MemoryBuffer.h"

@@ -1,10 +1,11 @@
 // ptb-transform: rewrites CUDA kernels into persistent-thread-block twins gated by %smid, and their
 // launches into calls of the PTB runtime. Options and output only; the work is in lib/.
 #include "FuseRewrite.h"
-#include "KernelInventory.h"
+#include "InventoryFormat.h"
 #include "PtbRewrite.h"
 #include "ToolMain.h"
 #include "ToolRunner.h"
+#include "TranslationUnitInventory.h"
 
 #include "clang/Basic/Version.h"
 #include "clang/Tooling/ReplacementsYaml.h"
