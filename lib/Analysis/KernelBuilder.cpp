@@ -90,7 +90,7 @@ public:
     if (!k.tasksIndependent && k.taskCoupling.empty()) k.taskCoupling = "barriers or shared memory";
 
     const FunctionFacts &pf = a.factsOf(def);
-    UniformityAnalysis ua(a.ctx, def);
+    UniformityAnalysis ua(def);
     for (const ReturnStmt *r : pf.returns) {
       ReturnSite rs;
       rs.stmt = r;
@@ -239,7 +239,7 @@ private:
       Follows fo{&r};
       for (const Item &i : items) {
         bool after = i.offset > at;
-        for (auto &[lo, hi] : loops) if (i.offset >= lo && i.offset <= hi) after = true;
+        for (auto &[first, last] : loops) if (i.offset >= first && i.offset <= last) after = true;
         if (!after) continue;
         if (i.what != Item::Warp && !fo.barrier) fo.barrier = &i;
         if (i.what != Item::Barrier && !fo.bad) fo.bad = &i;

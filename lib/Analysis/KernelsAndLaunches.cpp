@@ -21,10 +21,10 @@ public:
   void run(const MatchFinder::MatchResult &r) override {
     if (auto *fd = r.Nodes.getNodeAs<FunctionDecl>("kernel")) {
       if (a.selected.containsLoc(fd->getLocation())) out.kernels.push_back(fd);
-    } else if (auto *e = r.Nodes.getNodeAs<CUDAKernelCallExpr>("chevron")) {
-      chevron(e);
-    } else if (auto *e = r.Nodes.getNodeAs<CallExpr>("api")) {
-      api(e);
+    } else if (auto *launch = r.Nodes.getNodeAs<CUDAKernelCallExpr>("chevron")) {
+      chevron(launch);
+    } else if (auto *call = r.Nodes.getNodeAs<CallExpr>("api")) {
+      api(call);
     }
   }
 

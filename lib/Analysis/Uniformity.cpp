@@ -49,8 +49,8 @@ public:
 
 } // namespace
 
-UniformityAnalysis::UniformityAnalysis(ASTContext &ctx, const FunctionDecl *fn)
-    : ctx(ctx), fn(fn), parents(const_cast<Stmt *>(fn->getBody())) {
+UniformityAnalysis::UniformityAnalysis(const FunctionDecl *fn)
+    : fn(fn), parents(const_cast<Stmt *>(fn->getBody())) {
   computeVaryingVariables();
 }
 

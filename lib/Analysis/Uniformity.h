@@ -15,7 +15,7 @@ namespace ptb {
 
 class UniformityAnalysis {
 public:
-  UniformityAnalysis(clang::ASTContext &ctx, const clang::FunctionDecl *fn);
+  explicit UniformityAnalysis(const clang::FunctionDecl *fn);
 
   // Whether every thread of a block that reaches the function reaches `s` (or none does). On "no",
   // `reason` names the first thread-dependent value found.
@@ -32,7 +32,6 @@ private:
   bool controlledUniformly(const clang::Stmt *s, std::string &reason, bool checkLoopExits);
   void computeVaryingVariables();
 
-  clang::ASTContext &ctx;
   const clang::FunctionDecl *fn;
   clang::ParentMap parents;
   std::set<const clang::ValueDecl *> varying;

@@ -62,8 +62,8 @@ class PtbRewriter : SourceText {
 public:
   PtbRewriter(CompilerInstance &ci, ASTContext &ctx, const Inventory &inv, const RewriteOptions &opts,
               const FileSelection &selection)
-      : SourceText(ctx.getSourceManager(), ctx.getLangOpts(), inv.mainFile), ci(ci), ctx(ctx),
-        diags(ci.getDiagnostics()), inv(inv), opts(opts), selected(sm, selection) {}
+      : SourceText(ctx.getSourceManager(), ctx.getLangOpts(), inv.mainFile), diags(ci.getDiagnostics()), inv(inv),
+        opts(opts), selected(sm, selection) {}
 
   bool run(RewriteResult &result) {
     llvm::StringRef buffer = sm.getBufferData(mainFile);
@@ -634,8 +634,6 @@ private:
     return false;
   }
 
-  CompilerInstance &ci;
-  ASTContext &ctx;
   DiagnosticsEngine &diags;
   const Inventory &inv;
   const RewriteOptions &opts;

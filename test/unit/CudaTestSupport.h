@@ -37,14 +37,6 @@ const CudaSetup &cudaSetup();
       GTEST_SKIP() << "CUDA toolkit not usable here, so CUDA parsing is not tested: " << ::ptbtest::cudaSetup().why; \
   } while (0)
 
-// A test of a known library bug: skipped (so the suite stays green) unless PTB_UNIT_RUN_KNOWN_BUGS is set,
-// which runs it to see whether the bug is still there. The comment above each use says "BUG: ...".
-#define PTB_KNOWN_BUG(what)                                                                                 \
-  do {                                                                                                      \
-    if (!std::getenv("PTB_UNIT_RUN_KNOWN_BUGS"))                                                            \
-      GTEST_SKIP() << "BUG: " << what << " (set PTB_UNIT_RUN_KNOWN_BUGS=1 to run this test)";            \
-  } while (0)
-
 // The compiler arguments (without argv[0] and without the file) that ptb's adjuster gives for
 // `clang++ <extra...> <file>` on the given side.
 std::vector<std::string> cudaParseArgs(const std::string &file, const std::vector<std::string> &extra = {},
