@@ -1,5 +1,6 @@
 // ptb-transform: rewrites CUDA kernels into persistent-thread-block twins gated by %smid, and their
 // launches into calls of the PTB runtime. Options and output only; the work is in lib/.
+#include "DependencyFile.h"
 #include "FuseRewrite.h"
 #include "InventoryFormat.h"
 #include "PtbRewrite.h"
@@ -24,7 +25,7 @@ int main(int argc, char **argv) {
   app.set_version_flag("--version", fmt::format("ptb-transform {} (clang {})", PTB_VERSION, CLANG_VERSION_STRING));
   app.name("ptb-transform");
   ptb::ParseRequest req;
-  std::string output, outputDir, exportFixes, format = "text";
+  std::string output, outputDir, exportFixes, dependencyFile, format = "text";
   bool inPlace = false, listKernels = false;
   ptb::RewriteOptions opts;
   ptb::addParseOptions(app, req);
@@ -35,6 +36,9 @@ int main(int argc, char **argv) {
   app.add_flag("--list-kernels", listKernels, "Print the kernel inventory instead of rewriting");
   app.add_option("--format", format, "Inventory format: text or json")->check(CLI::IsMember({"text", "json"}));
   app.add_option("--export-fixes", exportFixes, "Also write the edits as clang-apply-replacements YAML");
+  app.add_option("--dependency-file", dependencyFile,
+                 "Also write a Make-style dependency file: the outputs, then every file the parse read (for "
+                 "CMake's DEPFILE, Ninja, Make)");
   app.add_flag("--strict", opts.strict, "Kernels or launches that cannot be rewritten are errors");
   std::string headerFilter;
   auto *headerFilterOpt = app.add_option(
@@ -49,6 +53,10 @@ int main(int argc, char **argv) {
   int destinations = !output.empty() + !outputDir.empty() + inPlace;
   if (!listKernels && destinations > 1) {
     llvm::errs() << "error: choose one of -o, --output-dir and -i\n";
+    return 2;
+  }
+  if (!dependencyFile.empty() && (listKernels || (output.empty() && outputDir.empty() && !inPlace) || output == "-")) {
+    llvm::errs() << "error: --dependency-file needs outputs written to files (-o FILE, --output-dir or -i)\n";
     return 2;
   }
   if (!listKernels && !output.empty() && output != "-" && req.files.size() > 1) {
@@ -130,6 +138,12 @@ int main(int argc, char **argv) {
       out << tur;
     }
     files.push_back({exportFixes, os.str(), "the --export-fixes file", ""});
+  }
+  if (!dependencyFile.empty()) {
+    std::vector<std::string> targets, read;
+    for (const ptb::OutputFile &f : files) targets.push_back(f.path);
+    for (const ptb::ReadFile &r : reads) read.push_back(r.path);
+    files.push_back({dependencyFile, ptb::dependencyRule(targets, req.files, read), "the --dependency-file", ""});
   }
   if (!ptb::writeOutputs(files, reads, error)) {
     llvm::errs() << "error: " << error << "\n";
