@@ -1,0 +1,124 @@
+# CMake functions of the PtbTools package (docs/user-guide.md). Included by PtbToolsConfig.cmake, which
+# sets PTB_TRANSFORM_EXECUTABLE, PTB_FUSE_KERNELS_EXECUTABLE and the target PtbTools::runtime.
+
+# ptb_transform_sources(<target> [STRICT] [KERNELS <regex>] [HEADER_FILTER <regex>])
+#
+# Makes <target> compile the PTB-transformed copies of its .cu sources instead of the originals: each
+# <source>.cu becomes <binary dir>/ptb/<target>/<path relative to the source dir>, written by
+# ptb-transform at build time with the target's include directories, compile definitions and CUDA
+# standard, and added to the target in place of the original. The transform runs again when the source or
+# any file it includes changes (ptb-transform's --dependency-file, CMake's DEPFILE). The target links
+# PtbTools::runtime (the runtime headers). STRICT: kernels or launches that cannot be rewritten are build
+# errors. KERNELS: only kernels whose name matches. HEADER_FILTER: which included files are transformed
+# with the source (ptb-transform --header-filter; default: the files under the source's directory).
+function(ptb_transform_sources target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "STRICT" "KERNELS;HEADER_FILTER" "")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "ptb_transform_sources: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT TARGET ${target})
+    message(FATAL_ERROR "ptb_transform_sources: '${target}' is not a target")
+  endif()
+  set(options)
+  if(arg_STRICT)
+    list(APPEND options --strict)
+  endif()
+  if(DEFINED arg_KERNELS)
+    list(APPEND options "--kernels=${arg_KERNELS}")
+  endif()
+  if(DEFINED arg_HEADER_FILTER)
+    list(APPEND options "--header-filter=${arg_HEADER_FILTER}")
+  endif()
+  # The target's own compile flags, as nvcc gets them (generator expressions: evaluated per configuration,
+  # with what linked targets bring).
+  set(includes "$<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>")
+  set(definitions "$<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>")
+  set(standard "$<TARGET_PROPERTY:${target},CUDA_STANDARD>")
+
+  get_target_property(source_dir ${target} SOURCE_DIR)
+  get_target_property(binary_dir ${target} BINARY_DIR)
+  get_target_property(sources ${target} SOURCES)
+  set(new_sources)
+  set(transformed_any FALSE)
+  foreach(source IN LISTS sources)
+    get_filename_component(path "${source}" ABSOLUTE BASE_DIR "${source_dir}")
+    if(NOT path MATCHES "\\.cu$" OR source MATCHES "\\$<")
+      list(APPEND new_sources "${source}")
+      continue()
+    endif()
+    file(RELATIVE_PATH relative "${source_dir}" "${path}")
+    if(relative MATCHES "^\\.\\./")
+      get_filename_component(relative "${path}" NAME)  # a source outside the target's directory
+    endif()
+    set(output "${binary_dir}/ptb/${target}/${relative}")
+    get_filename_component(output_dir "${output}" DIRECTORY)
+    add_custom_command(OUTPUT "${output}"
+      COMMAND "${CMAKE_COMMAND}" -E make_directory "${output_dir}"
+      COMMAND "${PTB_TRANSFORM_EXECUTABLE}" ${options} "${path}" -o "${output}" --dependency-file "${output}.d" --
+              "$<$<BOOL:${includes}>:-I$<JOIN:${includes},;-I>>" "$<$<BOOL:${definitions}>:-D$<JOIN:${definitions},;-D>>"
+              "$<$<BOOL:${standard}>:-std=c++${standard}>"
+      DEPENDS "${path}" "${PTB_TRANSFORM_EXECUTABLE}"
+      DEPFILE "${output}.d"
+      COMMENT "ptb-transform ${relative} (${target})"
+      COMMAND_EXPAND_LISTS
+      VERBATIM)
+    list(APPEND new_sources "${output}")
+    set(transformed_any TRUE)
+  endforeach()
+  if(NOT transformed_any)
+    message(WARNING "ptb_transform_sources: target '${target}' has no .cu source to transform")
+  endif()
+  set_property(TARGET ${target} PROPERTY SOURCES ${new_sources})
+  target_link_libraries(${target} PRIVATE PtbTools::runtime)
+endfunction()
+
+# ptb_fuse_kernels(OUTPUT <file.cu> SOURCES <a.cu> <b.cu>... KERNELS <name=block>... [RATIO <a:b>]
+#                  [NAME <fused kernel name>] [TARGET <target>] [OPTIONS <more fuse-kernels options>...])
+#
+# Writes <file.cu> with fuse-kernels at build time (the fused kernels of docs/fuse-kernels.md): each KERNELS
+# entry is fuse-kernels' `--kernel name=block`. With TARGET, <file.cu> is added to that target's sources
+# and the target links PtbTools::runtime; its include directories and definitions are passed to the tool.
+# The fusion runs again when a source changes (not yet when only a header it includes does: fuse-kernels
+# has no dependency output yet).
+function(ptb_fuse_kernels)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "OUTPUT;RATIO;NAME;TARGET" "SOURCES;KERNELS;OPTIONS")
+  if(arg_UNPARSED_ARGUMENTS OR NOT arg_OUTPUT OR NOT arg_SOURCES OR NOT arg_KERNELS)
+    message(FATAL_ERROR "ptb_fuse_kernels: OUTPUT, SOURCES and KERNELS are required")
+  endif()
+  get_filename_component(output "${arg_OUTPUT}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+  set(inputs)
+  foreach(source IN LISTS arg_SOURCES)
+    get_filename_component(path "${source}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND inputs "${path}")
+  endforeach()
+  set(options)
+  foreach(kernel IN LISTS arg_KERNELS)
+    list(APPEND options --kernel "${kernel}")
+  endforeach()
+  if(arg_RATIO)
+    list(APPEND options --ratio "${arg_RATIO}")
+  endif()
+  if(arg_NAME)
+    list(APPEND options --name "${arg_NAME}")
+  endif()
+  list(APPEND options ${arg_OPTIONS})
+  set(includes "")
+  set(definitions "")
+  if(arg_TARGET)
+    set(includes "$<TARGET_PROPERTY:${arg_TARGET},INCLUDE_DIRECTORIES>")
+    set(definitions "$<TARGET_PROPERTY:${arg_TARGET},COMPILE_DEFINITIONS>")
+  endif()
+  get_filename_component(output_dir "${output}" DIRECTORY)
+  add_custom_command(OUTPUT "${output}"
+    COMMAND "${CMAKE_COMMAND}" -E make_directory "${output_dir}"
+    COMMAND "${PTB_FUSE_KERNELS_EXECUTABLE}" ${inputs} ${options} -o "${output}" --
+            "$<$<BOOL:${includes}>:-I$<JOIN:${includes},;-I>>" "$<$<BOOL:${definitions}>:-D$<JOIN:${definitions},;-D>>"
+    DEPENDS ${inputs} "${PTB_FUSE_KERNELS_EXECUTABLE}"
+    COMMENT "fuse-kernels -> ${arg_OUTPUT}"
+    COMMAND_EXPAND_LISTS
+    VERBATIM)
+  if(arg_TARGET)
+    target_sources(${arg_TARGET} PRIVATE "${output}")
+    target_link_libraries(${arg_TARGET} PRIVATE PtbTools::runtime)
+  endif()
+endfunction()
