@@ -3,7 +3,7 @@
 // question is what the loop's shape costs, before any bookkeeping of the runtime (checks, guided claims,
 // hand-backs) is added.
 //
-// Bodies (copied in spirit from test/gpu): `ew` (elementwise, no shared memory: the facts.md probe's case),
+// Bodies (copied in spirit from test/gpu): `ew` (elementwise, no shared memory: the case of docs/facts.md, fact 17),
 // `diff` (return_after_last_barrier: 257 ints of shared memory, one barrier), `stencil` (grid3d_block3d:
 // 7-point 3-D stencil, 32x4x2 blocks), `bsum` (template_block_reduce: 128-thread block sums, 8 barriers).
 //

@@ -203,7 +203,7 @@ clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(const CudaInstall &cuda,
                           "-Wno-unknown-attributes", "-fsyntax-only"})
       out.push_back(f);
     if (side == ParseSide::Device) {
-      // -nocudalib drops the SDK version that a device-side <<<>>> needs (facts.md): give it back.
+      // -nocudalib drops the SDK version that a device-side <<<>>> needs (docs/facts.md): give it back.
       for (const char *f : {"--cuda-device-only", "-Xclang", "-target-sdk-version=12.5"}) out.push_back(f);
     } else {
       out.push_back("--cuda-host-only");

@@ -45,7 +45,7 @@ frontendFileSystem(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> base = llvm::
 enum class ParseSide { Device, Host };
 
 // The adjuster every tool of the project applies: translate nvcc flags, then set up the CUDA parse
-// (facts.md): -x cuda, the side, --cuda-path, stub and CCCL include dirs, sm_90, C++17 unless the command
+// (docs/facts.md): -x cuda, the side, --cuda-path, stub and CCCL include dirs, sm_90, C++17 unless the command
 // sets a standard, unknown-version warning off.
 clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(const CudaInstall &cuda, const std::string &stubDir,
                                                         ParseSide side = ParseSide::Device);
