@@ -249,7 +249,7 @@ TEST(CudaArgumentsAdjuster, NvccCommandBecomesACudaParse) {
   // The compiler stays argv[0] (ToolRunner replaces it later); the file stays.
   EXPECT_EQ(out.front(), "/usr/local/cuda/bin/nvcc");
   EXPECT_EQ(out.back(), "k.cu");
-  // facts.md's parse: CUDA language, one side only, sm_90, no libdevice, the toolkit, the stub directory,
+  // docs/facts.md's parse: CUDA language, one side only, sm_90, no libdevice, the toolkit, the stub directory,
   // CCCL, C++17, syntax only.
   EXPECT_TRUE(hasPair("-x", "cuda"));
   EXPECT_EQ(count("--cuda-host-only") + count("--cuda-device-only"), 1);
@@ -278,7 +278,7 @@ TEST(CudaArgumentsAdjuster, TheSides) {
   EXPECT_EQ(device, ptb::cudaArgumentsAdjuster(cuda, "/stubs", ptb::ParseSide::Device)(in, "k.cu"));
   EXPECT_EQ(std::count(device.begin(), device.end(), "--cuda-device-only"), 1);
   EXPECT_EQ(std::count(device.begin(), device.end(), "--cuda-host-only"), 0);
-  // -nocudalib drops the SDK version a device-side <<<>>> needs (facts.md).
+  // -nocudalib drops the SDK version a device-side <<<>>> needs (docs/facts.md).
   EXPECT_NE(std::find(device.begin(), device.end(), "-target-sdk-version=12.5"), device.end());
   Strings host = ptb::cudaArgumentsAdjuster(cuda, "/stubs", ptb::ParseSide::Host)(in, "k.cu");
   EXPECT_EQ(std::count(host.begin(), host.end(), "--cuda-host-only"), 1);
