@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# No GPU needed (CI): installs the build into a fresh prefix with `cmake --install`, then builds
+# examples/scale-app (a copy, in a temporary directory) every way, with the installed files only:
+#  - CMake: find_package(PtbTools CONFIG) and ptb_transform_sources(); the objects hold the twins (their
+#    host stubs), a local header and a -I header are found, editing either runs the transform again, and
+#    a second build does nothing;
+#  - the Makefile with the pre-build step (ptb-transform's dependency file: an edited header re-runs it);
+#  - the plain command line (cli.sh).
+#   bash test/integration/installed_package.sh BUILD_DIR
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD="$(cd "${1:?build directory}" && pwd)"
+WORK="$(mktemp -d)"
+trap '[ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
+NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
+fail() { echo "installed_package: FAIL: $*" >&2; exit 1; }
+has_twin() {  # has_twin OBJECT: the twin of scale_add_kernel was compiled into it
+  nm -C "$1" > "$WORK/symbols.txt" && grep -q ' T scale_add_kernel__ptb(' "$WORK/symbols.txt"
+}
+
+cmake --install "$BUILD" --prefix "$WORK/prefix" > "$WORK/install.log"
+for f in bin/ptb-transform bin/fuse-kernels include/ptb/ptb.cuh lib/cmake/PtbTools/PtbToolsConfig.cmake \
+         lib/cmake/PtbTools/PtbToolsConfigVersion.cmake lib/cmake/PtbTools/PtbToolsFunctions.cmake; do
+  [ -f "$WORK/prefix/$f" ] || fail "cmake --install did not install $f"
+done
+cp -r examples/scale-app "$WORK/src"
+CUDACXX="$NVCC" cmake -S "$WORK/src" -B "$WORK/build" -G Ninja -DCMAKE_PREFIX_PATH="$WORK/prefix" > "$WORK/configure.log" 2>&1 ||
+  { cat "$WORK/configure.log"; fail "configure"; }
+cmake --build "$WORK/build" > "$WORK/build1.log" 2>&1 || { cat "$WORK/build1.log"; fail "first build"; }
+grep -q "$WORK/prefix/bin/ptb-transform" "$WORK/build/build.ninja" || fail "the build does not run the installed ptb-transform"
+grep -q 'scale_add_kernel__ptb' "$WORK/build/ptb/scale_app/scale.cu" || fail "no twin in the transformed scale.cu"
+has_twin "$WORK/build/CMakeFiles/scale_app.dir/ptb/scale_app/scale.cu.o" ||
+  fail "the object of scale.cu has no twin: the original was compiled"
+cmake --build "$WORK/build" > "$WORK/build-again.log" 2>&1
+grep -q 'no work to do' "$WORK/build-again.log" || fail "a second build was not empty"
+touch "$WORK/src/scale.h"
+cmake --build "$WORK/build" > "$WORK/build2.log" 2>&1 || { cat "$WORK/build2.log"; fail "build after editing scale.h"; }
+grep -q 'ptb-transform scale.cu' "$WORK/build2.log" || fail "editing scale.h did not run the transform of scale.cu again"
+touch "$WORK/src/include/check.h"
+cmake --build "$WORK/build" > "$WORK/build3.log" 2>&1 || { cat "$WORK/build3.log"; fail "build after editing include/check.h"; }
+grep -q 'ptb-transform main.cu' "$WORK/build3.log" || fail "editing include/check.h (found through -I) did not run the transform again"
+echo "installed_package: CMake (ptb_transform_sources): PASS"
+
+# The Makefile's pre-build step.
+make -C "$WORK/src" PTB_PREFIX="$WORK/prefix" NVCC="$NVCC" > "$WORK/make1.log" 2>&1 || { cat "$WORK/make1.log"; fail "make"; }
+has_twin "$WORK/src/build-make/scale.o" || fail "make: the object of scale.cu has no twin"
+make -C "$WORK/src" PTB_PREFIX="$WORK/prefix" NVCC="$NVCC" > "$WORK/make2.log" 2>&1
+grep -q 'is up to date' "$WORK/make2.log" || { cat "$WORK/make2.log"; fail "make: a second make was not empty"; }
+sleep 1; touch "$WORK/src/scale.h"
+make -C "$WORK/src" PTB_PREFIX="$WORK/prefix" NVCC="$NVCC" > "$WORK/make3.log" 2>&1 || { cat "$WORK/make3.log"; fail "make after editing scale.h"; }
+grep -q 'ptb-transform scale.cu' "$WORK/make3.log" || { cat "$WORK/make3.log"; fail "make: editing scale.h did not run the transform of scale.cu again"; }
+echo "installed_package: Makefile pre-build step: PASS"
+
+# The plain command line.
+PTB_PREFIX="$WORK/prefix" NVCC="$NVCC" bash "$WORK/src/cli.sh" > "$WORK/cli.log" 2>&1 || { cat "$WORK/cli.log"; fail "cli.sh"; }
+grep -q 'scale_add_kernel__ptb' "$WORK/src/build-cli/src/scale.cu" || fail "cli.sh: no twin in the transformed scale.cu"
+[ -x "$WORK/src/build-cli/scale_app" ] || fail "cli.sh: no program"
+echo "installed_package: command line: PASS"
