@@ -1,8 +1,8 @@
 #include "FuseRewrite.h"
 
+#include "Diagnostics.h"
 #include "LocalIncludes.h"
 #include "SourceText.h"
-#include "ToolRunner.h"
 
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/QualTypeNames.h"

@@ -1,8 +1,9 @@
 #include "PtbRewrite.h"
 
+#include "Diagnostics.h"
+#include "FileSelection.h"
 #include "LocalIncludes.h"
 #include "SourceText.h"
-#include "ToolRunner.h"
 
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
