@@ -1,6 +1,6 @@
 // ptb-transform: rewrites CUDA kernels into persistent-thread-block twins gated by %smid, and their
 // launches into calls of the PTB runtime. Options and output only; the work is in lib/.
-#include "FuseRewrite.h"
+#include "FusionTypes.h"
 #include "KernelInventory.h"
 #include "PtbRewrite.h"
 #include "ToolMain.h"
