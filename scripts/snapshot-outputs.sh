@@ -7,12 +7,13 @@
 # Corpora: the GPU corpus (test/gpu, ptb-transform), the bench programs, examples/saxpy.cu, the fusion
 # pairs (test/fusion/pairs.txt) and the semantics fusions (test/fusion/semantics), and the GPU corpus's
 # inventory (text and JSON). Each tool's output
-# files and its messages (stderr) are kept; paths inside messages are made relative to the repository.
+# files and its messages (stderr) are kept; paths inside messages and outputs are made relative to the
+# repository (so that two checkouts of one commit give the same snapshot).
 # The lit tests check their own outputs (FileCheck) and are not repeated here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
-[ $# -ge 1 ] || { sed -n '2,12p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,13p' "$0"; exit 2; }
 DIR="$1"; BUILD="${2:-build}"
 case "$DIR" in /*) ;; *) DIR="$ROOT/$DIR" ;; esac
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
@@ -29,5 +30,7 @@ clean() { sed -e "s|$ROOT/||g" -e "s|$DIR/||g"; }
 "$PTB" -o "$DIR/saxpy.ptb.cu" examples/saxpy.cu -- -std=c++17 2>&1 | clean > "$DIR/saxpy.log" || true
 FUSE_KERNELS="$FUSE" bash test/fusion/transform.sh "$DIR/fusion-pairs" 2>&1 | clean > "$DIR/fusion-pairs.log" || true
 FUSE_KERNELS="$FUSE" bash test/fusion/semantics/transform.sh "$DIR/fusion-semantics" 2>&1 | clean > "$DIR/fusion-semantics.log" || true
-for f in "$DIR"/fusion-*/*.log "$DIR"/fusion-*/*.list; do [ -f "$f" ] && { clean < "$f" > "$f.tmp"; mv "$f.tmp" "$f"; }; done
+# The outputs name the sources by absolute path too (#line directives, #includes pointed back at them), and
+# the repository's root differs between checkouts: every file is cleaned like the messages.
+find "$DIR" -type f | while IFS= read -r f; do clean < "$f" > "$f.tmp"; mv "$f.tmp" "$f"; done
 echo "snapshot-outputs: $(find "$DIR" -type f | wc -l) files in $DIR"

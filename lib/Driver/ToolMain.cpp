@@ -1,4 +1,5 @@
 #include "ToolMain.h"
+#include "Diagnostics.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -278,7 +279,7 @@ bool reportGeneratedInputs(const std::vector<std::string> &files, const std::vec
     if (!buf) continue;
     for (const GeneratedMarker &m : markers)
       if ((*buf)->getBuffer().starts_with(m.marker)) {
-        llvm::errs() << f << ":1:1: error: " << m.message << "\n";
+        print(llvm::errs(), {clang::DiagnosticsEngine::Error, f, 1, 1, m.message});
         found = true;
         break;
       }

@@ -57,16 +57,6 @@ private:
   llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> cb;
 };
 
-} // namespace
-
-void report(clang::DiagnosticsEngine &diags, clang::SourceLocation loc, clang::DiagnosticsEngine::Level level,
-            const std::string &message) {
-  unsigned id = diags.getCustomDiagID(level, "%0");
-  diags.Report(loc, id) << message;
-}
-
-namespace {
-
 bool runOne(const ParseRequest &request, clang::tooling::CompilationDatabase &db, const std::string &file,
             const CudaInstall &cuda, const std::string &stubDir, const FileSelection &selection, ParseSide side,
             clang::DiagnosticConsumer *diags,

@@ -38,8 +38,4 @@ bool forEachTranslationUnit(
     const ParseRequest &request,
     llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &, const FileSelection &)> onTranslationUnit);
 
-// Reports a diagnostic of the given level at `loc`, in clang's format.
-void report(clang::DiagnosticsEngine &diags, clang::SourceLocation loc, clang::DiagnosticsEngine::Level level,
-            const std::string &message);
-
 } // namespace ptb

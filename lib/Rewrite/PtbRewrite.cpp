@@ -1,9 +1,10 @@
 #include "PtbRewrite.h"
 
+#include "Diagnostics.h"
+#include "FileSelection.h"
 #include "LocalIncludes.h"
 #include "PtbCloneName.h"
 #include "SourceText.h"
-#include "ToolRunner.h"
 
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"

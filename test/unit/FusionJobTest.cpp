@@ -1,8 +1,11 @@
-// What fuse-kernels is asked to do and what a fused block may be (lib/Rewrite/FuseRewrite.h): block
-// shapes, --kernel requests, ratios, a harness's winner line, JSON batches, the feasibility limits, the
-// ratios --all-ratios emits and the assembly of one output from hand-built slot kernels. No CUDA parse.
+// What fuse-kernels is asked to do and what a fused block may be (lib/Fusion: FusionJob.h, Feasibility.h,
+// FusedOutput.h): block shapes, --kernel requests, ratios, a harness's winner line, JSON batches, the
+// feasibility limits, the ratios --all-ratios emits and the assembly of one output from hand-built slot
+// kernels. No CUDA parse.
 #include "CudaTestSupport.h"  // PTB_KNOWN_BUG
-#include "FuseRewrite.h"
+#include "Feasibility.h"
+#include "FusedOutput.h"
+#include "FusionJob.h"
 
 #include "gtest/gtest.h"
 
@@ -14,6 +17,10 @@ namespace {
 
 using Ratio = std::vector<unsigned>;
 using Ratios = std::vector<Ratio>;
+
+// The message of an error, "" for success.
+std::string messageOf(llvm::Error e) { return e ? llvm::toString(std::move(e)) : ""; }
+template <typename T> std::string messageOf(llvm::Expected<T> &e) { return e ? "" : llvm::toString(e.takeError()); }
 
 // ---- parseBlockShape ----
 
@@ -47,9 +54,9 @@ TEST(ParseBlockShape, RejectsMalformedAndOutOfRange) {
 // ---- parseKernelRequest ----
 
 TEST(ParseKernelRequest, NameAndBlock) {
-  ptb::FusionKernelRequest r;
-  std::string error;
-  ASSERT_TRUE(ptb::parseKernelRequest("stencil=32x8", r, error)) << error;
+  auto parsed = ptb::parseKernelRequest("stencil=32x8");
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  const ptb::FusionKernelRequest &r = *parsed;
   EXPECT_EQ(r.name, "stencil");
   EXPECT_EQ(r.block[0], 32u);
   EXPECT_EQ(r.block[1], 8u);
@@ -59,17 +66,17 @@ TEST(ParseKernelRequest, NameAndBlock) {
 }
 
 TEST(ParseKernelRequest, WithDynamicSharedAndQualifiedName) {
-  ptb::FusionKernelRequest r;
-  std::string error;
-  ASSERT_TRUE(ptb::parseKernelRequest("hash=256,4096", r, error)) << error;
-  EXPECT_EQ(r.name, "hash");
-  EXPECT_EQ(r.threads(), 256u);
-  EXPECT_EQ(r.dynamicShared, 4096u);
-  ASSERT_TRUE(ptb::parseKernelRequest("ns::inner::k=8x4x4,100", r, error)) << error;
-  EXPECT_EQ(r.name, "ns::inner::k");
-  EXPECT_EQ(r.block[2], 4u);
-  EXPECT_EQ(r.threads(), 128u);
-  EXPECT_EQ(r.dynamicShared, 100u);
+  auto hash = ptb::parseKernelRequest("hash=256,4096");
+  ASSERT_TRUE(bool(hash)) << llvm::toString(hash.takeError());
+  EXPECT_EQ(hash->name, "hash");
+  EXPECT_EQ(hash->threads(), 256u);
+  EXPECT_EQ(hash->dynamicShared, 4096u);
+  auto k = ptb::parseKernelRequest("ns::inner::k=8x4x4,100");
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  EXPECT_EQ(k->name, "ns::inner::k");
+  EXPECT_EQ(k->block[2], 4u);
+  EXPECT_EQ(k->threads(), 128u);
+  EXPECT_EQ(k->dynamicShared, 100u);
 }
 
 TEST(ParseKernelRequest, Errors) {
@@ -80,13 +87,11 @@ TEST(ParseKernelRequest, Errors) {
                  Case{"k=0x3", "block shape '0x3'"}, Case{"k=32x", "block shape '32x'"},
                  Case{"k=128,lots", "dynamic shared memory 'lots'"}, Case{"k=128,-4", "dynamic shared memory '-4'"},
                  Case{"k=128,1,2", "dynamic shared memory '1,2'"}}) {
-    ptb::FusionKernelRequest r;
-    r.name = "untouched";
-    std::string error;
-    EXPECT_FALSE(ptb::parseKernelRequest(c.text, r, error)) << c.text;
+    auto r = ptb::parseKernelRequest(c.text);
+    ASSERT_FALSE(bool(r)) << c.text;
+    const std::string error = llvm::toString(r.takeError());
     EXPECT_NE(error.find(c.mentions), std::string::npos) << c.text << ": " << error;
     EXPECT_NE(error.find(std::string("'") + c.text + "'"), std::string::npos) << "names the spec: " << error;
-    EXPECT_EQ(r.name, "untouched") << c.text;
   }
 }
 
@@ -116,39 +121,36 @@ TEST(ParseRatio, Rejects) {
 
 TEST(RatioFromHarnessOutput, WinnerAmongOtherLines) {
   Ratio r;
-  std::string error;
-  ASSERT_TRUE(ptb::ratioFromHarnessOutput("pair tc+cd\ncandidate 1:1 1.9 ms\nbest 1:3 1.2 ms\n"
-                                          "sequential 2.0 ms\nwinner 1:3 speedup 1.67 over sequential\nend\n",
-                                          r, error))
-      << error;
+  EXPECT_EQ(messageOf(ptb::ratioFromHarnessOutput("pair tc+cd\ncandidate 1:1 1.9 ms\nbest 1:3 1.2 ms\n"
+                                                  "sequential 2.0 ms\nwinner 1:3 speedup 1.67 over sequential\nend\n",
+                                                  r)),
+            "");
   EXPECT_EQ(r, (Ratio{1, 3}));
   // Indented, CRLF, no trailing newline.
-  ASSERT_TRUE(ptb::ratioFromHarnessOutput("x\r\n  winner 2:1\r\n", r, error)) << error;
+  EXPECT_EQ(messageOf(ptb::ratioFromHarnessOutput("x\r\n  winner 2:1\r\n", r)), "");
   EXPECT_EQ(r, (Ratio{2, 1}));
-  ASSERT_TRUE(ptb::ratioFromHarnessOutput("winner 1:1:2", r, error)) << error;
+  EXPECT_EQ(messageOf(ptb::ratioFromHarnessOutput("winner 1:1:2", r)), "");
   EXPECT_EQ(r, (Ratio{1, 1, 2}));
   // The first winner line counts.
-  ASSERT_TRUE(ptb::ratioFromHarnessOutput("winner 4:1\nwinner 1:4\n", r, error)) << error;
+  EXPECT_EQ(messageOf(ptb::ratioFromHarnessOutput("winner 4:1\nwinner 1:4\n", r)), "");
   EXPECT_EQ(r, (Ratio{4, 1}));
 }
 
 TEST(RatioFromHarnessOutput, WinnerNone) {
   Ratio r = {9};
-  std::string error;
-  EXPECT_FALSE(ptb::ratioFromHarnessOutput("sequential 2.0 ms\nwinner none\n", r, error));
+  const std::string error = messageOf(ptb::ratioFromHarnessOutput("sequential 2.0 ms\nwinner none\n", r));
   EXPECT_NE(error.find("winner none"), std::string::npos) << error;
   EXPECT_EQ(r, (Ratio{9}));
 }
 
 TEST(RatioFromHarnessOutput, NoWinnerLineOrNotARatio) {
   Ratio r = {9};
-  std::string error;
-  EXPECT_FALSE(ptb::ratioFromHarnessOutput("sequential 2.0 ms\nbest 1:2\n", r, error));
+  std::string error = messageOf(ptb::ratioFromHarnessOutput("sequential 2.0 ms\nbest 1:2\n", r));
   EXPECT_NE(error.find("no 'winner <ratio>' line"), std::string::npos) << error;
-  EXPECT_FALSE(ptb::ratioFromHarnessOutput("", r, error));
+  error = messageOf(ptb::ratioFromHarnessOutput("", r));
   EXPECT_NE(error.find("no 'winner <ratio>' line"), std::string::npos) << error;
-  EXPECT_FALSE(ptb::ratioFromHarnessOutput("winners 1:2\n", r, error));
-  EXPECT_FALSE(ptb::ratioFromHarnessOutput("winner fast\n", r, error));
+  EXPECT_NE(messageOf(ptb::ratioFromHarnessOutput("winners 1:2\n", r)), "");
+  error = messageOf(ptb::ratioFromHarnessOutput("winner fast\n", r));
   EXPECT_NE(error.find("'fast', not a ratio"), std::string::npos) << error;
   EXPECT_EQ(r, (Ratio{9}));
 }
@@ -156,18 +158,16 @@ TEST(RatioFromHarnessOutput, NoWinnerLineOrNotARatio) {
 // ---- parseFusionConfig ----
 
 TEST(ParseFusionConfig, RatioRatiosAllRatios) {
-  std::vector<ptb::FusionJob> jobs;
-  std::string error;
-  ASSERT_TRUE(ptb::parseFusionConfig(R"({"fusions": [
+  auto parsed = ptb::parseFusionConfig(R"({"fusions": [
     {"kernels": [{"name": "gemm", "block": "128"}, {"name": "stencil", "block": "32x8", "dynamic_shared": 4096}],
      "ratio": "1:2", "name": "gs", "output": "gs.cu"},
     {"kernels": [{"name": "a", "block": "64"}, {"name": "b", "block": "8x4x4"}], "ratios": ["1:1", "2:1"],
      "output": "ab.cu"},
     {"kernels": [{"name": "a", "block": "64"}, {"name": "b", "block": "64"}, {"name": "c", "block": "32"}],
      "all_ratios": true}
-  ]})",
-                                     jobs, error))
-      << error;
+  ]})");
+  ASSERT_EQ(messageOf(parsed), "");
+  const std::vector<ptb::FusionJob> &jobs = *parsed;
   ASSERT_EQ(jobs.size(), 3u);
   const ptb::FusionJob &g = jobs[0];
   ASSERT_EQ(g.kernels.size(), 2u);
@@ -222,9 +222,8 @@ TEST(ParseFusionConfig, Errors) {
       {"{\"fusions\": [{\"kernels\": " + pair + ", \"all_ratios\": false}]}", "give \"ratio\", \"ratios\""},
   };
   for (const auto &[json, mentions] : cases) {
-    std::vector<ptb::FusionJob> jobs;
-    std::string error;
-    EXPECT_FALSE(ptb::parseFusionConfig(json, jobs, error)) << json;
+    auto jobs = ptb::parseFusionConfig(json);
+    const std::string error = messageOf(jobs);
     EXPECT_NE(error.find(mentions), std::string::npos) << json << "\n  error: " << error;
   }
 }
@@ -232,19 +231,16 @@ TEST(ParseFusionConfig, Errors) {
 // Regression (fixed): a negative "dynamic_shared" was accepted (as 2^64-1 bytes), and fusionProblems'
 // rounding wrapped it around to 0. Now an error naming the kernel, as for a bad block.
 TEST(ParseFusionConfig, NegativeDynamicSharedIsAnError) {
-  std::vector<ptb::FusionJob> jobs;
-  std::string error;
-  EXPECT_FALSE(ptb::parseFusionConfig(R"({"fusions": [{"kernels": [{"name": "a", "block": "64", "dynamic_shared": -1},
-    {"name": "b", "block": "64"}], "ratio": "1:1"}]})",
-                                      jobs, error));
+  auto jobs = ptb::parseFusionConfig(R"({"fusions": [{"kernels": [{"name": "a", "block": "64", "dynamic_shared": -1},
+    {"name": "b", "block": "64"}], "ratio": "1:1"}]})");
+  const std::string error = messageOf(jobs);
   EXPECT_NE(error.find("'a'"), std::string::npos) << error;
 }
 
 // ---- checkFusedName (--name, "name") ----
 
 TEST(CheckFusedName, Identifiers) {
-  std::string error;
-  for (const char *ok : {"pair", "gemm_hash", "K2", "fused_1x"}) EXPECT_TRUE(ptb::checkFusedName(ok, error)) << ok << ": " << error;
+  for (const char *ok : {"pair", "gemm_hash", "K2", "fused_1x"}) EXPECT_EQ(messageOf(ptb::checkFusedName(ok)), "") << ok;
 }
 
 TEST(CheckFusedName, RejectsWithTheReason) {
@@ -256,18 +252,15 @@ TEST(CheckFusedName, RejectsWithTheReason) {
       {"constexpr", "keyword"},         {"", "empty"},
   };
   for (const auto &[name, why] : cases) {
-    std::string error;
-    EXPECT_FALSE(ptb::checkFusedName(name, error)) << name;
+    const std::string error = messageOf(ptb::checkFusedName(name));
     EXPECT_NE(error.find(why), std::string::npos) << name << ": " << error;
   }
 }
 
 TEST(ParseFusionConfig, NameMustBeAnIdentifier) {
-  std::vector<ptb::FusionJob> jobs;
-  std::string error;
-  EXPECT_FALSE(ptb::parseFusionConfig(R"({"fusions": [{"kernels": [{"name": "a", "block": "64"},
-    {"name": "b", "block": "64"}], "ratio": "1:1", "name": "1x-y"}]})",
-                                      jobs, error));
+  auto jobs = ptb::parseFusionConfig(R"({"fusions": [{"kernels": [{"name": "a", "block": "64"},
+    {"name": "b", "block": "64"}], "ratio": "1:1", "name": "1x-y"}]})");
+  const std::string error = messageOf(jobs);
   EXPECT_NE(error.find("fusions[0]: \"name\": '1x-y' cannot name a fused kernel"), std::string::npos) << error;
 }
 
@@ -425,6 +418,14 @@ TEST(FeasibleRatios, ThreeKernels) {
 
 // ---- assembleFusedOutput (hand-built files and kernels) ----
 
+// The diagnostics as the tool prints them.
+std::string printed(const std::vector<ptb::Diagnostic> &diagnostics) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  for (const ptb::Diagnostic &d : diagnostics) ptb::print(os, d);
+  return text;
+}
+
 TEST(AssembleFusedOutput, OneRatio) {
   ptb::FusionFile f;
   f.path = "/src/in.cu";
@@ -432,9 +433,10 @@ TEST(AssembleFusedOutput, OneRatio) {
   std::vector<ptb::SlotKernel> ks = {slotKernel("tc", 128), slotKernel("cd", 64)};
   ptb::FusionJob job;
   job.ratios = {{1, 2}};
-  std::vector<std::string> errors, notes;
-  std::string out = ptb::assembleFusedOutput(job, {&f}, ks, ptb::FusionLimits{}, "9.9.9", errors, notes);
-  ASSERT_TRUE(errors.empty()) << joined(errors);
+  std::vector<ptb::Diagnostic> diagnostics;
+  auto assembled = ptb::assembleFusedOutput(job, {&f}, ks, ptb::FusionLimits{}, "9.9.9", diagnostics);
+  ASSERT_TRUE(assembled) << printed(diagnostics);
+  const std::string &out = *assembled;
   EXPECT_EQ(out.rfind("// Generated by fuse-kernels 9.9.9 from in.cu;", 0), 0u) << out;
   EXPECT_NE(out.find("#include \"ptb/ptb.cuh\"\n#line 1 \"/src/in.cu\"\n// the input\n"), std::string::npos) << out;
   EXPECT_NE(out.find("__global__ void __launch_bounds__(256) tc__cd__fused("), std::string::npos) << out;
@@ -442,10 +444,11 @@ TEST(AssembleFusedOutput, OneRatio) {
   EXPECT_NE(out.find("{\"1:2\", 256u, reinterpret_cast<const void*>(&tc__cd__fused), &tc__cd__fused_launch},"),
             std::string::npos)
       << out;
-  ASSERT_EQ(notes.size(), 1u);
-  EXPECT_EQ(notes[0].rfind("tc__cd__fused: ratio 1:2, 256 threads, 3 slots; shared memory per block: 384 B static", 0),
+  EXPECT_EQ(printed(diagnostics).rfind(
+                "note: tc__cd__fused: ratio 1:2, 256 threads, 3 slots; shared memory per block: 384 B static", 0),
             0u)
-      << notes[0];
+      << printed(diagnostics);
+  EXPECT_EQ(diagnostics.size(), 1u);
 }
 
 TEST(AssembleFusedOutput, SeveralRatiosGetSuffixesAndTheName) {
@@ -458,16 +461,17 @@ TEST(AssembleFusedOutput, SeveralRatiosGetSuffixesAndTheName) {
   ptb::FusionJob job;
   job.ratios = {{1, 1}, {2, 1}};
   job.name = "xy";
-  std::vector<std::string> errors, notes;
-  std::string out = ptb::assembleFusedOutput(job, {&a, &b}, ks, ptb::FusionLimits{}, "1", errors, notes);
-  ASSERT_TRUE(errors.empty()) << joined(errors);
+  std::vector<ptb::Diagnostic> diagnostics;
+  auto assembled = ptb::assembleFusedOutput(job, {&a, &b}, ks, ptb::FusionLimits{}, "1", diagnostics);
+  ASSERT_TRUE(assembled) << printed(diagnostics);
+  const std::string &out = *assembled;
   EXPECT_NE(out.find("from a.cu, b.cu;"), std::string::npos) << out;
   EXPECT_NE(out.find("#line 1 \"/src/a.cu\"\nint a_text;\n#line 1 \"/src/b.cu\"\nint b_text;\n"), std::string::npos)
       << out;
   EXPECT_NE(out.find(" xy_1_1("), std::string::npos) << out;
   EXPECT_NE(out.find(" xy_2_1("), std::string::npos) << out;
   EXPECT_NE(out.find("static const xy_candidate xy_candidates[] = {\n    {\"1:1\", 128u,"), std::string::npos) << out;
-  EXPECT_EQ(notes.size(), 2u);
+  EXPECT_EQ(diagnostics.size(), 2u);  // a note per fused kernel
 }
 
 TEST(AssembleFusedOutput, InfeasibleRatioIsALocatedErrorAndNoText) {
@@ -476,13 +480,11 @@ TEST(AssembleFusedOutput, InfeasibleRatioIsALocatedErrorAndNoText) {
   std::vector<ptb::SlotKernel> ks = {slotKernel("a", 512), slotKernel("b", 512)};
   ptb::FusionJob job;
   job.ratios = {{1, 1}, {2, 1}};
-  std::vector<std::string> errors, notes;
-  std::string out = ptb::assembleFusedOutput(job, {&f}, ks, ptb::FusionLimits{}, "1", errors, notes);
-  EXPECT_EQ(out, "");
-  ASSERT_EQ(errors.size(), 1u) << joined(errors);
-  EXPECT_EQ(errors[0], "in.cu:3:17: error: ratio 2:1 cannot be fused: the fused block would have 1536 threads; at most "
-                       "1024 are allowed");
-  EXPECT_TRUE(notes.empty());
+  std::vector<ptb::Diagnostic> diagnostics;
+  EXPECT_FALSE(ptb::assembleFusedOutput(job, {&f}, ks, ptb::FusionLimits{}, "1", diagnostics));
+  // One error, no note.
+  EXPECT_EQ(printed(diagnostics), "in.cu:3:17: error: ratio 2:1 cannot be fused: the fused block would have 1536 "
+                                  "threads; at most 1024 are allowed\n");
 }
 
 TEST(AssembleFusedOutput, AllRatios) {
@@ -491,20 +493,58 @@ TEST(AssembleFusedOutput, AllRatios) {
   std::vector<ptb::SlotKernel> ks = {slotKernel("a", 512), slotKernel("b", 256)};
   ptb::FusionJob job;
   job.allRatios = true;
-  std::vector<std::string> errors, notes;
-  std::string out = ptb::assembleFusedOutput(job, {&f}, ks, ptb::FusionLimits{}, "1", errors, notes);
-  ASSERT_TRUE(errors.empty()) << joined(errors);
-  EXPECT_NE(out.find(" a__b__fused_1_1("), std::string::npos);
-  EXPECT_NE(out.find(" a__b__fused_1_2("), std::string::npos);
-  EXPECT_EQ(out.find(" a__b__fused_2_1("), std::string::npos);
-  EXPECT_EQ(notes.size(), 2u);
+  std::vector<ptb::Diagnostic> diagnostics;
+  auto out = ptb::assembleFusedOutput(job, {&f}, ks, ptb::FusionLimits{}, "1", diagnostics);
+  ASSERT_TRUE(out) << printed(diagnostics);
+  EXPECT_NE(out->find(" a__b__fused_1_1("), std::string::npos);
+  EXPECT_NE(out->find(" a__b__fused_1_2("), std::string::npos);
+  EXPECT_EQ(out->find(" a__b__fused_2_1("), std::string::npos);
+  EXPECT_EQ(diagnostics.size(), 2u);  // a note per fused kernel
   // None fits.
   ks[0].request.block[0] = 1024;
-  errors.clear();
-  notes.clear();
-  EXPECT_EQ(ptb::assembleFusedOutput(job, {&f}, ks, ptb::FusionLimits{}, "1", errors, notes), "");
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].rfind("in.cu:3:17: error: no ratio of these kernels fits one block: ", 0), 0u) << errors[0];
+  diagnostics.clear();
+  EXPECT_FALSE(ptb::assembleFusedOutput(job, {&f}, ks, ptb::FusionLimits{}, "1", diagnostics));
+  ASSERT_EQ(diagnostics.size(), 1u);
+  EXPECT_EQ(printed(diagnostics).rfind("in.cu:3:17: error: no ratio of these kernels fits one block: ", 0), 0u)
+      << printed(diagnostics);
+}
+
+// ---- resolveJobKernels ----
+
+TEST(ResolveJobKernels, TheJobsRequestsAndTheFilesInFirstUseOrder) {
+  std::vector<ptb::FusionFile> files(2);
+  files[0].path = "a.cu";
+  files[0].kernels = {slotKernel("x", 64)};
+  files[1].path = "b.cu";
+  files[1].kernels = {slotKernel("y", 64), slotKernel("z", 64)};
+  ptb::FusionJob job;
+  job.kernels = {slotKernel("z", 128).request, slotKernel("x", 32).request, slotKernel("y", 32).request};
+  std::vector<ptb::SlotKernel> kernels;
+  std::vector<const ptb::FusionFile *> used;
+  std::vector<ptb::Diagnostic> diagnostics;
+  ASSERT_TRUE(ptb::resolveJobKernels(job, files, kernels, used, diagnostics)) << printed(diagnostics);
+  ASSERT_EQ(kernels.size(), 3u);
+  EXPECT_EQ(kernels[0].name, "z");
+  EXPECT_EQ(kernels[0].request.threads(), 128u);  // the job's block, not the one the file was prepared with
+  EXPECT_EQ(kernels[1].name, "x");
+  EXPECT_EQ(used, (std::vector<const ptb::FusionFile *>{&files[1], &files[0]}));
+  EXPECT_TRUE(diagnostics.empty());
+}
+
+TEST(ResolveJobKernels, UnknownAndTwiceDefinedKernels) {
+  std::vector<ptb::FusionFile> files(2);
+  files[0].path = "a.cu";
+  files[0].kernels = {slotKernel("x", 64)};
+  files[1].path = "b.cu";
+  files[1].kernels = {slotKernel("x", 64)};
+  ptb::FusionJob job;
+  job.kernels = {slotKernel("x", 64).request, slotKernel("w", 64).request};
+  std::vector<ptb::SlotKernel> kernels;
+  std::vector<const ptb::FusionFile *> used;
+  std::vector<ptb::Diagnostic> diagnostics;
+  EXPECT_FALSE(ptb::resolveJobKernels(job, files, kernels, used, diagnostics));
+  EXPECT_EQ(printed(diagnostics), "error: kernel 'x' is defined in both a.cu and b.cu\n"
+                                  "error: no kernel named 'w' in the input files\n");
 }
 
 } // namespace

@@ -1,8 +1,11 @@
 // fuse-kernels: Tacker-style fusion of Tensor-Core and CUDA-Core kernels into one PTB kernel whose block
-// holds slots of each (docs/fuse-kernels.md). Options and output only; the work is in lib/Rewrite.
-#include "FuseRewrite.h"
+// holds slots of each (docs/fuse-kernels.md). Options and output only; the work is in lib/Fusion.
+#include "Diagnostics.h"
+#include "FusedOutput.h"
+#include "FusionJob.h"
 #include "InventoryFormat.h"
 #include "PtbRewrite.h"
+#include "SlotRewriter.h"
 #include "ToolMain.h"
 #include "ToolRunner.h"
 #include "TranslationUnitInventory.h"
@@ -13,17 +16,25 @@
 
 #include <fmt/core.h>
 
-#include <algorithm>
+#include <optional>
 #include <set>
 
 namespace {
-std::string readFile(const std::string &path, std::string &error) {
+// An error of the command line, or of the file `file` the tool read.
+void printError(const std::string &message, const std::string &file = "") {
+  ptb::print(llvm::errs(), {clang::DiagnosticsEngine::Error, file, 0, 0, message});
+}
+
+llvm::Expected<std::string> readFile(const std::string &path) {
   auto buf = llvm::MemoryBuffer::getFile(path);
-  if (!buf) {
-    error = path + ": " + buf.getError().message();
-    return "";
-  }
+  if (!buf) return llvm::createStringError(buf.getError(), path + ": " + buf.getError().message());
   return (*buf)->getBuffer().str();
+}
+
+llvm::Expected<std::vector<ptb::FusionJob>> readFusionConfig(const std::string &path) {
+  llvm::Expected<std::string> text = readFile(path);
+  if (!text) return text.takeError();
+  return ptb::parseFusionConfig(*text);
 }
 } // namespace
 
@@ -72,41 +83,41 @@ int main(int argc, char **argv) {
 
   // What to fuse.
   std::vector<ptb::FusionJob> jobs;
-  std::string error;
   if (!config.empty()) {
     if (!kernelSpecs.empty() || !ratio.empty() || allRatios || !ratioFrom.empty()) {
-      llvm::errs() << "error: --config replaces --kernel, --ratio, --all-ratios and --ratio-from\n";
+      printError("--config replaces --kernel, --ratio, --all-ratios and --ratio-from");
       return 2;
     }
-    std::string text = readFile(config, error);
-    if (!error.empty() || !ptb::parseFusionConfig(text, jobs, error)) {
-      llvm::errs() << config << ": error: " << error << "\n";
+    llvm::Expected<std::vector<ptb::FusionJob>> parsed = readFusionConfig(config);
+    if (!parsed) {
+      printError(llvm::toString(parsed.takeError()), config);
       return 2;
     }
+    jobs = std::move(*parsed);
   } else {
     ptb::FusionJob job;
     for (const std::string &s : kernelSpecs) {
-      ptb::FusionKernelRequest r;
-      if (!ptb::parseKernelRequest(s, r, error)) {
-        llvm::errs() << "error: --kernel " << error << "\n";
+      llvm::Expected<ptb::FusionKernelRequest> r = ptb::parseKernelRequest(s);
+      if (!r) {
+        printError("--kernel " + llvm::toString(r.takeError()));
         return 2;
       }
-      job.kernels.push_back(r);
+      job.kernels.push_back(*r);
     }
     if (job.kernels.size() < 2) {
-      llvm::errs() << "error: name at least two kernels with --kernel NAME=BLOCK (or use --config)\n";
+      printError("name at least two kernels with --kernel NAME=BLOCK (or use --config)");
       return 2;
     }
     if ((!ratio.empty()) + allRatios + (!ratioFrom.empty()) != 1) {
-      llvm::errs() << "error: give exactly one of --ratio, --all-ratios and --ratio-from\n";
+      printError("give exactly one of --ratio, --all-ratios and --ratio-from");
       return 2;
     }
     if (!ratioFrom.empty()) {
-      std::string text = readFile(ratioFrom, error);
+      llvm::Expected<std::string> text = readFile(ratioFrom);
       std::vector<unsigned> r;
       unsigned m = 1;
-      if (!error.empty() || !ptb::ratioFromHarnessOutput(text, r, error, &m)) {
-        llvm::errs() << ratioFrom << ": error: " << error << "\n";
+      if (llvm::Error e = text ? ptb::ratioFromHarnessOutput(*text, r, &m) : text.takeError()) {
+        printError(llvm::toString(std::move(e)), ratioFrom);
         return 1;
       }
       ratio = ptb::ratioString(r) + (m > 1 ? "/" + std::to_string(m) : "");
@@ -116,18 +127,19 @@ int main(int argc, char **argv) {
       std::vector<unsigned> r;
       unsigned m = 1;
       if (!ptb::parseCandidateLabel(ratio, r, m) || r.size() != job.kernels.size()) {
-        llvm::errs() << "error: --ratio '" << ratio << "' must give one slot count (1..15) per kernel, like 1:2 "
-                     << "(or 1:2/2 with blocks per SM)\n";
+        printError("--ratio '" + ratio + "' must give one slot count (1..15) per kernel, like 1:2 (or 1:2/2 with "
+                   "blocks per SM)");
         return 2;
       }
       if (ratio.find('/') != std::string::npos) job.minBlocks = {m};
       job.ratios.push_back(r);
     }
     job.allRatios = allRatios;
-    if (!name.empty() && !ptb::checkFusedName(name, error)) {
-      llvm::errs() << "error: --name " << error << "\n";
-      return 2;
-    }
+    if (!name.empty())
+      if (llvm::Error e = ptb::checkFusedName(name)) {
+        printError("--name " + llvm::toString(std::move(e)));
+        return 2;
+      }
     job.name = name;
     job.output = output;
     jobs.push_back(job);
@@ -135,17 +147,13 @@ int main(int argc, char **argv) {
   std::set<std::string> outputs;
   for (const ptb::FusionJob &j : jobs)
     if (!outputs.insert(j.output).second) {
-      llvm::errs() << "error: two fusions write to " << (j.output.empty() ? "standard output" : j.output)
-                   << "; give each its own \"output\"\n";
+      printError("two fusions write to " + (j.output.empty() ? std::string("standard output") : j.output) +
+                 "; give each its own \"output\"");
       return 2;
     }
 
   // Parse every file once; prepare the slot functions of every kernel any job names.
-  std::vector<ptb::FusionKernelRequest> all;  // each kernel once (a kernel may be in several jobs, or twice in one)
-  for (const ptb::FusionJob &j : jobs)
-    for (const ptb::FusionKernelRequest &r : j.kernels)
-      if (std::none_of(all.begin(), all.end(), [&](const ptb::FusionKernelRequest &a) { return a.name == r.name; }))
-        all.push_back(r);
+  const std::vector<ptb::FusionKernelRequest> all = ptb::distinctKernels(jobs);
   if (ptb::reportGeneratedInputs(
           req.files, {{ptb::kFusedMarker, "this file was written by fuse-kernels; fuse the original sources instead"},
                       {ptb::kGeneratedMarker, "this file was written by ptb-transform; fuse the original sources "
@@ -174,41 +182,18 @@ int main(int argc, char **argv) {
   for (const ptb::FusionJob &job : jobs) {
     std::vector<ptb::SlotKernel> kernels;
     std::vector<const ptb::FusionFile *> used;
-    for (const ptb::FusionKernelRequest &r : job.kernels) {
-      const ptb::FusionFile *holder = nullptr;
-      ptb::SlotKernel found;
-      for (const ptb::FusionFile &f : files)
-        for (const ptb::SlotKernel &k : f.kernels)
-          if (k.request.name == r.name) {
-            if (holder && holder != &f) {
-              llvm::errs() << "error: kernel '" << r.name << "' is defined in both " << holder->path << " and " << f.path
-                           << "\n";
-              failed = true;
-            }
-            holder = &f;
-            found = k;
-          }
-      if (!holder) {
-        llvm::errs() << "error: no kernel named '" << r.name << "' in the input files\n";
-        failed = true;
-        continue;
-      }
-      found.request = r;
-      kernels.push_back(found);
-      if (std::find(used.begin(), used.end(), holder) == used.end()) used.push_back(holder);
-    }
-    if (failed) continue;
-    std::vector<std::string> errors, notes;
-    std::string text = ptb::assembleFusedOutput(job, used, kernels, limits, PTB_VERSION, errors, notes);
-    for (const std::string &e : errors) llvm::errs() << e << "\n";
-    if (!errors.empty()) {
+    std::vector<ptb::Diagnostic> diagnostics;
+    if (!ptb::resolveJobKernels(job, files, kernels, used, diagnostics)) failed = true;
+    std::optional<std::string> text;
+    if (!failed) text = ptb::assembleFusedOutput(job, used, kernels, limits, PTB_VERSION, diagnostics);
+    for (const ptb::Diagnostic &d : diagnostics) ptb::print(llvm::errs(), d);
+    if (!text) {
       failed = true;
       continue;
     }
-    for (const std::string &n : notes) llvm::errs() << "note: " << n << "\n";
-    if (job.output.empty()) toStdout = text;
+    if (job.output.empty()) toStdout = *text;
     else
-      written.push_back({job.output, text,
+      written.push_back({job.output, *text,
                          config.empty() ? "the fused output" : "the output of fusions[" + std::to_string(&job - jobs.data()) + "]",
                          ""});
   }
@@ -216,8 +201,8 @@ int main(int argc, char **argv) {
     llvm::errs() << "fuse-kernels: nothing written (errors above)\n";
     return 1;
   }
-  if (!ptb::writeOutputs(written, reads, error)) {
-    llvm::errs() << "error: " << error << "\n";
+  if (std::string error; !ptb::writeOutputs(written, reads, error)) {
+    printError(error);
     return 1;
   }
   llvm::outs() << toStdout;

@@ -1,7 +1,7 @@
 // ptb-transform: rewrites CUDA kernels into persistent-thread-block twins gated by %smid, and their
 // launches into calls of the PTB runtime. Options and output only; the work is in lib/.
 #include "DependencyFile.h"
-#include "FuseRewrite.h"
+#include "FusionTypes.h"
 #include "InventoryFormat.h"
 #include "PtbRewrite.h"
 #include "ToolMain.h"

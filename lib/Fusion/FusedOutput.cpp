@@ -1,0 +1,130 @@
+#include "FusedOutput.h"
+#include "FileSelection.h"
+#include "FusedKernelEmitter.h"
+#include "SourceText.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Path.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+namespace ptb {
+
+bool resolveJobKernels(const FusionJob &job, const std::vector<FusionFile> &files, std::vector<SlotKernel> &kernels,
+                       std::vector<const FusionFile *> &used, std::vector<Diagnostic> &diagnostics) {
+  bool ok = true;
+  auto error = [&](const std::string &message) {
+    diagnostics.push_back({clang::DiagnosticsEngine::Error, "", 0, 0, message});
+    ok = false;
+  };
+  for (const FusionKernelRequest &r : job.kernels) {
+    const FusionFile *holder = nullptr;
+    SlotKernel found;
+    for (const FusionFile &f : files)
+      for (const SlotKernel &k : f.kernels)
+        if (k.request.name == r.name) {
+          if (holder && holder != &f)
+            error("kernel '" + r.name + "' is defined in both " + holder->path + " and " + f.path);
+          holder = &f;
+          found = k;
+        }
+    if (!holder) {
+      error("no kernel named '" + r.name + "' in the input files");
+      continue;
+    }
+    found.request = r;
+    kernels.push_back(found);
+    if (std::find(used.begin(), used.end(), holder) == used.end()) used.push_back(holder);
+  }
+  return ok;
+}
+
+std::optional<std::string> assembleFusedOutput(const FusionJob &job, const std::vector<const FusionFile *> &files,
+                                               const std::vector<SlotKernel> &kernels, const FusionLimits &limits,
+                                               const std::string &toolVersion, std::vector<Diagnostic> &diagnostics) {
+  // Errors are located at the first kernel (where the fused kernels' #line points).
+  bool failed = false;
+  auto error = [&](const std::string &message) {
+    const Location &at = kernels.front().loc;
+    diagnostics.push_back({clang::DiagnosticsEngine::Error, at.file, at.line, at.column, message});
+    failed = true;
+  };
+  std::string base = job.name;
+  if (base.empty()) {
+    std::vector<std::string> names;
+    for (const SlotKernel &k : kernels) names.push_back(k.name);
+    base = llvm::join(names, "__") + "__fused";
+  }
+  // The candidates: every ratio with every number of blocks per SM asked for. Explicit ones must be
+  // feasible; with --all-ratios the infeasible ones are left out.
+  std::vector<FusedCandidate> candidates;
+  std::vector<std::vector<unsigned>> ratios = job.allRatios ? feasibleRatios(kernels, limits) : job.ratios;
+  if (ratios.empty())
+    error("no ratio of these kernels fits one block: " +
+          llvm::join(fusionProblems(kernels, std::vector<unsigned>(kernels.size(), 1), limits), "; "));
+  const bool several = ratios.size() * job.minBlocks.size() > 1 || job.allRatios;
+  for (const auto &r : ratios)
+    for (unsigned m : job.minBlocks) {
+      FusedCandidate c;
+      c.slots = r;
+      c.minBlocks = m;
+      auto problems = fusionProblems(kernels, r, limits, m);
+      if (!problems.empty()) {
+        if (!job.allRatios)
+          for (const std::string &p : problems)
+            error("ratio " + c.label() + " cannot be fused: " + p);
+        continue;
+      }
+      c.name = base;
+      if (several) {
+        for (unsigned s : r) c.name += "_" + std::to_string(s);
+        if (m > 1) c.name += "_mb" + std::to_string(m);
+      }
+      candidates.push_back(c);
+    }
+  if (failed) return std::nullopt;
+
+  std::vector<std::string> sources;
+  for (const FusionFile *f : files) sources.push_back(llvm::sys::path::filename(f->path).str());
+  std::string out = std::string(kFusedMarker) + " " + toolVersion + " from " + llvm::join(sources, ", ") +
+                    "; edit the originals, not this file (docs/fuse-kernels.md).\n#include \"ptb/ptb.cuh\"\n";
+  for (const FusionFile *f : files) {
+    // Quoted #includes found beside the input point at their files from the output's directory (with
+    // the output on stdout, where it goes is not known: they stay).
+    std::string relocated = f->text;
+    if (!job.output.empty()) {
+      std::string includerDir = llvm::sys::path::parent_path(absolutePath(f->path)).str();
+      std::string outputDir = llvm::sys::path::parent_path(absolutePath(job.output)).str();
+      for (auto it = f->localIncludes.rbegin(); it != f->localIncludes.rend(); ++it) {
+        std::string name = relocatedInclude(*it, includerDir, outputDir);
+        if (!name.empty()) relocated.replace(it->offset, it->length, name);
+      }
+    }
+    // A UTF-8 byte-order mark can only be first in a file: dropped (nvcc rejects one anywhere else).
+    llvm::StringRef text = relocated;
+    text.consume_front("\xEF\xBB\xBF");
+    out += "#line 1 \"" + quoteForLineDirective(f->path) + "\"\n" + text.str();
+    if (!f->text.empty() && f->text.back() != '\n') out += "\n";
+  }
+  for (const FusedCandidate &c : candidates) {
+    const std::vector<unsigned> &r = c.slots;
+    out += "#line " + std::to_string(kernels.front().loc.line) + " \"" + quoteForLineDirective(kernels.front().loc.file) + "\"";
+    out += emitFusedKernel(kernels, r, c.name, c.minBlocks);
+    const FusedShape f = fusedShape(kernels, r);
+    std::string registers = c.minBlocks > 1 ? fmt::format("at most {} per thread ({} blocks per SM asked for)",
+                                                          limits.registersPerSm / (c.minBlocks * f.threads) / 8 * 8,
+                                                          c.minBlocks)
+                                            : std::string("see the harness or nvcc -Xptxas -v");
+    diagnostics.push_back({clang::DiagnosticsEngine::Note, "", 0, 0,
+                           fmt::format("{}: ratio {}, {} threads, {} slots; shared memory per block: {} B static "
+                                       "(slots' variables and bookkeeping) + {} B dynamic; registers: {}",
+                                       c.name, c.label(), f.threads, f.slots, f.staticShared, f.dynamicShared,
+                                       registers)});
+  }
+  out += emitCandidateTable(kernels, base, candidates);
+  return out;
+}
+
+} // namespace ptb

@@ -1,0 +1,197 @@
+#include "FusionJob.h"
+
+#include "clang/Basic/CharInfo.h"
+#include "clang/Basic/IdentifierTable.h"
+#include "clang/Basic/LangOptions.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/JSON.h"
+
+#include <algorithm>
+
+namespace ptb {
+
+namespace {
+llvm::Error failure(const std::string &message) {
+  return llvm::make_error<llvm::StringError>(message, llvm::inconvertibleErrorCode());
+}
+} // namespace
+
+// No block can have more dynamic shared memory than this (the largest SM today has 228 KiB); larger values
+// are typing errors, and bounding them keeps the feasibility arithmetic far from overflow.
+constexpr uint64_t kMaxDynamicShared = 1u << 20;
+
+llvm::Error checkFusedName(llvm::StringRef name) {
+  auto fail = [&](const std::string &why) { return failure("'" + name.str() + "' cannot name a fused kernel: " + why); };
+  if (name.empty()) return fail("it is empty");
+  if (!clang::isAsciiIdentifierStart(name[0]) ||
+      !llvm::all_of(name, [](char c) { return clang::isAsciiIdentifierContinue(c); }))
+    return fail("it is not a C++ identifier (letters, digits and '_', not starting with a digit)");
+  if (name.starts_with("_")) return fail("names starting with '_' are reserved at file scope");
+  if (name.contains("__")) return fail("names containing '__' are reserved");
+  if (name.ends_with("_"))
+    return fail("it ends in '_', and the names derived from it (" + name.str() + "_launch) would contain '__'");
+  // C++17 with CUDA, as the output is compiled: keywords and alternative operator spellings (and, or, ...).
+  clang::LangOptions lo;
+  lo.CPlusPlus = lo.CPlusPlus11 = lo.CPlusPlus14 = lo.CPlusPlus17 = 1;
+  lo.CUDA = 1;
+  lo.Bool = lo.WChar = lo.CXXOperatorNames = 1;
+  clang::IdentifierTable table(lo);
+  if (table.get(name).isKeyword(lo) || table.get(name).isCPlusPlusOperatorKeyword())
+    return fail("it is a C++ keyword");
+  return llvm::Error::success();
+}
+
+bool parseBlockShape(llvm::StringRef text, unsigned block[3]) {
+  llvm::SmallVector<llvm::StringRef, 3> parts;
+  text.split(parts, 'x');
+  if (parts.empty() || parts.size() > 3) return false;
+  unsigned b[3] = {1, 1, 1};
+  for (size_t i = 0; i < parts.size(); ++i)
+    if (parts[i].trim().getAsInteger(10, b[i]) || b[i] == 0 || b[i] > 1024) return false;
+  std::copy(b, b + 3, block);
+  return true;
+}
+
+llvm::Expected<FusionKernelRequest> parseKernelRequest(llvm::StringRef text) {
+  auto [name, rest] = text.split('=');
+  if (name.empty() || rest.empty())
+    return failure("'" + text.str() + "': expected NAME=BLOCK[,DYNAMIC_SHARED_BYTES], e.g. stencil=32x8 or hash=256,4096");
+  auto [shape, shmem] = rest.split(',');
+  FusionKernelRequest r;
+  r.name = name.str();
+  if (!parseBlockShape(shape, r.block))
+    return failure("'" + text.str() + "': block shape '" + shape.str() + "' is not X, XxY or XxYxZ (each 1..1024)");
+  if ((rest.contains(',') && shmem.empty()) ||
+      (!shmem.empty() && (shmem.getAsInteger(10, r.dynamicShared) || r.dynamicShared > kMaxDynamicShared)))
+    return failure("'" + text.str() + "': dynamic shared memory '" + shmem.str() + "' is not a number of bytes (at most " +
+                   std::to_string(kMaxDynamicShared) + ")");
+  return r;
+}
+
+bool parseRatio(llvm::StringRef text, std::vector<unsigned> &out) {
+  llvm::SmallVector<llvm::StringRef, 4> parts;
+  text.split(parts, ':');
+  std::vector<unsigned> r;
+  for (llvm::StringRef p : parts) {
+    unsigned v = 0;
+    if (p.trim().getAsInteger(10, v) || v == 0 || v > 15) return false;
+    r.push_back(v);
+  }
+  if (r.size() < 2) return false;
+  out = r;
+  return true;
+}
+
+std::string ratioString(const std::vector<unsigned> &slots) {
+  std::vector<std::string> parts;
+  for (unsigned s : slots) parts.push_back(std::to_string(s));
+  return llvm::join(parts, ":");
+}
+
+bool parseCandidateLabel(llvm::StringRef text, std::vector<unsigned> &slots, unsigned &minBlocks) {
+  auto [ratio, blocks] = text.split('/');
+  unsigned m = 1;
+  if (!blocks.empty() && (blocks.getAsInteger(10, m) || m == 0 || m > 32)) return false;
+  if (!parseRatio(ratio, slots)) return false;
+  minBlocks = m;
+  return true;
+}
+
+llvm::Error ratioFromHarnessOutput(llvm::StringRef text, std::vector<unsigned> &out, unsigned *minBlocks) {
+  llvm::SmallVector<llvm::StringRef, 64> lines;
+  text.split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    line = line.trim();
+    if (!line.consume_front("winner ")) continue;
+    llvm::StringRef ratio = line.trim().split(' ').first;
+    if (ratio == "none")
+      return failure("the harness found no ratio faster than running the kernels one after the other (winner none)");
+    unsigned m = 1;
+    if (!parseCandidateLabel(ratio, out, m) || (m > 1 && !minBlocks))
+      return failure("the harness's winner line names '" + ratio.str() + "', not a ratio");
+    if (minBlocks) *minBlocks = m;
+    return llvm::Error::success();
+  }
+  return failure("no 'winner <ratio>' line in the harness output");
+}
+
+llvm::Expected<std::vector<FusionJob>> parseFusionConfig(llvm::StringRef json) {
+  std::vector<FusionJob> jobs;
+  auto parsed = llvm::json::parse(json);
+  if (!parsed)
+    return failure("invalid JSON: " + llvm::toString(parsed.takeError()));
+  const llvm::json::Object *root = parsed->getAsObject();
+  const llvm::json::Array *fusions = root ? root->getArray("fusions") : nullptr;
+  if (!fusions)
+    return failure("expected an object with a \"fusions\" array");
+  for (size_t i = 0; i < fusions->size(); ++i) {
+    const std::string where = "fusions[" + std::to_string(i) + "]";
+    const llvm::json::Object *f = (*fusions)[i].getAsObject();
+    const llvm::json::Array *ks = f ? f->getArray("kernels") : nullptr;
+    if (!ks || ks->size() < 2)
+      return failure(where + ": expected \"kernels\": an array of at least two kernels");
+    FusionJob job;
+    for (const llvm::json::Value &kv : *ks) {
+      const llvm::json::Object *k = kv.getAsObject();
+      auto name = k ? k->getString("name") : std::nullopt;
+      auto block = k ? k->getString("block") : std::nullopt;
+      if (!name || !block)
+        return failure(where + ": each kernel needs \"name\" and \"block\" (e.g. \"32x8\")");
+      FusionKernelRequest r;
+      r.name = name->str();
+      if (!parseBlockShape(*block, r.block))
+        return failure(where + ": kernel '" + r.name + "': block '" + block->str() + "' is not X, XxY or XxYxZ");
+      if (const llvm::json::Value *d = k->get("dynamic_shared")) {
+        auto n = d->getAsInteger();
+        if (!n || *n < 0 || static_cast<uint64_t>(*n) > kMaxDynamicShared)
+          return failure(where + ": kernel '" + r.name + "': \"dynamic_shared\" must be a number of bytes (0.." +
+                         std::to_string(kMaxDynamicShared) + ")");
+        r.dynamicShared = static_cast<uint64_t>(*n);
+      }
+      job.kernels.push_back(r);
+    }
+    if (auto all = f->getBoolean("all_ratios")) job.allRatios = *all;
+    std::vector<std::string> ratios;
+    if (auto r = f->getString("ratio")) ratios.push_back(r->str());
+    if (auto *rs = f->getArray("ratios"))
+      for (const llvm::json::Value &v : *rs)
+        if (auto s = v.getAsString()) ratios.push_back(s->str());
+    for (const std::string &r : ratios) {
+      std::vector<unsigned> v;
+      if (!parseRatio(r, v) || v.size() != job.kernels.size())
+        return failure(where + ": ratio '" + r + "' must give one slot count (1..15) per kernel, like 1:2");
+      job.ratios.push_back(v);
+    }
+    if (auto *mb = f->getArray("min_blocks")) {
+      job.minBlocks.clear();
+      for (const llvm::json::Value &v : *mb) {
+        auto m = v.getAsInteger();
+        if (!m || *m < 1 || *m > 32)
+          return failure(where + ": \"min_blocks\" must list numbers of blocks per SM (1..32)");
+        job.minBlocks.push_back(static_cast<unsigned>(*m));
+      }
+    }
+    if (job.ratios.empty() && !job.allRatios)
+      return failure(where + ": give \"ratio\", \"ratios\" or \"all_ratios\": true");
+    if (auto n = f->getString("name")) {
+      job.name = n->str();
+      if (llvm::Error e = checkFusedName(job.name)) return failure(where + ": \"name\": " + llvm::toString(std::move(e)));
+    }
+    if (auto o = f->getString("output")) job.output = o->str();
+    jobs.push_back(std::move(job));
+  }
+  if (jobs.empty())
+    return failure("\"fusions\" is empty");
+  return jobs;
+}
+
+std::vector<FusionKernelRequest> distinctKernels(const std::vector<FusionJob> &jobs) {
+  std::vector<FusionKernelRequest> all;
+  for (const FusionJob &j : jobs)
+    for (const FusionKernelRequest &r : j.kernels)
+      if (std::none_of(all.begin(), all.end(), [&](const FusionKernelRequest &a) { return a.name == r.name; }))
+        all.push_back(r);
+  return all;
+}
+
+} // namespace ptb

@@ -1,0 +1,50 @@
+// What to fuse, as the command line or a JSON batch says it: the jobs (one fused output each) and the
+// parsers of their pieces (kernel requests, block shapes, ratios, a tuning harness's winner line).
+// A parser that explains its refusal returns an llvm::Error whose message the tool prints as a diagnostic.
+#pragma once
+
+#include "FusionTypes.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace ptb {
+
+// One fused output: the kernels (in slot order), the ratios to emit, names and where it goes.
+struct FusionJob {
+  std::vector<FusionKernelRequest> kernels;
+  std::vector<std::vector<unsigned>> ratios;  // explicit ratios; empty with allRatios
+  bool allRatios = false;
+  std::vector<unsigned> minBlocks = {1};      // fused blocks per SM to ask for, each ratio (--min-blocks)
+  std::string name;    // base name of the fused kernels ("" : <k0>__<k1>__fused)
+  std::string output;  // "" : standard output
+};
+
+// Every kernel the jobs name, once (a kernel may be in several jobs, or twice in one), in first-use order.
+std::vector<FusionKernelRequest> distinctKernels(const std::vector<FusionJob> &jobs);
+
+// Whether `name` can be a fused kernel's base name (--name, "name" in a batch): a C++ identifier, not a
+// keyword, not starting with '_', without "__" and not ending in '_' (the tool derives name_launch,
+// name_1_2, ...: they must not be reserved either). An error saying why not.
+llvm::Error checkFusedName(llvm::StringRef name);
+
+// "128", "32x8", "8x8x4" -> block; "NAME=32x8" or "NAME=256,4096" (with dynamic shared bytes) -> request.
+bool parseBlockShape(llvm::StringRef text, unsigned block[3]);
+llvm::Expected<FusionKernelRequest> parseKernelRequest(llvm::StringRef text);
+// "1:2" -> {1, 2}; every count >= 1.
+bool parseRatio(llvm::StringRef text, std::vector<unsigned> &out);
+std::string ratioString(const std::vector<unsigned> &slots);  // "1:2"
+// "1:2/2" -> {1, 2} and 2 blocks per SM ("1:2": 1).
+bool parseCandidateLabel(llvm::StringRef text, std::vector<unsigned> &slots, unsigned &minBlocks);
+// The ratio a tuning harness chose: the first line "winner <ratio>[/<min blocks>]" of its output
+// ("winner none": none). Without `minBlocks`, a winner with blocks per SM is not a ratio.
+llvm::Error ratioFromHarnessOutput(llvm::StringRef text, std::vector<unsigned> &out, unsigned *minBlocks = nullptr);
+// A batch: {"fusions": [{"kernels": [{"name": "k", "block": "32x8", "dynamic_shared": 0}, ...],
+//                        "ratio": "1:2" | "ratios": ["1:1", "1:2"] | "all_ratios": true,
+//                        "name": "...", "output": "..."}]} (docs/fuse-kernels.md).
+llvm::Expected<std::vector<FusionJob>> parseFusionConfig(llvm::StringRef json);
+
+} // namespace ptb
