@@ -6,11 +6,19 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <mutex>
 #include <tuple>
 #include <utility>
 
-#include "device.cuh"
-#include "host.cuh"
+#include "detail/config.cuh"
+#include "detail/device_setup.cuh"
+#include "detail/device_state.cuh"
+#include "detail/prepare.cuh"
+#include "detail/runtime.cuh"
+#include "fused_slots.cuh"
+#include "launch_config.cuh"
+#include "launch_mode.cuh"
+#include "twin_params.cuh"
 
 namespace ptb {
 

@@ -7,10 +7,15 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
 #include <string>
 #include <vector>
 
-#include "host.cuh"
+#include "detail/config.cuh"
+#include "detail/device_setup.cuh"
+#include "detail/device_state.cuh"
+#include "detail/runtime.cuh"
+#include "detail/trace_record.cuh"
 
 namespace ptb {
 
