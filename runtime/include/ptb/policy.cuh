@@ -76,7 +76,7 @@ inline void Policy::set(const SmSet& sms, unsigned per_sm) const {
     if (static_cast<int>(dv) != cur) cudaSetDevice(static_cast<int>(dv));
     bool grew = false;
     if (detail::upload_caps_locked(*d, *p_, &grew) && grew) {
-      for (unsigned i = 0; i < d->nslots(); ++i)
+      for (unsigned i = 0; i < d->pool_size(); ++i)
         if (d->recs[i].policy == p_ && detail::live_locked(*d, i)) detail::resume_locked(*d, i);
     }
     if (static_cast<int>(dv) != cur && cur >= 0) cudaSetDevice(cur);

@@ -10,15 +10,15 @@ namespace ptb {
 
 namespace detail {
 // Launch flags
-constexpr unsigned kCaptured = 1u;  // slot belongs to a captured graph node: reset, never freed
+constexpr unsigned kCaptured = 1u;  // control block of a captured graph node: reset, never freed
 constexpr unsigned kResume = 2u;    // these workers join a running launch (not its original workers)
 }  // namespace detail
 
 // Everything a worker needs; built by the host per launch, passed by value to the twin kernel.
 struct Launch {
-  detail::Slot* slot;
+  detail::ControlBlock* control;
   const unsigned char* caps;        // per-%smid cap on workers (0: SM not allowed, 255: no cap)
-  unsigned* free_flag;              // host-mapped word: the last worker writes 0 when the slot is free
+  unsigned* free_flag;              // host-mapped word: the last worker writes 0 when the control block is free
   unsigned* strand_seq;             // host-mapped word: bumped when a paused launch needs new workers
   detail::TraceBuf trace;           // trace.recs == nullptr: no trace
   unsigned long long ntasks;        // gridDim.x * y * z of the original launch
@@ -30,7 +30,7 @@ struct Launch {
   unsigned max_chunk;               // most tasks per claim (1..127)
   unsigned chunk_cycles;            // a claim takes about this many cycles of tasks at most (0: no limit)
   unsigned flags;                   // kCaptured, kResume
-  unsigned gen;                     // slot generation this launch runs in (kAnyGen: captured)
+  unsigned gen;                     // control block generation this launch runs in (kAnyGen: captured)
   unsigned strand_grace_ns;         // alone, with no worker from the host this long: the anchor spills
 };
 

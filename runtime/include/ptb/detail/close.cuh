@@ -15,37 +15,37 @@ namespace ptb {
 
 namespace detail {
 
-// Put the slot back to rest. Only the last original worker calls it, when every original worker has
+// Put the control block back to rest. Only the last original worker calls it, when every original worker has
 // left, no resume worker is registered, no range is handed back and the counter is exhausted: then every
 // task has run. False (nothing changed) if a resume worker got in meanwhile.
 __device__ inline bool try_close(const Launch& L, unsigned long long w) {
-  // w: the slot's state as the caller read it (0 registered). The CAS below fails if it changed since:
+  // w: the control block's state as the caller read it (0 registered). The CAS below fails if it changed since:
   // no need to read it again after the fence (a join adds to state before reading `running`).
-  Slot* sl = L.slot;
-  vstore(&sl->running, 0u);  // resume workers that have not registered yet stay out from now on
+  ControlBlock* cb = L.control;
+  vstore(&cb->running, 0u);  // resume workers that have not registered yet stay out from now on
   __threadfence();
   const unsigned long long nw = ((((w >> 32) + 1) & 0x7fffffffull) << 32);
-  if ((w & 0xffffffffull) != 0 || atomicCAS(&sl->state, w, nw) != w) {
-    vstore(&sl->running, 1u);
+  if ((w & 0xffffffffull) != 0 || atomicCAS(&cb->state, w, nw) != w) {
+    vstore(&cb->running, 1u);
     return false;
   }
   __threadfence();
-  const unsigned rh = vload(&sl->pending);
-  const unsigned long long nx = vload(&sl->next);  // both loads in flight
+  const unsigned rh = vload(&cb->pending);
+  const unsigned long long nx = vload(&cb->next);  // both loads in flight
   if (rh != 0 || L.base + nx < L.ntasks) {  // one got in, handed a range back and left: undo
-    atomicAdd(&sl->state, w - nw);  // generation back; keeps any transient count of a failed join
+    atomicAdd(&cb->state, w - nw);  // generation back; keeps any transient count of a failed join
     __threadfence();
-    vstore(&sl->running, 1u);
+    vstore(&cb->running, 1u);
     return false;
   }
-  vstore(&sl->next, 0ull);
+  vstore(&cb->next, 0ull);
   for (unsigned k = 0; k < kRetShards; ++k) {
-    vstore(&sl->ret[k].rhead, 0ull);
-    vstore(&sl->ret[k].fhead, 0ull);
+    vstore(&cb->ret[k].rhead, 0ull);
+    vstore(&cb->ret[k].fhead, 0ull);
   }
-  vstore(&sl->pending, 0u);
-  vstore(&sl->nused, 0u);
-  vstore(&sl->exited, 0u);
+  vstore(&cb->pending, 0u);
+  vstore(&cb->nused, 0u);
+  vstore(&cb->exited, 0u);
   __threadfence();
   if (!(L.flags & kCaptured)) vstore(L.free_flag, 0u);
 #ifdef PTB_DEBUG_STAMPS
@@ -55,17 +55,17 @@ __device__ inline bool try_close(const Launch& L, unsigned long long w) {
 }
 
 
-// Resume workers: register in the slot while the launch runs and has work left; false: leave (the slot
-// is as before, but for a transient +1 in its registered count, which at most makes a close retry).
+// Resume workers: register in the control block while the launch runs and has work left; false: leave (the
+// control block is as before, but for a transient +1 in its registered count, which at most makes a close retry).
 // One atomic, not a CAS loop: hundreds of resume workers arrive at once.
 __device__ inline bool join(const Launch& L) {
-  Slot* sl = L.slot;
-  const unsigned long long w = atomicAdd(&sl->state, 1ull);
+  ControlBlock* cb = L.control;
+  const unsigned long long w = atomicAdd(&cb->state, 1ull);
   __threadfence();
-  if ((L.gen == kAnyGen || static_cast<unsigned>(w >> 32) == L.gen) && vload(&sl->running) != 0 &&
-      (ranges_pending(sl) || !exhausted(L)))
+  if ((L.gen == kAnyGen || static_cast<unsigned>(w >> 32) == L.gen) && vload(&cb->running) != 0 &&
+      (ranges_pending(cb) || !exhausted(L)))
     return true;
-  atomicAdd(&sl->state, ~0ull);
+  atomicAdd(&cb->state, ~0ull);
   return false;
 }
 
@@ -82,18 +82,18 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
   drop_rank(L, s);
   __threadfence();
   if (L.flags & kResume) {
-    atomicAdd(&L.slot->state, ~0ull);  // one registered resume worker less
+    atomicAdd(&L.control->state, ~0ull);  // one registered resume worker less
     return false;
   }
-  if (atomicAdd(&L.slot->exited, 1u) != L.workers - 1) return false;
+  if (atomicAdd(&L.control->exited, 1u) != L.workers - 1) return false;
   unsigned ns = 256;
   unsigned long long last_signal = 0;
   unsigned long long& stranded_since = s.stranded_since;  // kept across spills: one grace per stranding
   for (;;) {
     __threadfence();
     // three loads in flight at once (no short-circuit between them)
-    const unsigned long long st = vload(&L.slot->state), nx = vload(&L.slot->next);
-    const unsigned rh = vload(&L.slot->pending);
+    const unsigned long long st = vload(&L.control->state), nx = vload(&L.control->next);
+    const unsigned rh = vload(&L.control->pending);
     const bool refs = (st & 0xffffffffull) != 0;
     const bool work_left = rh != 0 || L.base + nx < L.ntasks;
     if (!refs && !work_left) {
@@ -104,7 +104,7 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
         // Nobody else is left to run the remaining tasks: ask the host for workers (its monitor
         // launches them on the allowed SMs), at most every 200 us.
         t = globaltimer();
-        const unsigned h = vload(&L.slot->heard);
+        const unsigned h = vload(&L.control->heard);
         if (stranded_since == 0 || h != s.heard) stranded_since = t;  // (re)start the grace: the host answered
         s.heard = h;
         if (last_signal == 0 || t - last_signal > 200000ull) {
@@ -119,8 +119,8 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
       if (!here) drop_rank(L, s);
       const bool spill = !here && stranded_since != 0 && t - stranded_since >= L.strand_grace_ns && any_allowed(L);
       if (here || spill) {
-        atomicSub(&L.slot->exited, 1u);
-        s.est = L.base + vload(&L.slot->next);
+        atomicSub(&L.control->exited, 1u);
+        s.est = L.base + vload(&L.control->next);
         s.cur = s.end = 0;
         s.given = s.since = 0;
         s.k = 1;
@@ -129,7 +129,7 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
         if (spill) {
           // A spill takes its one range now; none left (taken meanwhile): back to the anchor's loop.
           if (!claim(L, s, false)) {
-            atomicAdd(&L.slot->exited, 1u);
+            atomicAdd(&L.control->exited, 1u);
             continue;
           }
           s.spill = true;

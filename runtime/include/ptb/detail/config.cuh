@@ -30,7 +30,7 @@ constexpr unsigned kDefaultChunkCycles = 131072;
 // such a wait held the host thread that would have launched the workers (measured: wavefront programs
 // hung for good under PTB_SMS=0-65).
 // The grace must be longer than the host's answer when it can answer (the monitor polls every 100 us and
-// relaunches a slot's workers at most every 500 us): a host that answers, but whose workers find the set
+// relaunches a launch's workers at most every 500 us): a host that answers, but whose workers find the set
 // full, is waited for, so the set is kept (test_policy's stranded test).
 constexpr unsigned kDefaultStrandGraceUs = 2000;
 

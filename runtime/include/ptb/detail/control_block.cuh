@@ -1,5 +1,6 @@
 // ptb/detail/control_block.cuh: the per-launch control block in device memory (task counter, stacks of
 // handed-back ranges, per-SM ranks, close state).
+// Named `Slot` until 2026-11-23; "slot" now names only a fused kernel's thread range (fused_slots.cuh).
 // Part of the header-only runtime; include <ptb/ptb.cuh>, not this file.
 #pragma once
 #include "config.cuh"
@@ -23,7 +24,7 @@ struct alignas(128) RetShard {
 
 // Per-launch control block in device memory, from a pool allocated once. At rest every field is 0 except
 // the generation in `state`; the last original worker of a launch puts it back to rest.
-struct alignas(128) Slot {
+struct alignas(128) ControlBlock {
   unsigned long long next;          // dynamic claims: tasks [base + next, ...) are unclaimed
   unsigned long long pad0[15];
   unsigned long long state;         // generation << 32 | resume workers registered
@@ -31,8 +32,8 @@ struct alignas(128) Slot {
   unsigned exited;                  // original workers that left
   unsigned running;                 // 1 while the launch's original workers run
   unsigned nused;                   // nodes taken from node[] (fresh ones)
-  unsigned heard;                   // resume workers that reached the device (any launch of the slot; only
-                                    // its changes count: the host answers; never reset)
+  unsigned heard;                   // resume workers that reached the device (any launch of this control
+                                    // block; only its changes count: the host answers; never reset)
   unsigned pad1[25];
   RetShard ret[kRetShards];
   unsigned sm_live[kMaxSm];         // ranked workers per SM (rank source for a per-SM cap)

@@ -20,22 +20,25 @@ namespace ptb {
 
 namespace detail {
 
-constexpr unsigned kSlotsPerBlock = 256;
+constexpr unsigned kPoolPageSize = 256;  // control blocks per page of the pool
 constexpr unsigned kResumeStreams = 4;
 constexpr unsigned kBusy = 1;
 
 struct PolicyState;
 
-struct SlotBlock {
-  Slot* dev = nullptr;
+// One page of the pool: kPoolPageSize control blocks in device memory and, per control block, two words in
+// host-mapped memory (its free flag and its strand counter).
+struct PoolPage {
+  ControlBlock* dev = nullptr;
   unsigned* hflags = nullptr;   // host view of the mapped free flags
   unsigned* dflags = nullptr;   // device view
   unsigned* hstrand = nullptr;  // mapped "needs workers" counters
   unsigned* dstrand = nullptr;
 };
 
-struct SlotRec {
-  unsigned gen = 0;          // generation the slot is at (host's count of completed uses)
+// The host's record of one control block of the pool: its generation, its owner and how to resume its launch.
+struct ControlRec {
+  unsigned gen = 0;          // generation the control block is at (host's count of completed uses)
   bool captured = false;     // owned by a captured graph node forever
   bool registered = false;   // relaunch is set
   unsigned seen_strand = 0;
@@ -63,8 +66,8 @@ struct DeviceState {
   bool ok = false;
   int sms = 0, max_threads = 0, max_block[3] = {0, 0, 0}, max_grid[3] = {0, 0, 0};
   size_t smem_optin = 0;
-  std::vector<SlotBlock> blocks;
-  std::vector<SlotRec> recs;
+  std::vector<PoolPage> pages;
+  std::vector<ControlRec> recs;
   unsigned cursor = 0;
   unsigned ncaptured = 0;
   cudaStream_t ctl = nullptr;
@@ -81,9 +84,9 @@ struct DeviceState {
   TraceBuf saved_trace{nullptr, nullptr, 0, 0};
   unsigned trace_tags = 0;
 
-  unsigned nslots() const { return static_cast<unsigned>(recs.size()); }
-  unsigned* hflag(unsigned i) const { return blocks[i / kSlotsPerBlock].hflags + i % kSlotsPerBlock; }
-  Slot* slot(unsigned i) const { return blocks[i / kSlotsPerBlock].dev + i % kSlotsPerBlock; }
+  unsigned pool_size() const { return static_cast<unsigned>(recs.size()); }
+  unsigned* hflag(unsigned i) const { return pages[i / kPoolPageSize].hflags + i % kPoolPageSize; }
+  ControlBlock* control(unsigned i) const { return pages[i / kPoolPageSize].dev + i % kPoolPageSize; }
 };
 
 }  // namespace detail

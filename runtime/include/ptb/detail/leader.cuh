@@ -28,12 +28,12 @@ struct Leader {
   unsigned k;                   // tasks between checks (about check_cycles of them)
   unsigned rate;                // tasks that ran per check_cycles at the last check (0: not measured)
   unsigned sm, rank;
-  unsigned worker;              // this worker's index among the launch's workers (blockIdx.x, or the slot's)
+  unsigned worker;              // this worker's index among the launch's workers (blockIdx.x, or a fused slot's)
   bool ranked, tracing;
   bool pending;                 // handed-back ranges were seen at the last check
   bool spill;                   // the stranded last worker runs one range on an SM outside the set
   unsigned long long stranded_since;  // %globaltimer when the anchor last found itself alone (0: not)
-  unsigned heard;               // the slot's `heard` count when last looked at (stranded)
+  unsigned heard;               // the control block's `heard` count when last looked at (stranded)
 };
 
 __device__ __forceinline__ uint3 coords(const Launch& L, unsigned long long id) {
@@ -52,7 +52,7 @@ __device__ inline bool allowed_by(const Launch& L, Leader& s, unsigned cap) {
   if (cap == 0) return false;
   if (cap >= 255) return true;
   if (!s.ranked) {
-    s.rank = atomicAdd(&L.slot->sm_live[s.sm], 1u);
+    s.rank = atomicAdd(&L.control->sm_live[s.sm], 1u);
     s.ranked = true;
   }
   return s.rank < cap;
@@ -60,7 +60,7 @@ __device__ inline bool allowed_by(const Launch& L, Leader& s, unsigned cap) {
 __device__ inline bool allowed(const Launch& L, Leader& s) { return allowed_by(L, s, vload(L.caps + s.sm)); }
 __device__ __forceinline__ void drop_rank(const Launch& L, Leader& s) {
   if (s.ranked) {
-    atomicSub(&L.slot->sm_live[s.sm], 1u);
+    atomicSub(&L.control->sm_live[s.sm], 1u);
     s.ranked = false;
   }
 }
@@ -90,7 +90,7 @@ __device__ __forceinline__ void trace_end(const Launch& L, Leader& s, unsigned l
 __device__ __forceinline__ bool claim(const Launch& L, Leader& s, bool looked) {
   unsigned long long b, e;
   if (s.pending) {
-    if (pop_range(L.slot, s.worker, b, e)) {
+    if (pop_range(L.control, s.worker, b, e)) {
       s.cur = b;
       s.end = e;
       return true;
@@ -109,7 +109,7 @@ __device__ __forceinline__ bool claim(const Launch& L, Leader& s, bool looked) {
       cf = fminf(cf, t);
     }
     const unsigned c = cf < 1.f ? 1u : (cf >= static_cast<float>(L.max_chunk) ? L.max_chunk : static_cast<unsigned>(cf));
-    b = L.base + atomicAdd(&L.slot->next, c);
+    b = L.base + atomicAdd(&L.control->next, c);
     s.est = b + c;
     if (b < L.ntasks) {
       s.cur = b;
@@ -119,7 +119,7 @@ __device__ __forceinline__ bool claim(const Launch& L, Leader& s, bool looked) {
   }
   // Counter exhausted: take a range handed back since the last look, if any, before leaving (else the
   // anchor would be left to run them alone).
-  if (!looked && ranges_pending(L.slot) && pop_range(L.slot, s.worker, b, e)) {
+  if (!looked && ranges_pending(L.control) && pop_range(L.control, s.worker, b, e)) {
     s.cur = b;
     s.end = e;
     return true;
@@ -127,7 +127,7 @@ __device__ __forceinline__ bool claim(const Launch& L, Leader& s, bool looked) {
   return false;
 }
 
-__device__ __forceinline__ bool exhausted(const Launch& L) { return L.base + vload(&L.slot->next) >= L.ntasks; }
+__device__ __forceinline__ bool exhausted(const Launch& L) { return L.base + vload(&L.control->next) >= L.ntasks; }
 
 
 // The leader, between two runs of tasks: account for the run just finished, read the SM's cap when a
@@ -157,13 +157,13 @@ __device__ __forceinline__ unsigned next_run(const Launch& L, Leader& s) {
     s.since = 0;
     // Is this worker still allowed on its SM? If not, hand the rest of its range back and stop (if no
     // node is left for it, it keeps the range, checks before each task and stops at its end).
-    const unsigned rh = vload(&L.slot->pending);  // both loads in flight at once
+    const unsigned rh = vload(&L.control->pending);  // both loads in flight at once
     const unsigned cap = vload(L.caps + s.sm);
     s.pending = rh != 0;
     looked = true;
     if (!s.spill && !allowed_by(L, s, cap)) {
       s.k = 1;
-      if (s.cur < s.end && push_range(L.slot, s.worker, s.cur, s.end)) s.cur = s.end;
+      if (s.cur < s.end && push_range(L.control, s.worker, s.cur, s.end)) s.cur = s.end;
       if (s.cur >= s.end) return 0;
     }
   }

@@ -17,14 +17,14 @@ namespace ptb {
 namespace detail {
 
 inline bool live_locked(const DeviceState& d, unsigned i) {
-  const SlotRec& r = d.recs[i];
+  const ControlRec& r = d.recs[i];
   if (!r.registered) return false;
   return r.captured || *(volatile unsigned*)d.hflag(i) == kBusy;
 }
 
-// Launch new workers for slot i (they join if the launch still runs, else leave at once).
+// Launch new workers for control block i (they join if the launch still runs, else leave at once).
 inline void resume_locked(DeviceState& d, unsigned i) {
-  SlotRec& r = d.recs[i];
+  ControlRec& r = d.recs[i];
   Launch L = r.launch;
   L.flags |= kResume;
   cudaStream_t s = d.resume[d.resume_rr++ % kResumeStreams];
@@ -44,10 +44,10 @@ inline void monitor_loop() {
     for (unsigned dv = 0; dv < kMaxDevices; ++dv) {
       DeviceState* d = r.devs[dv];
       if (!d || !d->ok) continue;
-      for (unsigned i = 0; i < d->nslots(); ++i) {
-        SlotRec& rec = d->recs[i];
+      for (unsigned i = 0; i < d->pool_size(); ++i) {
+        ControlRec& rec = d->recs[i];
         if (!rec.registered) continue;
-        const unsigned s = *(volatile unsigned*)(d->blocks[i / kSlotsPerBlock].hstrand + i % kSlotsPerBlock);
+        const unsigned s = *(volatile unsigned*)(d->pages[i / kPoolPageSize].hstrand + i % kPoolPageSize);
         if (s == rec.seen_strand) continue;
         rec.seen_strand = s;
         if (!live_locked(*d, i) || !rec.policy || rec.policy->sms.empty()) continue;

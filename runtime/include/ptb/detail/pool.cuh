@@ -14,26 +14,26 @@ namespace detail {
 
 
 inline bool grow_pool_locked(DeviceState& d) {
-  SlotBlock b;
-  if (cudaMalloc(&b.dev, sizeof(Slot) * kSlotsPerBlock) != cudaSuccess) return false;
-  if (cudaMemsetAsync(b.dev, 0, sizeof(Slot) * kSlotsPerBlock, d.ctl) != cudaSuccess) return false;
-  if (cudaHostAlloc(&b.hflags, 2 * sizeof(unsigned) * kSlotsPerBlock, cudaHostAllocMapped) != cudaSuccess) return false;
-  std::memset(b.hflags, 0, 2 * sizeof(unsigned) * kSlotsPerBlock);
-  b.hstrand = b.hflags + kSlotsPerBlock;
+  PoolPage b;
+  if (cudaMalloc(&b.dev, sizeof(ControlBlock) * kPoolPageSize) != cudaSuccess) return false;
+  if (cudaMemsetAsync(b.dev, 0, sizeof(ControlBlock) * kPoolPageSize, d.ctl) != cudaSuccess) return false;
+  if (cudaHostAlloc(&b.hflags, 2 * sizeof(unsigned) * kPoolPageSize, cudaHostAllocMapped) != cudaSuccess) return false;
+  std::memset(b.hflags, 0, 2 * sizeof(unsigned) * kPoolPageSize);
+  b.hstrand = b.hflags + kPoolPageSize;
   if (cudaHostGetDevicePointer(reinterpret_cast<void**>(&b.dflags), b.hflags, 0) != cudaSuccess) return false;
-  b.dstrand = b.dflags + kSlotsPerBlock;
+  b.dstrand = b.dflags + kPoolPageSize;
   if (cudaStreamSynchronize(d.ctl) != cudaSuccess) return false;
-  d.blocks.push_back(b);
-  d.recs.resize(d.recs.size() + kSlotsPerBlock);
+  d.pages.push_back(b);
+  d.recs.resize(d.recs.size() + kPoolPageSize);
   return true;
 }
 
-inline bool acquire_slot_locked(DeviceState& d, bool captured, unsigned& out) {
-  // Captured slots are never freed: keep at least half of the pool for ordinary launches by growing it
+inline bool acquire_control_locked(DeviceState& d, bool captured, unsigned& out) {
+  // Captured control blocks are never freed: keep at least half of the pool for ordinary launches by growing it
   // (outside captures, where growing is safe).
-  if (!captured && 2 * (d.ncaptured + 64) > d.nslots() && !grow_pool_locked(d)) return false;
+  if (!captured && 2 * (d.ncaptured + 64) > d.pool_size() && !grow_pool_locked(d)) return false;
   for (int round = 0; round < 2; ++round) {
-    const unsigned n = d.nslots();
+    const unsigned n = d.pool_size();
     for (unsigned k = 0; k < n; ++k) {
       const unsigned i = (d.cursor + k) % n;
       if (d.recs[i].captured) continue;
@@ -41,12 +41,12 @@ inline bool acquire_slot_locked(DeviceState& d, bool captured, unsigned& out) {
       if (*f == 0) {
         *f = kBusy;
         d.cursor = (i + 1) % n;
-        SlotRec& r = d.recs[i];
+        ControlRec& r = d.recs[i];
         r.captured = captured;
         if (captured) ++d.ncaptured;
         r.registered = false;
         r.relaunch = nullptr;
-        r.seen_strand = *(volatile unsigned*)(d.blocks[i / kSlotsPerBlock].hstrand + i % kSlotsPerBlock);
+        r.seen_strand = *(volatile unsigned*)(d.pages[i / kPoolPageSize].hstrand + i % kPoolPageSize);
         out = i;
         return true;
       }

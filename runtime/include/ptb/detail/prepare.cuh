@@ -51,7 +51,7 @@ inline int occupancy_locked(DeviceState& d, const void* original, const void* tw
 
 struct Prepared {
   DeviceState* d = nullptr;
-  unsigned slot = 0;
+  unsigned control = 0;
   unsigned workers = 0;
   unsigned resume_workers = 0;
   PolicyState* policy = nullptr;
@@ -105,14 +105,14 @@ inline unsigned long long task_count(dim3 grid) {
   return static_cast<unsigned long long>(grid.x) * grid.y * static_cast<unsigned long long>(grid.z);
 }
 
-// The control block of one launch in slot s of d: `workers` original workers run the tasks of `grid`.
+// The Launch value of one launch on control block s of d: `workers` original workers run the tasks of `grid`.
 inline void fill_launch_locked(DeviceState& d, const PolicyState& pol, unsigned s, bool captured, dim3 grid,
                                unsigned workers, Launch& L) {
   const unsigned long long ntasks = task_count(grid);
-  L.slot = d.slot(s);
+  L.control = d.control(s);
   L.caps = pol.caps[d.dev];
-  L.free_flag = d.blocks[s / kSlotsPerBlock].dflags + s % kSlotsPerBlock;
-  L.strand_seq = d.blocks[s / kSlotsPerBlock].dstrand + s % kSlotsPerBlock;
+  L.free_flag = d.pages[s / kPoolPageSize].dflags + s % kPoolPageSize;
+  L.strand_seq = d.pages[s / kPoolPageSize].dstrand + s % kPoolPageSize;
   L.trace = d.trace;
   if (L.trace.recs) L.trace.tag = ++d.trace_tags;
   L.ntasks = ntasks;
@@ -160,10 +160,10 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   PolicyState* pol = policy_for_locked(c);
   if (!ready_policy_locked(*d, *pol, captured)) return false;
   unsigned s = 0;
-  if (!acquire_slot_locked(*d, captured, s)) return false;
+  if (!acquire_control_locked(*d, captured, s)) return false;
   const unsigned long long full = static_cast<unsigned long long>(occ) * d->sms;
   p.d = d;
-  p.slot = s;
+  p.control = s;
   p.workers = worker_count(*d, *pol, full, ntasks);
   p.resume_workers = static_cast<unsigned>(full);
   p.policy = pol;
@@ -171,11 +171,11 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   return true;
 }
 
-// The twin's launch failed: the slot was not used.
+// The twin's launch failed: the control block was not used.
 inline void release_locked(const Prepared& p) {
-  if (p.d->recs[p.slot].captured) --p.d->ncaptured;
-  p.d->recs[p.slot].captured = false;
-  *(volatile unsigned*)p.d->hflag(p.slot) = 0;
+  if (p.d->recs[p.control].captured) --p.d->ncaptured;
+  p.d->recs[p.control].captured = false;
+  *(volatile unsigned*)p.d->hflag(p.control) = 0;
 }
 inline void release(const Prepared& p) {
   std::lock_guard<std::mutex> g(rt().m);
@@ -185,8 +185,8 @@ inline void release(const Prepared& p) {
 // The twin is launched: remember how to launch more workers for it (resume).
 inline void commit(const Prepared& p, std::function<cudaError_t(const Launch&, unsigned, cudaStream_t)>&& f) {
   std::lock_guard<std::mutex> g(rt().m);
-  SlotRec& r = p.d->recs[p.slot];
-  if (!r.captured) r.gen = (r.gen + 1) & 0x7fffffffu;  // the generation the slot will be at when it is free
+  ControlRec& r = p.d->recs[p.control];
+  if (!r.captured) r.gen = (r.gen + 1) & 0x7fffffffu;  // the generation the control block will be at when free
   r.launch = p.launch;
   r.policy = p.policy;
   r.resume_workers = p.resume_workers;

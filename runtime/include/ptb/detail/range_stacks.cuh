@@ -38,37 +38,37 @@ __device__ inline void stack_push(unsigned long long* head, Node* nodes, unsigne
     if (atomicCAS(head, h, nh) == h) return;
   }
 }
-__device__ __forceinline__ bool ranges_pending(const Slot* sl) { return vload(&sl->pending) != 0; }
+__device__ __forceinline__ bool ranges_pending(const ControlBlock* cb) { return vload(&cb->pending) != 0; }
 // Hand a claimed-but-unstarted range back, onto the stack `shard` (the worker's). False if no node is
 // left (the caller keeps the range). `pending` counts it before it is in the stack, so that it is never
 // below the ranges there: a launch is closed only when it is 0.
-__device__ inline bool push_range(Slot* sl, unsigned shard, unsigned long long b, unsigned long long e) {
-  RetShard& r = sl->ret[shard % kRetShards];
+__device__ inline bool push_range(ControlBlock* cb, unsigned shard, unsigned long long b, unsigned long long e) {
+  RetShard& r = cb->ret[shard % kRetShards];
   unsigned idx;
-  if (!stack_pop(&r.fhead, sl->node, idx)) {
-    if (vload(&sl->nused) >= kRetCap) return false;
-    idx = atomicAdd(&sl->nused, 1u);
+  if (!stack_pop(&r.fhead, cb->node, idx)) {
+    if (vload(&cb->nused) >= kRetCap) return false;
+    idx = atomicAdd(&cb->nused, 1u);
     if (idx >= kRetCap) return false;
   }
-  vstore(&sl->node[idx].range, (b << 7) | (e - b));
-  atomicAdd(&sl->pending, 1u);
+  vstore(&cb->node[idx].range, (b << 7) | (e - b));
+  atomicAdd(&cb->pending, 1u);
   __threadfence();
-  stack_push(&r.rhead, sl->node, idx);
+  stack_push(&r.rhead, cb->node, idx);
   return true;
 }
 // Take a handed-back range, looking at the stacks from `shard` on; `pending` drops after it is out.
-__device__ inline bool pop_range(Slot* sl, unsigned shard, unsigned long long& b, unsigned long long& e) {
+__device__ inline bool pop_range(ControlBlock* cb, unsigned shard, unsigned long long& b, unsigned long long& e) {
   for (unsigned k = 0; k < kRetShards; ++k) {
-    RetShard& r = sl->ret[(shard + k) % kRetShards];
+    RetShard& r = cb->ret[(shard + k) % kRetShards];
     if (static_cast<unsigned>(vload(&r.rhead)) == 0) continue;
     unsigned idx;
-    if (!stack_pop(&r.rhead, sl->node, idx)) continue;
-    const unsigned long long v = vload(&sl->node[idx].range);
+    if (!stack_pop(&r.rhead, cb->node, idx)) continue;
+    const unsigned long long v = vload(&cb->node[idx].range);
     b = v >> 7;
     e = b + (v & 127);
-    stack_push(&r.fhead, sl->node, idx);
+    stack_push(&r.fhead, cb->node, idx);
     __threadfence();
-    atomicSub(&sl->pending, 1u);
+    atomicSub(&cb->pending, 1u);
     return true;
   }
   return false;

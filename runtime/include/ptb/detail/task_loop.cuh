@@ -86,15 +86,16 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
     s.last_check = clock64();
     bool joined = true;
     if (launch.flags & kResume) {
-      // Resume workers on SMs the policy does not allow leave without touching the slot.
+      // Resume workers on SMs the policy does not allow leave without touching the control block.
       const unsigned cap = vload(launch.caps + s.sm);
-      atomicAdd(&launch.slot->heard, 1u);  // the host answered (a stale add to a reused slot only delays a spill)
+      // The host answered (a stale add to a reused control block only delays a spill).
+      atomicAdd(&launch.control->heard, 1u);
       joined = cap != 0 && join(launch);
     } else {
       // One store, by worker 0, not one per worker: every check reads this line (measured: -1 point on
       // 128-thread blocks, 2112 workers). Resume workers that come before it stay out, which costs
       // nothing (the original workers run the launch); it lands before worker 0 leaves, so before a close.
-      if (s.worker == 0) vstore(&launch.slot->running, 1u);
+      if (s.worker == 0) vstore(&launch.control->running, 1u);
       if (launch.first) {
         // Static first chunk (the host saw every SM allowed at launch): no claim at start. The cap is
         // still read before the first task: a worker may start late, after a yield.
