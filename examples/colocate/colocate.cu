@@ -4,6 +4,7 @@
 // when the LS burst is over. Prints LS latency without and with the yield, and writes the BE trace as
 // colocate.json (Perfetto / chrome://tracing) and colocate.png (SMs over time).
 #include <ptb/ptb.cuh>
+#include <ptb/trace_png.cuh>  // trace_write_png
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

@@ -6,11 +6,19 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <mutex>
 #include <tuple>
 #include <utility>
 
-#include "device.cuh"
-#include "host.cuh"
+#include "detail/config.cuh"
+#include "detail/device_setup.cuh"
+#include "detail/device_state.cuh"
+#include "detail/prepare.cuh"
+#include "detail/runtime.cuh"
+#include "fused_slots.cuh"
+#include "launch_config.cuh"
+#include "launch_mode.cuh"
+#include "twin_params.cuh"
 
 namespace ptb {
 
@@ -147,12 +155,12 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[N], Args... args) 
     blocks = detail::worker_count(*d, *pol, full, need);
     for (size_t i = 0; i < N; ++i) {
       unsigned s = 0;
-      if (!detail::acquire_slot_locked(*d, captured, s)) {
+      if (!detail::acquire_control_locked(*d, captured, s)) {
         for (size_t j = 0; j < i; ++j) detail::release_locked(prep[j]);
         return false;
       }
       prep[i].d = d;
-      prep[i].slot = s;
+      prep[i].control = s;
       prep[i].workers = blocks * parts[i].slots;
       prep[i].resume_workers = static_cast<unsigned>(full);
       prep[i].policy = pol;

@@ -3,8 +3,20 @@
 #pragma once
 #define PTB_RUNTIME_VERSION 1
 
-#include "device.cuh"
-#include "host.cuh"
-#include "fused.cuh"
+#include <cstdint>  // came with the runtime before it was split by concept; kept for programs that rely on it
+
+// device side
+#include "twin_params.cuh"
+#include "barriers.cuh"
+#include "run_tasks.cuh"
+#include "fused_slots.cuh"
+// host side
 #include "smset.cuh"
+#include "launch_mode.cuh"
+#include "tuning.cuh"
+#include "policy.cuh"
+#include "launch_config.cuh"
+#include "launch.cuh"
+#include "sm_identity.cuh"
+#include "fused.cuh"
 #include "trace.cuh"

@@ -2,6 +2,7 @@
 // tuning from the environment, the PNG and JSON trace writers (PNG re-read: chunk CRCs, stored deflate
 // blocks, Adler-32, pixel rows).
 #include <ptb/ptb.cuh>
+#include <ptb/trace_png.cuh>  // trace_write_png, detail::crc32
 #include "common.cuh"
 #include <cstring>
 #include <fstream>

@@ -3,6 +3,7 @@
 // paused, 4 streams at once, graph replay with yields, a launch stranded on disallowed SMs (the host
 // monitor resumes it), per-stream/per-launch/process precedence, environment variables, trace export.
 #include <ptb/ptb.cuh>
+#include <ptb/trace_png.cuh>  // trace_write_png
 #include "common.cuh"
 #include <algorithm>
 #include <chrono>

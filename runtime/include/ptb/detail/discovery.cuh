@@ -1,0 +1,70 @@
+// ptb/detail/discovery.cuh: the SM ids a device reports, found once per device by a small kernel.
+// Part of the header-only runtime; include <ptb/ptb.cuh>, not this file.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "config.cuh"
+#include "device_state.cuh"
+#include "intrinsics.cuh"
+
+namespace ptb {
+
+namespace detail {
+
+// A template, so that the header can be included by several translation units of one program.
+template <int Unused = 0>
+__global__ void discover_sms_kernel(unsigned* seen) {
+  if (threadIdx.x == 0) {
+    seen[smid() % kMaxSm] = 1;
+    if (blockIdx.x == 0) seen[kMaxSm] = nsmid();
+  }
+}
+
+// Find the SM ids the device reports (once per device). Identity mapping if not every SM was seen.
+inline void discover_locked(DeviceState& d) {
+  if (d.discovered) return;
+  d.discovered = true;
+  for (unsigned i = 0; i < kMaxSm; ++i) d.dense_of[i] = -1;
+  unsigned* buf = nullptr;
+  std::vector<unsigned> h(kMaxSm + 1, 0);
+  bool ok = cudaMalloc(&buf, (kMaxSm + 1) * sizeof(unsigned)) == cudaSuccess;
+  ok = ok && cudaMemsetAsync(buf, 0, (kMaxSm + 1) * sizeof(unsigned), d.ctl) == cudaSuccess;
+  if (ok) {
+    // cudaLaunchKernel returns the launch's own error: no cudaGetLastError, which would also clear an
+    // error the user has not read yet.
+    void* argv[] = {&buf};
+    ok = cudaLaunchKernel(reinterpret_cast<const void*>(discover_sms_kernel<0>), dim3(d.sms * 32), dim3(32), argv, 0,
+                          d.ctl) == cudaSuccess;
+  }
+  ok = ok && cudaMemcpyAsync(h.data(), buf, (kMaxSm + 1) * sizeof(unsigned), cudaMemcpyDeviceToHost, d.ctl) == cudaSuccess;
+  ok = ok && cudaStreamSynchronize(d.ctl) == cudaSuccess;
+  // buf is not freed: cudaFree waits for the device, and a paused PTB kernel may be waiting for this
+  // very thread (a policy change). 1 KB once per device.
+  unsigned n = 0;
+  if (ok)
+    for (unsigned i = 0; i < kMaxSm; ++i)
+      if (h[i]) ++n;
+  if (ok && n == static_cast<unsigned>(d.sms)) {
+    unsigned k = 0;
+    for (unsigned i = 0; i < kMaxSm; ++i)
+      if (h[i]) {
+        d.dense_of[i] = static_cast<int>(k);
+        d.raw_of[k++] = static_cast<int>(i);
+      }
+    d.nsmid = h[kMaxSm];
+  } else {
+    for (int i = 0; i < d.sms && i < static_cast<int>(kMaxSm); ++i) {
+      d.dense_of[i] = i;
+      d.raw_of[i] = i;
+    }
+    d.nsmid = static_cast<unsigned>(d.sms);
+  }
+  d.ndense = static_cast<unsigned>(std::min<int>(d.sms, kMaxSm));
+}
+
+}  // namespace detail
+
+}  // namespace ptb

@@ -1,0 +1,66 @@
+// ptb/detail/policy_state.cuh: a policy's state (SM set, cap, device copies of its caps), the process
+// policy from the environment, and the lock-free words the automatic launch mode reads.
+// Part of the header-only runtime; include <ptb/ptb.cuh>, not this file.
+#pragma once
+#include <atomic>
+#include <cstdlib>
+
+#include "../smset.cuh"
+#include "config.cuh"
+#include "runtime.cuh"
+
+namespace ptb {
+
+namespace detail {
+
+struct PolicyState {
+  SmSet sms = SmSet::all();
+  unsigned per_sm = 0;
+  unsigned char* caps[kMaxDevices] = {};  // device copies, allocated on first use on each device
+  unsigned char last[kMaxDevices][kMaxSm] = {};  // what was last written there
+};
+
+inline bool restricts(const SmSet& sms, unsigned per_sm) { return per_sm != 0 || sms != SmSet::all(); }
+inline bool restricted(const PolicyState& p) { return restricts(p.sms, p.per_sm); }
+
+// The process policy as PTB_SMS ("0-65,70") and PTB_BLOCKS_PER_SM give it (unset or unreadable: all SMs,
+// no cap).
+inline void process_policy_from_env(SmSet& sms, unsigned& per_sm) {
+  sms = SmSet::all();
+  per_sm = 0;
+  if (const char* e = std::getenv("PTB_SMS")) {
+    SmSet s;
+    if (SmSet::parse(e, s)) sms = s;
+  }
+  if (const char* e = std::getenv("PTB_BLOCKS_PER_SM")) per_sm = static_cast<unsigned>(std::atoi(e));
+}
+
+// Lock-free copies of what the automatic mode asks at each launch (written under the runtime's lock,
+// read without it): whether the process policy restricts, and how many streams have a policy.
+inline std::atomic<bool>& process_restricts_word() {
+  static std::atomic<bool> w{[] {
+    SmSet s;
+    unsigned k = 0;
+    process_policy_from_env(s, k);
+    return restricts(s, k);
+  }()};
+  return w;
+}
+inline std::atomic<unsigned>& stream_policy_count() {
+  static std::atomic<unsigned> n{0};
+  return n;
+}
+
+inline PolicyState* process_policy_state_locked() {
+  Runtime& r = rt();
+  if (!r.process) {
+    r.process = new PolicyState();
+    process_policy_from_env(r.process->sms, r.process->per_sm);
+    process_restricts_word().store(restricted(*r.process), std::memory_order_release);
+  }
+  return r.process;
+}
+
+}  // namespace detail
+
+}  // namespace ptb

@@ -1,0 +1,199 @@
+// ptb/detail/prepare.cuh: everything before a twin's launch (device, occupancy, policy, control block, the
+// Launch value) and after it (release or commit).
+// Part of the header-only runtime; include <ptb/ptb.cuh>, not this file.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+
+#include "../launch_config.cuh"
+#include "../smset.cuh"
+#include "../tuning.cuh"
+#include "../twin_params.cuh"
+#include "caps.cuh"
+#include "config.cuh"
+#include "device_setup.cuh"
+#include "device_state.cuh"
+#include "monitor.cuh"
+#include "policy_state.cuh"
+#include "pool.cuh"
+#include "runtime.cuh"
+
+namespace ptb {
+
+namespace detail {
+
+// Occupancy of the twin for this block and dynamic shared memory (cached; 0: cannot run).
+inline int occupancy_locked(DeviceState& d, const void* original, const void* twin, unsigned threads, size_t shmem) {
+  const OccKey k{twin, threads, shmem};
+  auto it = d.occ.find(k);
+  if (it != d.occ.end()) return it->second;
+  if (shmem > 48 * 1024) {
+    // The original may have been allowed more dynamic shared memory: give the twin the same limit.
+    cudaFuncAttributes fo, ft;
+    if (cudaFuncGetAttributes(&fo, original) != cudaSuccess) return 0;
+    if (cudaFuncGetAttributes(&ft, twin) != cudaSuccess) return 0;
+    if (static_cast<size_t>(fo.maxDynamicSharedSizeBytes) < shmem) return 0;
+    if (ft.maxDynamicSharedSizeBytes < fo.maxDynamicSharedSizeBytes &&
+        cudaFuncSetAttribute(twin, cudaFuncAttributeMaxDynamicSharedMemorySize, fo.maxDynamicSharedSizeBytes) != cudaSuccess)
+      return 0;
+  }
+  int occ = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, twin, static_cast<int>(threads), shmem) != cudaSuccess) return 0;
+  if (occ > 0) d.occ.emplace(k, occ);
+  return occ;
+}
+
+struct Prepared {
+  DeviceState* d = nullptr;
+  unsigned control = 0;
+  unsigned workers = 0;
+  unsigned resume_workers = 0;
+  PolicyState* policy = nullptr;
+  Launch launch{};
+};
+
+// The policy a launch in `stream` runs under: the launch's own, the stream's, or the process's.
+inline PolicyState* policy_for_locked(const LaunchConfig& c) {
+  Runtime& r = rt();
+  PolicyState* pol = c.policy.state();
+  if (!pol && !r.stream_policies.empty()) {
+    auto it = r.stream_policies.find(c.stream);
+    if (it != r.stream_policies.end()) pol = it->second;
+  }
+  return pol ? pol : process_policy_state_locked();
+}
+
+// The policy's caps on device d (uploaded on first use; during a capture only if already there) and
+// the monitor when the policy restricts. False: the launch cannot run as PTB.
+inline bool ready_policy_locked(DeviceState& d, PolicyState& pol, bool captured) {
+  if (!pol.caps[d.dev] && (captured || !upload_caps_locked(d, pol))) return false;
+  if (restricted(pol)) start_monitor_locked();
+  return true;
+}
+
+// A launch's shape against the device's limits.
+inline bool fits_device(const DeviceState& d, dim3 grid, dim3 block) {
+  if (block.x == 0 || block.y == 0 || block.z == 0) return false;
+  if (block.x > static_cast<unsigned>(d.max_block[0]) || block.y > static_cast<unsigned>(d.max_block[1]) ||
+      block.z > static_cast<unsigned>(d.max_block[2]) ||
+      static_cast<unsigned long long>(block.x) * block.y * block.z > static_cast<unsigned>(d.max_threads))
+    return false;
+  return grid.x <= static_cast<unsigned>(d.max_grid[0]) && grid.y <= static_cast<unsigned>(d.max_grid[1]) &&
+         grid.z <= static_cast<unsigned>(d.max_grid[2]);
+}
+
+// Original workers for a launch that has work for `need` of them, `full` fitting on the device at once.
+// Under a partial SM set, at least one per SM: the hardware places a grid smaller than the GPU where it
+// likes, and when every worker lands outside the set the launch is stranded (it needs workers from the
+// host, or its last worker breaks the set: see leave()). Measured on the H100 (test/gpu/stress/
+// wavefront.cu): with one worker per task, about half of the 1..255-task launches under PTB_SMS=0-65
+// were stranded, ~90 us each. Extra workers on SMs outside the set leave after one load.
+inline unsigned worker_count(const DeviceState& d, const PolicyState& pol, unsigned long long full,
+                             unsigned long long need) {
+  const unsigned long long sms = static_cast<unsigned long long>(d.sms);
+  if (pol.sms != SmSet::all() && need < sms) need = sms;
+  return static_cast<unsigned>(std::min(full, need));
+}
+
+inline unsigned long long task_count(dim3 grid) {
+  return static_cast<unsigned long long>(grid.x) * grid.y * static_cast<unsigned long long>(grid.z);
+}
+
+// The Launch value of one launch on control block s of d: `workers` original workers run the tasks of `grid`.
+inline void fill_launch_locked(DeviceState& d, const PolicyState& pol, unsigned s, bool captured, dim3 grid,
+                               unsigned workers, Launch& L) {
+  const unsigned long long ntasks = task_count(grid);
+  L.control = d.control(s);
+  L.caps = pol.caps[d.dev];
+  L.free_flag = d.pages[s / kPoolPageSize].dflags + s % kPoolPageSize;
+  L.strand_seq = d.pages[s / kPoolPageSize].dstrand + s % kPoolPageSize;
+  L.trace = d.trace;
+  if (L.trace.recs) L.trace.tag = ++d.trace_tags;
+  L.ntasks = ntasks;
+  L.gx = grid.x;
+  L.gy = grid.y;
+  L.gz = grid.z;
+  L.workers = workers;
+  const Tuning tu = tuning_locked();
+  L.check_cycles = tu.check_cycles;
+  L.max_chunk = tu.max_chunk;
+  L.chunk_cycles = tu.chunk_cycles;
+  L.strand_grace_ns = tu.strand_grace_us * 1000u;
+  // Every SM allowed: each original worker starts on a static first chunk (no atomic at start).
+  L.first = 0;
+  if (!restricted(pol) && tu.first_chunk) {
+    const unsigned long long f = ntasks / (4ull * workers);
+    L.first = static_cast<unsigned>(f < 1 ? 1 : (f > tu.first_chunk ? tu.first_chunk : f));
+  }
+  L.base = static_cast<unsigned long long>(L.first) * workers;
+  L.flags = captured ? kCaptured : 0u;
+  L.gen = captured ? kAnyGen : d.recs[s].gen;
+}
+
+// Everything before the twin's launch. False: launch the original instead (it reports the same error a
+// plain launch would, or runs where the twin cannot).
+inline bool prepare(const LaunchConfig& c, const void* original, const void* twin, Prepared& p) {
+  const unsigned long long ntasks = task_count(c.grid);
+  if (ntasks == 0 || ntasks >= kMaxTasks) return false;
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return false;
+  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(c.stream, &cs) != cudaSuccess) return false;
+  const bool captured = cs != cudaStreamCaptureStatusNone;
+  Runtime& r = rt();
+  std::lock_guard<std::mutex> g(r.m);
+  // During a capture make no call that could synchronize (it would invalidate the capture): a device
+  // not set up yet, a policy not on this device yet or an exhausted pool mean the original is captured.
+  if (captured && !(r.devs[dev] && r.devs[dev]->ok)) return false;
+  DeviceState* d = device_locked(dev);
+  if (!d) return false;
+  if (!fits_device(*d, c.grid, c.block) || c.shmem > d->smem_optin) return false;
+  const unsigned threads = c.block.x * c.block.y * c.block.z;
+  const int occ = occupancy_locked(*d, original, twin, threads, c.shmem);
+  if (occ <= 0) return false;
+  PolicyState* pol = policy_for_locked(c);
+  if (!ready_policy_locked(*d, *pol, captured)) return false;
+  unsigned s = 0;
+  if (!acquire_control_locked(*d, captured, s)) return false;
+  const unsigned long long full = static_cast<unsigned long long>(occ) * d->sms;
+  p.d = d;
+  p.control = s;
+  p.workers = worker_count(*d, *pol, full, ntasks);
+  p.resume_workers = static_cast<unsigned>(full);
+  p.policy = pol;
+  fill_launch_locked(*d, *pol, s, captured, c.grid, p.workers, p.launch);
+  return true;
+}
+
+// The twin's launch failed: the control block was not used.
+inline void release_locked(const Prepared& p) {
+  if (p.d->recs[p.control].captured) --p.d->ncaptured;
+  p.d->recs[p.control].captured = false;
+  *(volatile unsigned*)p.d->hflag(p.control) = 0;
+}
+inline void release(const Prepared& p) {
+  std::lock_guard<std::mutex> g(rt().m);
+  release_locked(p);
+}
+
+// The twin is launched: remember how to launch more workers for it (resume).
+inline void commit(const Prepared& p, std::function<cudaError_t(const Launch&, unsigned, cudaStream_t)>&& f) {
+  std::lock_guard<std::mutex> g(rt().m);
+  ControlRec& r = p.d->recs[p.control];
+  if (!r.captured) r.gen = (r.gen + 1) & 0x7fffffffu;  // the generation the control block will be at when free
+  r.launch = p.launch;
+  r.policy = p.policy;
+  r.resume_workers = p.resume_workers;
+  r.relaunch = std::move(f);
+  r.registered = true;
+}
+
+}  // namespace detail
+
+}  // namespace ptb

@@ -1,0 +1,79 @@
+// ptb/detail/range_stacks.cuh: the control block's lock-free stacks of handed-back ranges.
+// Part of the header-only runtime; include <ptb/ptb.cuh>, not this file.
+#pragma once
+#include <cuda_runtime.h>
+
+#include "config.cuh"
+#include "control_block.cuh"
+#include "intrinsics.cuh"
+
+namespace ptb {
+
+namespace detail {
+
+// Lock-free stacks of nodes with tagged heads (the tag changes on every successful update, so a head
+// that was popped and pushed again in between does not match: no ABA). Every failed CAS means another
+// thread's operation succeeded, and the operations are finitely many: each loop ends.
+__device__ inline bool stack_pop(unsigned long long* head, Node* nodes, unsigned& idx) {
+  for (;;) {
+    const unsigned long long h = vload(head);
+    const unsigned i = static_cast<unsigned>(h);
+    if (i == 0) return false;
+    __threadfence();
+    const unsigned long long nx = vload(&nodes[i - 1].next);
+    const unsigned long long nh = (((h >> 32) + 1) << 32) | (nx & 0xffffffffull);
+    if (atomicCAS(head, h, nh) == h) {
+      __threadfence();
+      idx = i - 1;
+      return true;
+    }
+  }
+}
+__device__ inline void stack_push(unsigned long long* head, Node* nodes, unsigned idx) {
+  for (;;) {
+    const unsigned long long h = vload(head);
+    vstore(&nodes[idx].next, h & 0xffffffffull);
+    __threadfence();
+    const unsigned long long nh = (((h >> 32) + 1) << 32) | (idx + 1);
+    if (atomicCAS(head, h, nh) == h) return;
+  }
+}
+__device__ __forceinline__ bool ranges_pending(const ControlBlock* cb) { return vload(&cb->pending) != 0; }
+// Hand a claimed-but-unstarted range back, onto the stack `shard` (the worker's). False if no node is
+// left (the caller keeps the range). `pending` counts it before it is in the stack, so that it is never
+// below the ranges there: a launch is closed only when it is 0.
+__device__ inline bool push_range(ControlBlock* cb, unsigned shard, unsigned long long b, unsigned long long e) {
+  RetShard& r = cb->ret[shard % kRetShards];
+  unsigned idx;
+  if (!stack_pop(&r.fhead, cb->node, idx)) {
+    if (vload(&cb->nused) >= kRetCap) return false;
+    idx = atomicAdd(&cb->nused, 1u);
+    if (idx >= kRetCap) return false;
+  }
+  vstore(&cb->node[idx].range, (b << 7) | (e - b));
+  atomicAdd(&cb->pending, 1u);
+  __threadfence();
+  stack_push(&r.rhead, cb->node, idx);
+  return true;
+}
+// Take a handed-back range, looking at the stacks from `shard` on; `pending` drops after it is out.
+__device__ inline bool pop_range(ControlBlock* cb, unsigned shard, unsigned long long& b, unsigned long long& e) {
+  for (unsigned k = 0; k < kRetShards; ++k) {
+    RetShard& r = cb->ret[(shard + k) % kRetShards];
+    if (static_cast<unsigned>(vload(&r.rhead)) == 0) continue;
+    unsigned idx;
+    if (!stack_pop(&r.rhead, cb->node, idx)) continue;
+    const unsigned long long v = vload(&cb->node[idx].range);
+    b = v >> 7;
+    e = b + (v & 127);
+    stack_push(&r.fhead, cb->node, idx);
+    __threadfence();
+    atomicSub(&cb->pending, 1u);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace detail
+
+}  // namespace ptb

@@ -1,0 +1,44 @@
+// ptb/detail/runtime.cuh: the process-wide state of the runtime (its lock, devices, policies, monitor).
+// Part of the header-only runtime; include <ptb/ptb.cuh>, not this file.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstddef>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+namespace ptb {
+
+namespace detail {
+
+constexpr unsigned kMaxDevices = 16;
+
+struct DeviceState;
+struct PolicyState;
+
+struct Runtime {
+  std::mutex m;
+  DeviceState* devs[kMaxDevices] = {};
+  PolicyState* process = nullptr;
+  std::unordered_map<cudaStream_t, PolicyState*> stream_policies;
+  std::thread monitor;
+  std::atomic<bool> stop{false};
+  bool monitor_started = false;
+  bool trace_on = false;
+  size_t trace_cap = 0;
+  ~Runtime() {
+    stop.store(true);
+    if (monitor.joinable()) monitor.join();
+    // Device memory and streams are left to the driver's teardown (freeing here could run after it).
+  }
+};
+inline Runtime& rt() {
+  static Runtime r;
+  return r;
+}
+
+}  // namespace detail
+
+}  // namespace ptb

@@ -1,0 +1,115 @@
+// ptb/policy.cuh: ptb::Policy (where a launch's workers may run), the process policy, stream policies.
+// Part of the header-only runtime; include <ptb/ptb.cuh>, not this file.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <mutex>
+
+#include "detail/caps.cuh"
+#include "detail/device_setup.cuh"
+#include "detail/device_state.cuh"
+#include "detail/monitor.cuh"
+#include "detail/policy_state.cuh"
+#include "detail/runtime.cuh"
+#include "smset.cuh"
+
+namespace ptb {
+
+// Where a launch's workers may run: a set of SMs and a cap on workers per SM (0: no cap beyond
+// occupancy). A handle: copies refer to the same policy; policies live as long as the process.
+// Changing a policy (set) takes effect at once on the launches running under it: workers on SMs it
+// removes leave after their current task, and SMs it adds get new workers.
+class Policy {
+ public:
+  Policy() = default;  // empty: "not given" (the stream's policy, else the process policy applies)
+  explicit Policy(detail::PolicyState* p) : p_(p) {}  // internal
+  static Policy create(const SmSet& sms = SmSet::all(), unsigned per_sm = 0);
+  void set(const SmSet& sms, unsigned per_sm = 0) const;
+  SmSet sms() const;
+  unsigned per_sm() const;
+  explicit operator bool() const { return p_ != nullptr; }
+  bool operator==(const Policy& o) const { return p_ == o.p_; }
+  detail::PolicyState* state() const { return p_; }
+
+ private:
+  detail::PolicyState* p_ = nullptr;
+};
+
+// The process policy: all SMs and no cap unless PTB_SMS (e.g. "0-65") / PTB_BLOCKS_PER_SM say otherwise.
+// In the automatic launch mode, launches under no other policy run as twins only while it restricts
+// (set() with fewer SMs or a cap): originals launched before a set() run on unconfined until they end.
+inline Policy process_policy();
+// A stream's policy (an empty Policy removes it). Precedence: LaunchConfig::policy, then the stream's,
+// then the process policy.
+inline void set_stream_policy(cudaStream_t stream, Policy policy);
+inline Policy stream_policy(cudaStream_t stream);
+
+inline Policy Policy::create(const SmSet& sms, unsigned per_sm) {
+  Policy p;
+  p.p_ = new detail::PolicyState();  // lives as long as the process (running kernels may point at it)
+  p.p_->sms = sms;
+  p.p_->per_sm = per_sm;
+  // Put the caps on the current device now (not during a later stream capture).
+  int dev = 0;
+  if (cudaGetDevice(&dev) == cudaSuccess) {
+    std::lock_guard<std::mutex> g(detail::rt().m);
+    if (detail::DeviceState* d = detail::device_locked(dev)) detail::upload_caps_locked(*d, *p.p_);
+    if (detail::restricted(*p.p_)) detail::start_monitor_locked();
+  }
+  return p;
+}
+inline void Policy::set(const SmSet& sms, unsigned per_sm) const {
+  if (!p_) return;
+  detail::Runtime& r = detail::rt();
+  std::lock_guard<std::mutex> g(r.m);
+  p_->sms = sms;
+  p_->per_sm = per_sm;
+  // Automatic mode: launches from now on run as twins iff the process policy restricts. Originals that
+  // are running already are not confined (they end as they are).
+  if (p_ == r.process) detail::process_restricts_word().store(detail::restricted(*p_), std::memory_order_release);
+  if (detail::restricted(*p_)) detail::start_monitor_locked();
+  int cur = -1;
+  cudaGetDevice(&cur);
+  for (unsigned dv = 0; dv < detail::kMaxDevices; ++dv) {
+    detail::DeviceState* d = r.devs[dv];
+    if (!d || !d->ok || !p_->caps[dv]) continue;
+    if (static_cast<int>(dv) != cur) cudaSetDevice(static_cast<int>(dv));
+    bool grew = false;
+    if (detail::upload_caps_locked(*d, *p_, &grew) && grew) {
+      for (unsigned i = 0; i < d->pool_size(); ++i)
+        if (d->recs[i].policy == p_ && detail::live_locked(*d, i)) detail::resume_locked(*d, i);
+    }
+    if (static_cast<int>(dv) != cur && cur >= 0) cudaSetDevice(cur);
+  }
+}
+inline SmSet Policy::sms() const {
+  std::lock_guard<std::mutex> g(detail::rt().m);
+  return p_ ? p_->sms : SmSet::all();
+}
+inline unsigned Policy::per_sm() const {
+  std::lock_guard<std::mutex> g(detail::rt().m);
+  return p_ ? p_->per_sm : 0;
+}
+inline Policy process_policy() {
+  std::lock_guard<std::mutex> g(detail::rt().m);
+  detail::PolicyState* s = detail::process_policy_state_locked();
+  return Policy(s);
+}
+inline void set_stream_policy(cudaStream_t stream, Policy policy) {
+  std::lock_guard<std::mutex> g(detail::rt().m);
+  if (policy)
+    detail::rt().stream_policies[stream] = policy.state();
+  else
+    detail::rt().stream_policies.erase(stream);
+  detail::stream_policy_count().store(static_cast<unsigned>(detail::rt().stream_policies.size()),
+                                      std::memory_order_release);
+}
+inline Policy stream_policy(cudaStream_t stream) {
+  std::lock_guard<std::mutex> g(detail::rt().m);
+  auto& m = detail::rt().stream_policies;
+  auto it = m.find(stream);
+  detail::PolicyState* s = it == m.end() ? nullptr : it->second;
+  return Policy(s);
+}
+
+}  // namespace ptb

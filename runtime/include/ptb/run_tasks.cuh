@@ -1,0 +1,21 @@
+// ptb/run_tasks.cuh: ptb::run_tasks, the task loop of a twin's worker (a whole thread block).
+// Part of the header-only runtime; include <ptb/ptb.cuh>, not this file.
+#pragma once
+#include <cuda_runtime.h>
+
+#include "barriers.cuh"
+#include "detail/task_loop.cuh"
+#include "twin_params.cuh"
+
+namespace ptb {
+
+// Every thread of the worker block calls it once. Runs task(blockIdx, gridDim) for each task the worker
+// gets, with one block-wide barrier between consecutive tasks (Sync == TaskSync::block; with
+// TaskSync::parked, the park after each task); returns when the worker must leave.
+template <TaskSync Sync = TaskSync::block, class Task>
+__device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
+  __shared__ detail::WorkerShared ptb_worker_;
+  detail::task_loop<Sync>(detail::WholeBlock{}, launch, ptb_worker_, static_cast<Task&&>(task));
+}
+
+}  // namespace ptb
