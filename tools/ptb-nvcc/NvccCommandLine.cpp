@@ -136,6 +136,7 @@ Classification classify(const std::vector<std::string> &args) {
     if (n == "-o" || n == "--output-file") c.outputFile = *o.value;
     else if (n == "-odir" || n == "--output-directory") c.outputDir = *o.value;
     else if (n == "-MF" || n == "--dependency-output") c.depFile = *o.value;
+    else if (n == "-MT" || n == "--dependency-target-name") c.depTarget = *o.value;
     else if (n == "-x" || n == "--x") c.language = *o.value == "none" ? "" : *o.value;
     else if (n == "-MD" || n == "-MMD" || n == "--generate-dependencies-with-compile" ||
              n == "--generate-nonsystem-dependencies-with-compile")

@@ -35,6 +35,7 @@ struct Classification {
   std::string outputFile;     // -o / --output-file
   std::string outputDir;      // -odir / --output-directory
   std::string depFile;        // -MF / --dependency-output
+  std::string depTarget;      // -MT / --dependency-target-name
   bool depWithCompile = false;  // -MD / -MMD
   std::string phase;          // the phase option that was given: "-c", "-dc", "-ptx", ... or "" (link)
   std::string language;       // the last -x value ("" when none)

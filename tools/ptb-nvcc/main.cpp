@@ -253,6 +253,12 @@ int main(int argc, char **argv) {
       n.push_back("-MF");
       n.push_back(depFile);
     }
+    // With -odir nvcc names the target <-odir>/<-o> (or <-odir>/<-MT>), even where -o has a directory:
+    // for the -o added above, the name alone gives the target it names without -o.
+    if (c.outputFile.empty() && !c.outputDir.empty() && c.depTarget.empty() && !outputFile.empty()) {
+      n.push_back("-MT");
+      n.push_back(llvm::sys::path::filename(outputFile).str());
+    }
   }
   n.push_back("-I");
   n.push_back(runtimeInclude);
