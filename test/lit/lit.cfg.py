@@ -20,6 +20,7 @@ for var in ("CUDA_PATH", "HOME", "TMPDIR"):
 tools = os.path.join(config.ptb_tools_dir)
 config.substitutions.append(("%ptb-transform", os.path.join(tools, "ptb-transform", "ptb-transform")))
 config.substitutions.append(("%fuse-kernels", os.path.join(tools, "fuse-kernels", "fuse-kernels")))
+config.substitutions.append(("%ptb-nvcc", os.path.join(tools, "ptb-nvcc", "ptb-nvcc")))
 # The outputs contain the input text, comments and all: drop the test's own RUN/CHECK lines before
 # FileCheck reads an output, so that no CHECK line can match itself.
 config.substitutions.append(("%strip-directives", r"sed -E '/\/\/ *(RUN|REQUIRES|[A-Z]+(-[A-Z]+)*):/d'"))
@@ -27,6 +28,8 @@ config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "I
 
 if config.nvcc and os.path.exists(config.nvcc):
     config.available_features.add("nvcc")
+    # nvcc itself, without the flags %nvcc adds (the launcher tests give their own).
+    config.substitutions.append(("%cuda-nvcc", config.nvcc))
     config.substitutions.append(
         ("%nvcc", "%s -std=c++17 -arch=sm_90 -I %s" % (config.nvcc, config.runtime_include)))
 

@@ -1,0 +1,298 @@
+// ptb-nvcc <nvcc> <arguments...>: an nvcc launcher (CMAKE_CUDA_COMPILER_LAUNCHER, NVCC := ptb-nvcc nvcc)
+// that compiles ptb-transform's output instead of the CUDA source (docs/ptb-nvcc.md).
+#include "NvccCommandLine.h"
+
+#include <llvm/ADT/ArrayRef.h>
+#include <llvm/ADT/SmallString.h>
+#include <llvm/ADT/StringRef.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/Program.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace ptbnvcc;
+using llvm::StringRef;
+
+namespace {
+
+bool envFlag(const char *name) {
+  const char *v = std::getenv(name);
+  return v && *v && StringRef(v) != "0";
+}
+
+std::string envString(const char *name) {
+  const char *v = std::getenv(name);
+  return v ? v : "";
+}
+
+[[noreturn]] void fail(const llvm::Twine &message) {
+  llvm::errs() << "ptb-nvcc: error: " << message << "\n";
+  std::exit(1);
+}
+
+std::string selfPath(const char *argv0) {
+  static int anchor;
+  return llvm::sys::fs::getMainExecutable(argv0, &anchor);
+}
+
+// A program named on the command line: as it is when it has a directory part, else found on PATH.
+std::string findProgram(const std::string &name) {
+  if (llvm::sys::path::has_parent_path(name)) return name;
+  auto found = llvm::sys::findProgramByName(name);
+  return found ? *found : "";
+}
+
+// Runs `program` with `args` (args[0] included), no shell, inheriting stdin/stdout/stderr. Exits with a
+// message when it cannot be started or dies by a signal.
+// With `stderrFile`, the program's stderr goes there instead.
+int run(const std::string &program, const std::vector<std::string> &args, const std::string &stderrFile = "") {
+  std::vector<StringRef> refs(args.begin(), args.end());
+  std::string error;
+  bool failed = false;
+  std::optional<StringRef> redirects[3] = {std::nullopt, std::nullopt, std::nullopt};
+  if (!stderrFile.empty()) redirects[2] = StringRef(stderrFile);
+  int rc = llvm::sys::ExecuteAndWait(program, refs, std::nullopt,
+                                     stderrFile.empty() ? llvm::ArrayRef<std::optional<StringRef>>{}
+                                                        : llvm::ArrayRef<std::optional<StringRef>>(redirects),
+                                     0, 0, &error, &failed);
+  if (failed) fail("cannot run '" + program + "': " + error);
+  if (rc < 0) fail("'" + program + "' " + (error.empty() ? std::string("crashed") : error));
+  return rc;
+}
+
+// ptb-transform: beside this executable, else $PTB_TRANSFORM, else on PATH.
+std::string findTransform(const std::string &self) {
+  llvm::SmallString<256> beside(llvm::sys::path::parent_path(self));
+  llvm::sys::path::append(beside, "ptb-transform");
+  if (llvm::sys::fs::can_execute(beside)) return std::string(beside);
+  std::string env = envString("PTB_TRANSFORM");
+  if (!env.empty()) {
+    if (!llvm::sys::fs::can_execute(env)) fail("PTB_TRANSFORM='" + env + "' is not an executable file");
+    return env;
+  }
+  if (auto found = llvm::sys::findProgramByName("ptb-transform")) return *found;
+  fail("ptb-transform not found (not beside " + self + ", PTB_TRANSFORM not set, not on PATH)");
+}
+
+// The runtime headers: $PTB_RUNTIME_INCLUDE, else <prefix>/include beside <prefix>/bin/ptb-nvcc, else the
+// source tree's runtime/include this executable was built from.
+std::string findRuntimeInclude(const std::string &self) {
+  auto has = [](StringRef dir) {
+    llvm::SmallString<256> p(dir);
+    llvm::sys::path::append(p, "ptb", "ptb.cuh");
+    return llvm::sys::fs::exists(p);
+  };
+  std::string env = envString("PTB_RUNTIME_INCLUDE");
+  if (!env.empty()) {
+    if (!has(env)) fail("PTB_RUNTIME_INCLUDE='" + env + "' holds no ptb/ptb.cuh");
+    return env;
+  }
+  llvm::SmallString<256> installed(llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)));
+  llvm::sys::path::append(installed, "include");
+  if (has(installed)) return std::string(installed);
+  if (has(PTB_SOURCE_RUNTIME_INCLUDE)) return PTB_SOURCE_RUNTIME_INCLUDE;
+  fail("the PTB runtime headers (ptb/ptb.cuh) were found neither in " + installed + " nor in " +
+       PTB_SOURCE_RUNTIME_INCLUDE + "; set PTB_RUNTIME_INCLUDE");
+}
+
+// The CUDA installation of the compiler (<root>/bin/nvcc), so that ptb-transform parses with the same
+// headers nvcc compiles with; "" when the compiler is not nvcc in a CUDA tree (ptb-transform looks itself).
+std::string cudaRootOf(const std::string &compilerPath) {
+  if (compilerPath.empty() || llvm::sys::path::stem(compilerPath) != "nvcc") return "";
+  llvm::SmallString<256> abs(compilerPath);
+  llvm::sys::fs::make_absolute(abs);
+  llvm::SmallString<256> root(llvm::sys::path::parent_path(llvm::sys::path::parent_path(abs)));
+  llvm::SmallString<256> header(root);
+  llvm::sys::path::append(header, "include", "cuda_runtime.h");
+  if (!llvm::sys::fs::exists(header)) {
+    llvm::SmallString<256> real;
+    if (llvm::sys::fs::real_path(abs, real)) return "";
+    root = llvm::sys::path::parent_path(llvm::sys::path::parent_path(real));
+    header = root;
+    llvm::sys::path::append(header, "include", "cuda_runtime.h");
+    if (!llvm::sys::fs::exists(header)) return "";
+  }
+  return std::string(root);
+}
+
+std::string absolute(StringRef path) {
+  llvm::SmallString<256> p(path);
+  llvm::sys::fs::make_absolute(p);
+  llvm::sys::path::remove_dots(p, /*remove_dot_dot=*/true);
+  return std::string(p);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc >= 2 && (StringRef(argv[1]) == "--help" || StringRef(argv[1]) == "-h")) {
+    llvm::outs() << "Usage: ptb-nvcc <nvcc> <nvcc arguments...>\n"
+                    "Compiles ptb-transform's output of the one CUDA source of an nvcc compile command, with the\n"
+                    "command's own flags; passes every other command to the compiler unchanged (docs/ptb-nvcc.md).\n"
+                    "Environment: PTB_DISABLE=1 (pass everything through), PTB_NVCC_KEEP=1 (keep the transformed\n"
+                    "source), PTB_NVCC_VERBOSE=1 (say what is done), PTB_TRANSFORM, PTB_RUNTIME_INCLUDE.\n";
+    return 0;
+  }
+  if (argc >= 2 && StringRef(argv[1]) == "--version") {
+    llvm::outs() << "ptb-nvcc " << PTB_VERSION << "\n";
+    return 0;
+  }
+  if (argc < 2) fail("usage: ptb-nvcc <nvcc> <nvcc arguments...> (see --help)");
+
+  const std::string compiler = argv[1];
+  const std::string compilerPath = findProgram(compiler);
+  if (compilerPath.empty()) fail("compiler '" + compiler + "' not found on PATH");
+  std::vector<std::string> original(argv + 1, argv + argc);  // compiler first
+  std::vector<std::string> args(argv + 2, argv + argc);
+  const bool verbose = envFlag("PTB_NVCC_VERBOSE");
+
+  if (envFlag("PTB_DISABLE")) {
+    if (verbose) llvm::errs() << "ptb-nvcc: PTB_DISABLE is set: running the command unchanged\n";
+    return run(compilerPath, original);
+  }
+
+  std::vector<std::string> expanded;
+  bool hadOptionsFiles = false;
+  std::string error;
+  if (!expandOptionsFiles(args, expanded, hadOptionsFiles, error)) fail(error);
+  Classification c = classify(expanded);
+  if (c.action == Action::PassThrough) {
+    if (c.warnUntransformed)
+      llvm::errs() << "ptb-nvcc: warning: " << c.reason << ": compiled as written, not transformed\n";
+    else if (verbose)
+      llvm::errs() << "ptb-nvcc: passed through (" << c.reason << ")\n";
+    return run(compilerPath, original);
+  }
+
+  const std::string self = selfPath(argv[0]);
+  const std::string transform = findTransform(self);
+  const std::string runtimeInclude = findRuntimeInclude(self);
+  const Input &input = *c.cudaInput;
+  if (!llvm::sys::fs::exists(input.path)) fail("input '" + input.path + "' does not exist");
+
+  // A private directory (mode 0700) for ptb-transform's output and its copies of headers.
+  llvm::SmallString<256> tempDir;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("ptb-nvcc", tempDir))
+    fail("cannot create a temporary directory: " + ec.message());
+  const std::string tempDirAbs = absolute(tempDir);
+  const bool keep = envFlag("PTB_NVCC_KEEP");
+  struct Cleanup {
+    std::string dir;
+    bool keep;
+    ~Cleanup() {
+      if (keep) llvm::errs() << "ptb-nvcc: kept the transformed source in " << dir << "\n";
+      else llvm::sys::fs::remove_directories(dir, /*IgnoreErrors=*/true);
+    }
+  } cleanup{tempDirAbs, keep};
+
+  llvm::SmallString<256> tempOutput(tempDirAbs);
+  llvm::sys::path::append(tempOutput, llvm::sys::path::stem(input.path).str() + ".ptb" +
+                                          llvm::sys::path::extension(input.path).str());
+
+  // 1. ptb-transform, with the flags that matter to its parse.
+  std::vector<std::string> t{transform};
+  std::string cudaRoot = cudaRootOf(compilerPath);
+  if (!cudaRoot.empty()) t.push_back("--cuda-path=" + cudaRoot);
+  t.push_back("-o");
+  t.push_back(std::string(tempOutput));
+  t.push_back(input.path);
+  t.push_back("--");
+  for (std::string &f : parseFlags(expanded)) t.push_back(std::move(f));
+  if (verbose) {
+    llvm::errs() << "ptb-nvcc:";
+    for (auto &a : t) llvm::errs() << " '" << a << "'";
+    llvm::errs() << "\n";
+  }
+  // Its stderr is shown whole when it fails or with PTB_NVCC_VERBOSE; otherwise without its one-line
+  // summaries per file ("ptb-transform: a.cu -> ...: 1 kernel made PTB, ..."), which would make every
+  // compile of a build talk. Warnings and notes (kernels left as they are) are always shown.
+  llvm::SmallString<256> transformErr(tempDirAbs);
+  llvm::sys::path::append(transformErr, "ptb-transform.stderr");
+  int rc = run(transform, t, std::string(transformErr));
+  if (auto err = llvm::MemoryBuffer::getFile(transformErr)) {
+    llvm::SmallVector<StringRef, 16> lines;
+    (*err)->getBuffer().split(lines, '\n');
+    for (size_t i = 0; i < lines.size(); ++i) {
+      StringRef line = lines[i];
+      if (i + 1 == lines.size() && line.empty()) break;
+      bool summary = line.starts_with("ptb-transform: ") && !line.contains("warning") && !line.contains("error") &&
+                     !line.contains("note:");
+      if (rc == 0 && summary && !verbose) continue;
+      llvm::errs() << line << "\n";
+    }
+  }
+  if (rc != 0) {
+    llvm::errs() << "ptb-nvcc: error: ptb-transform failed on " << input.path << " (exit " << rc
+                 << "); nothing compiled (PTB_DISABLE=1 compiles the original)\n";
+    return rc;
+  }
+
+  // 2. nvcc on the output: the same arguments, the input replaced, the runtime headers added, and the
+  //    outputs nvcc would name after the input named explicitly after the original.
+  std::vector<std::string> n{compiler};
+  for (size_t i = 0; i < expanded.size(); ++i)
+    n.push_back(i == input.index ? std::string(tempOutput) : expanded[i]);
+  std::string outputFile = c.outputFile;
+  if (outputFile.empty()) {
+    outputFile = defaultOutputName(c);
+    if (!outputFile.empty()) {
+      n.push_back("-o");
+      n.push_back(outputFile);
+    }
+  }
+  std::string depFile;
+  if (c.depWithCompile) {
+    depFile = dependencyFileName(c, outputFile);
+    if (c.depFile.empty() && c.outputFile.empty() && !depFile.empty()) {
+      n.push_back("-MF");
+      n.push_back(depFile);
+    }
+    // With -odir nvcc names the target <-odir>/<-o> (or <-odir>/<-MT>), even where -o has a directory:
+    // for the -o added above, the name alone gives the target it names without -o.
+    if (c.outputFile.empty() && !c.outputDir.empty() && c.depTarget.empty() && !outputFile.empty()) {
+      n.push_back("-MT");
+      n.push_back(llvm::sys::path::filename(outputFile).str());
+    }
+  }
+  n.push_back("-I");
+  n.push_back(runtimeInclude);
+  if (verbose) {
+    llvm::errs() << "ptb-nvcc:";
+    for (auto &a : n) llvm::errs() << " '" << a << "'";
+    llvm::errs() << "\n";
+  }
+  rc = run(compilerPath, n);
+  if (rc != 0) return rc;
+
+  // 3. The dependency file names the original, not the temporary files (before they are removed).
+  if (!depFile.empty()) {
+    auto buf = llvm::MemoryBuffer::getFile(depFile);
+    if (!buf) {
+      llvm::errs() << "ptb-nvcc: error: cannot read the dependency file '" << depFile
+                   << "': " << buf.getError().message() << "\n";
+      return 1;
+    }
+    std::string inputDir = llvm::sys::path::parent_path(absolute(input.path)).str();
+    std::string text = rewriteDependencies((*buf)->getBuffer().str(), tempDirAbs, std::string(tempOutput),
+                                           input.path, inputDir);
+    buf->reset();
+    std::error_code ec;
+    llvm::raw_fd_ostream os(depFile, ec, llvm::sys::fs::OF_None);
+    if (!ec) {
+      os << text;
+      os.close();
+    }
+    if (ec || os.has_error()) {
+      llvm::errs() << "ptb-nvcc: error: cannot write the dependency file '" << depFile << "'\n";
+      os.clear_error();
+      return 1;
+    }
+  }
+  return 0;
+}
