@@ -167,9 +167,7 @@ bool writeAll(int fd, const std::string &contents, const std::string &what, std:
   return true;
 }
 
-} // namespace
-
-bool writeOutputs(const std::vector<OutputFile> &outputs, const std::vector<ReadFile> &reads, std::string &error) {
+bool writeOrExplain(const std::vector<OutputFile> &outputs, const std::vector<ReadFile> &reads, std::string &error) {
   std::vector<Destination> dests(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i)
     if (!resolve(outputs[i], dests[i], error)) return false;
@@ -261,10 +259,18 @@ bool writeOutputs(const std::vector<OutputFile> &outputs, const std::vector<Read
   return true;
 }
 
-bool writeFilesAtomically(const std::map<std::string, std::string> &files, std::string &error) {
+} // namespace
+
+llvm::Error writeOutputs(const std::vector<OutputFile> &outputs, const std::vector<ReadFile> &reads) {
+  std::string error;
+  if (writeOrExplain(outputs, reads, error)) return llvm::Error::success();
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
+}
+
+llvm::Error writeFilesAtomically(const std::map<std::string, std::string> &files) {
   std::vector<OutputFile> outputs;
   for (const auto &[path, contents] : files) outputs.push_back({path, contents, "the output", ""});
-  return writeOutputs(outputs, {}, error);
+  return writeOutputs(outputs, {});
 }
 
 void addFilesRead(const clang::SourceManager &sm, std::vector<ReadFile> &reads) {

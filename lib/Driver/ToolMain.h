@@ -4,6 +4,7 @@
 #include "ToolRunner.h"
 
 #include "clang/Basic/SourceManager.h"
+#include "llvm/Support/Error.h"
 
 #include <CLI/CLI.hpp>
 
@@ -42,16 +43,16 @@ struct ReadFile {
 
 // Writes the outputs, or nothing (docs/outputs.md). First the checks: an output that is (by identity:
 // device and inode, through symbolic links and hard links, not by spelling) one of `reads`, two outputs
-// that are one file, an output that is a directory: all refused with a message in `error`, nothing
+// that are one file, an output that is a directory: all refused, nothing
 // written. Then a regular (or new) file gets a temporary file in its directory, removed on SIGINT/SIGTERM,
 // that is renamed over it once every temporary is written; a file it replaces keeps its permission bits
 // (and owner and group where the caller may set them). A symbolic link is followed: its target is
 // replaced, the link stays. A device node, FIFO or socket is opened and written through, never replaced.
-// Returns false with a message in `error` at the first failure; the temporaries are removed then.
-bool writeOutputs(const std::vector<OutputFile> &outputs, const std::vector<ReadFile> &reads, std::string &error);
+// Returns the first failure (its message says what and where); the temporaries are removed then.
+llvm::Error writeOutputs(const std::vector<OutputFile> &outputs, const std::vector<ReadFile> &reads);
 
 // writeOutputs of every (path -> contents) pair, with no file to protect.
-bool writeFilesAtomically(const std::map<std::string, std::string> &files, std::string &error);
+llvm::Error writeFilesAtomically(const std::map<std::string, std::string> &files);
 
 // Adds every file `sm` read (the main file and the headers it includes) to `reads`, as "a file the parse
 // read": an output must not replace a header of its own input.

@@ -19,4 +19,10 @@ void print(llvm::raw_ostream &os, const Diagnostic &d) {
                                                         : "error") << ": " << d.message << "\n";
 }
 
+void print(llvm::raw_ostream &os, llvm::Error error) {
+  llvm::handleAllErrors(std::move(error), [&](const llvm::ErrorInfoBase &e) {
+    print(os, {clang::DiagnosticsEngine::Error, "", 0, 0, e.message()});
+  });
+}
+
 } // namespace ptb

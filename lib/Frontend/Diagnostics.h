@@ -4,6 +4,8 @@
 // printed the same way (print).
 #pragma once
 
+#include "llvm/Support/Error.h"
+
 #include "clang/Basic/Diagnostic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -26,5 +28,8 @@ struct Diagnostic {
 // `file:line:col: error: message`, `file: error: message` or `error: message` (note:, warning: likewise),
 // and a newline.
 void print(llvm::raw_ostream &os, const Diagnostic &d);
+
+// Prints each error that `error` holds as `error: <message>` (consumes it; nothing for success).
+void print(llvm::raw_ostream &os, llvm::Error error);
 
 } // namespace ptb

@@ -662,8 +662,7 @@ bool rewriteTranslationUnit(CompilerInstance &ci, ASTContext &ctx, const Invento
   return r.run(result);
 }
 
-bool collectOutputs(const std::vector<RewriteResult> &results, std::map<std::string, std::string> &files,
-                    std::string &error) {
+llvm::Error collectOutputs(const std::vector<RewriteResult> &results, std::map<std::string, std::string> &files) {
   std::map<std::string, std::string> producer;  // destination -> the input whose translation unit wrote it
   std::set<std::string> mainAt;                // destinations of main files
   for (const RewriteResult &r : results)
@@ -676,17 +675,18 @@ bool collectOutputs(const std::vector<RewriteResult> &results, std::map<std::str
         continue;
       }
       if (f.isMain || mainAt.count(f.destination)) {  // two inputs with one output path: no copy to share
-        error = "the output of '" + producer[f.destination] + "' and the output of '" + r.file +
-                "' would both be written to '" + f.destination + "' (nothing written)";
-        return false;
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "the output of '" + producer[f.destination] + "' and the output of '" + r.file +
+                                           "' would both be written to '" + f.destination + "' (nothing written)");
       }
       if (it->second == f.output) continue;
-      error = "'" + f.destination + "' would be written twice with different contents (from " +
-              producer[f.destination] + " and from " + r.file + (f.isMain ? "" : ", which both include " + f.source) +
-              "); transform these inputs in separate runs or to separate directories";
-      return false;
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "'" + f.destination + "' would be written twice with different contents (from " + producer[f.destination] +
+              " and from " + r.file + (f.isMain ? "" : ", which both include " + f.source) +
+              "); transform these inputs in separate runs or to separate directories");
     }
-  return true;
+  return llvm::Error::success();
 }
 
 std::string describeFileOutput(const FileOutput &f) {

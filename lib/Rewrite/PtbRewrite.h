@@ -8,6 +8,7 @@
 
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Tooling/Core/Replacement.h"
+#include "llvm/Support/Error.h"
 
 #include <map>
 #include <string>
@@ -86,9 +87,8 @@ bool rewriteTranslationUnit(clang::CompilerInstance &ci, clang::ASTContext &ctx,
 
 // Gathers the files to write from every translation unit's result (destination -> text; stdout outputs are
 // left out). Two inputs that include one file produce its copy twice: the same text is written once;
-// different texts are an error (in `error`), and nothing is to be written.
-bool collectOutputs(const std::vector<RewriteResult> &results, std::map<std::string, std::string> &files,
-                    std::string &error);
+// different texts are an error, and nothing is to be written.
+llvm::Error collectOutputs(const std::vector<RewriteResult> &results, std::map<std::string, std::string> &files);
 
 // One line for the user about one written file: "ptb-transform: kernel.cu -> out/kernel.ptb.cu: 1 kernel
 // made PTB, 0 left as they are, 2 launches rewritten".

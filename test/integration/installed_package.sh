@@ -5,7 +5,9 @@
 #    host stubs), a local header and a -I header are found, editing either runs the transform again, and
 #    a second build does nothing;
 #  - the Makefile with the pre-build step (ptb-transform's dependency file: an edited header re-runs it);
-#  - the plain command line (cli.sh).
+#  - the plain command line (cli.sh);
+#  - CMake with ptb-nvcc as CMAKE_CUDA_COMPILER_LAUNCHER (no function): twins in the objects, header
+#    edits rebuild.
 #   bash test/integration/installed_package.sh BUILD_DIR
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -19,7 +21,7 @@ has_twin() {  # has_twin OBJECT: the twin of scale_add_kernel was compiled into 
 }
 
 cmake --install "$BUILD" --prefix "$WORK/prefix" > "$WORK/install.log"
-for f in bin/ptb-transform bin/fuse-kernels include/ptb/ptb.cuh lib/cmake/PtbTools/PtbToolsConfig.cmake \
+for f in bin/ptb-transform bin/fuse-kernels bin/ptb-nvcc include/ptb/ptb.cuh lib/cmake/PtbTools/PtbToolsConfig.cmake \
          lib/cmake/PtbTools/PtbToolsConfigVersion.cmake lib/cmake/PtbTools/PtbToolsFunctions.cmake; do
   [ -f "$WORK/prefix/$f" ] || fail "cmake --install did not install $f"
 done
@@ -56,3 +58,16 @@ PTB_PREFIX="$WORK/prefix" NVCC="$NVCC" bash "$WORK/src/cli.sh" > "$WORK/cli.log"
 grep -q 'scale_add_kernel__ptb' "$WORK/src/build-cli/src/scale.cu" || fail "cli.sh: no twin in the transformed scale.cu"
 [ -x "$WORK/src/build-cli/scale_app" ] || fail "cli.sh: no program"
 echo "installed_package: command line: PASS"
+
+# CMake with the compiler launcher.
+CUDACXX="$NVCC" cmake -S "$WORK/src" -B "$WORK/launcher" -G Ninja -DPTB_TRANSFORM_SOURCES=OFF \
+  -DCMAKE_CUDA_COMPILER_LAUNCHER="$WORK/prefix/bin/ptb-nvcc" > "$WORK/configure-launcher.log" 2>&1 ||
+  { cat "$WORK/configure-launcher.log"; fail "configure with the launcher"; }
+cmake --build "$WORK/launcher" > "$WORK/launcher1.log" 2>&1 || { cat "$WORK/launcher1.log"; fail "build with the launcher"; }
+has_twin "$WORK/launcher/CMakeFiles/scale_app.dir/scale.cu.o" || fail "launcher: the object of scale.cu has no twin"
+cmake --build "$WORK/launcher" > "$WORK/launcher2.log" 2>&1
+grep -q 'no work to do' "$WORK/launcher2.log" || fail "launcher: a second build was not empty"
+touch "$WORK/src/scale.h"
+cmake --build "$WORK/launcher" > "$WORK/launcher3.log" 2>&1 || { cat "$WORK/launcher3.log"; fail "launcher: build after editing scale.h"; }
+grep -q 'scale.cu.o' "$WORK/launcher3.log" || fail "launcher: editing scale.h did not recompile scale.cu"
+echo "installed_package: CMake with ptb-nvcc as the compiler launcher: PASS"

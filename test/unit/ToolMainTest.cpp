@@ -5,6 +5,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include "ErrorMessage.h"
+
 #include "gtest/gtest.h"
 
 #include <thread>
@@ -58,25 +60,24 @@ protected:
 };
 
 TEST_F(WriteFilesAtomically, WritesEveryFileAndNoTemporaries) {
-  std::string error;
-  ASSERT_TRUE(ptb::writeFilesAtomically({{dir + "/a.cu", "A\n"}, {dir + "/sub/b.cu", "B\n"}}, error)) << error;
+  ASSERT_EQ(messageOf(ptb::writeFilesAtomically({{dir + "/a.cu", "A\n"}, {dir + "/sub/b.cu", "B\n"}})), "");
   EXPECT_EQ(readFile(dir + "/a.cu"), "A\n");
   EXPECT_EQ(readFile(dir + "/sub/b.cu"), "B\n");
   EXPECT_EQ(listing(), (Strings{"a.cu", "sub", "sub/b.cu"}));
 }
 
 TEST_F(WriteFilesAtomically, ReplacesAnExistingFile) {
-  std::string error;
-  ASSERT_TRUE(ptb::writeFilesAtomically({{dir + "/a.cu", "old"}}, error)) << error;
-  ASSERT_TRUE(ptb::writeFilesAtomically({{dir + "/a.cu", "new"}}, error)) << error;
+  ASSERT_EQ(messageOf(ptb::writeFilesAtomically({{dir + "/a.cu", "old"}})), "");
+  ASSERT_EQ(messageOf(ptb::writeFilesAtomically({{dir + "/a.cu", "new"}})), "");
   EXPECT_EQ(readFile(dir + "/a.cu"), "new");
 }
 
 TEST_F(WriteFilesAtomically, AFailureWritesNothing) {
   // "blocker" is a file, so "blocker/x.cu" cannot be created; "a.cu" sorts first and must not appear.
   std::string error;
-  ASSERT_TRUE(ptb::writeFilesAtomically({{dir + "/blocker", "file"}}, error)) << error;
-  EXPECT_FALSE(ptb::writeFilesAtomically({{dir + "/a.cu", "A"}, {dir + "/blocker/x.cu", "X"}}, error));
+  ASSERT_EQ(messageOf(ptb::writeFilesAtomically({{dir + "/blocker", "file"}})), "");
+  error = messageOf(ptb::writeFilesAtomically({{dir + "/a.cu", "A"}, {dir + "/blocker/x.cu", "X"}}));
+  EXPECT_NE(error, "");
   EXPECT_NE(error.find("blocker"), std::string::npos) << error;
   EXPECT_EQ(listing(), (Strings{"blocker"}));
 }
@@ -85,14 +86,13 @@ TEST_F(WriteFilesAtomically, AFailureWritesNothing) {
 
 TEST_F(WriteFilesAtomically, RefusesAnOutputThatIsAFileReadByIdentity) {
   std::string error;
-  ASSERT_TRUE(ptb::writeFilesAtomically({{dir + "/in.cu", "IN"}}, error)) << error;
+  ASSERT_EQ(messageOf(ptb::writeFilesAtomically({{dir + "/in.cu", "IN"}})), "");
   ASSERT_FALSE(llvm::sys::fs::create_link("in.cu", dir + "/soft.cu"));
   ASSERT_FALSE(llvm::sys::fs::create_hard_link(dir + "/in.cu", dir + "/hard.cu"));
   const std::vector<ptb::ReadFile> reads = {{dir + "/in.cu", "the input"}};
   for (const std::string &out : {dir + "/in.cu", dir + "/./in.cu", dir + "/soft.cu", dir + "/hard.cu"}) {
-    EXPECT_FALSE(ptb::writeOutputs({{dir + "/new.cu", "NEW", "the first", ""}, {out, "OUT", "the output", ""}}, reads,
-                                   error))
-        << out;
+    error = messageOf(ptb::writeOutputs({{dir + "/new.cu", "NEW", "the first", ""}, {out, "OUT", "the output", ""}}, reads));
+  EXPECT_NE(error, "");
     EXPECT_NE(error.find("refusing to write the output to '" + out + "': it is the input '" + dir + "/in.cu'"),
               std::string::npos)
         << error;
@@ -100,21 +100,23 @@ TEST_F(WriteFilesAtomically, RefusesAnOutputThatIsAFileReadByIdentity) {
   EXPECT_EQ(readFile(dir + "/in.cu"), "IN");
   EXPECT_EQ(listing(), (Strings{"hard.cu", "in.cu", "soft.cu"}));
   // -i: an output may replace its own input (here through its symbolic link, which stays a link).
-  ASSERT_TRUE(ptb::writeOutputs({{dir + "/soft.cu", "OUT", "the output", dir + "/in.cu"}}, reads, error)) << error;
+  ASSERT_EQ(messageOf(ptb::writeOutputs({{dir + "/soft.cu", "OUT", "the output", dir + "/in.cu"}}, reads)), "");
   EXPECT_EQ(readFile(dir + "/in.cu"), "OUT");
   EXPECT_TRUE(llvm::sys::fs::is_symlink_file(dir + "/soft.cu"));
 }
 
 TEST_F(WriteFilesAtomically, RefusesTwoOutputsThatAreOneFile) {
   std::string error;
-  EXPECT_FALSE(ptb::writeOutputs({{dir + "/a.cu", "1", "the first", ""}, {dir + "/sub/../a.cu", "2", "the second", ""}},
-                                 {}, error));
+  error = messageOf(ptb::writeOutputs({{dir + "/a.cu", "1", "the first", ""}, {dir + "/sub/../a.cu", "2", "the second", ""}},
+                                 {}));
+  EXPECT_NE(error, "");
   EXPECT_NE(error.find("the first and the second would both be written to '" + dir + "/sub/../a.cu'"), std::string::npos)
       << error;
-  ASSERT_TRUE(ptb::writeFilesAtomically({{dir + "/b.cu", "B"}}, error)) << error;
+  ASSERT_EQ(messageOf(ptb::writeFilesAtomically({{dir + "/b.cu", "B"}})), "");
   ASSERT_FALSE(llvm::sys::fs::create_link("b.cu", dir + "/b-link.cu"));
-  EXPECT_FALSE(ptb::writeOutputs({{dir + "/b.cu", "1", "the first", ""}, {dir + "/b-link.cu", "2", "the second", ""}},
-                                 {}, error));
+  error = messageOf(ptb::writeOutputs({{dir + "/b.cu", "1", "the first", ""}, {dir + "/b-link.cu", "2", "the second", ""}},
+                                 {}));
+  EXPECT_NE(error, "");
   EXPECT_EQ(readFile(dir + "/b.cu"), "B");
   EXPECT_EQ(listing(), (Strings{"b-link.cu", "b.cu"}));
 }
@@ -122,16 +124,16 @@ TEST_F(WriteFilesAtomically, RefusesTwoOutputsThatAreOneFile) {
 TEST_F(WriteFilesAtomically, RefusesADirectory) {
   std::string error;
   ASSERT_FALSE(llvm::sys::fs::create_directory(dir + "/d"));
-  EXPECT_FALSE(ptb::writeFilesAtomically({{dir + "/a.cu", "A"}, {dir + "/d", "D"}}, error));
+  error = messageOf(ptb::writeFilesAtomically({{dir + "/a.cu", "A"}, {dir + "/d", "D"}}));
+  EXPECT_NE(error, "");
   EXPECT_NE(error.find("it is a directory"), std::string::npos) << error;
   EXPECT_EQ(listing(), (Strings{"d"}));
 }
 
 TEST_F(WriteFilesAtomically, KeepsTheModeOfTheFileItReplaces) {
-  std::string error;
-  ASSERT_TRUE(ptb::writeFilesAtomically({{dir + "/a.cu", "old"}}, error)) << error;
+  ASSERT_EQ(messageOf(ptb::writeFilesAtomically({{dir + "/a.cu", "old"}})), "");
   ASSERT_FALSE(llvm::sys::fs::setPermissions(dir + "/a.cu", static_cast<llvm::sys::fs::perms>(0751)));
-  ASSERT_TRUE(ptb::writeFilesAtomically({{dir + "/a.cu", "new"}}, error)) << error;
+  ASSERT_EQ(messageOf(ptb::writeFilesAtomically({{dir + "/a.cu", "new"}})), "");
   llvm::sys::fs::file_status st;
   ASSERT_FALSE(llvm::sys::fs::status(dir + "/a.cu", st));
   EXPECT_EQ(static_cast<unsigned>(st.permissions()), 0751u);
@@ -139,11 +141,10 @@ TEST_F(WriteFilesAtomically, KeepsTheModeOfTheFileItReplaces) {
 }
 
 TEST_F(WriteFilesAtomically, FollowsSymbolicLinksAndKeepsThem) {
-  std::string error;
-  ASSERT_TRUE(ptb::writeFilesAtomically({{dir + "/sub/target.cu", "old"}}, error)) << error;
+  ASSERT_EQ(messageOf(ptb::writeFilesAtomically({{dir + "/sub/target.cu", "old"}})), "");
   ASSERT_FALSE(llvm::sys::fs::create_link("sub/target.cu", dir + "/link.cu"));
   ASSERT_FALSE(llvm::sys::fs::create_link("sub/created.cu", dir + "/dangling.cu"));
-  ASSERT_TRUE(ptb::writeFilesAtomically({{dir + "/link.cu", "L"}, {dir + "/dangling.cu", "D"}}, error)) << error;
+  ASSERT_EQ(messageOf(ptb::writeFilesAtomically({{dir + "/link.cu", "L"}, {dir + "/dangling.cu", "D"}})), "");
   EXPECT_TRUE(llvm::sys::fs::is_symlink_file(dir + "/link.cu"));
   EXPECT_TRUE(llvm::sys::fs::is_symlink_file(dir + "/dangling.cu"));
   EXPECT_EQ(readFile(dir + "/sub/target.cu"), "L");
@@ -155,8 +156,7 @@ TEST_F(WriteFilesAtomically, WritesThroughAFifo) {
   ASSERT_EQ(::mkfifo((dir + "/fifo").c_str(), 0600), 0);
   std::string got;
   std::thread reader([&] { got = readFile(dir + "/fifo"); });
-  std::string error;
-  EXPECT_TRUE(ptb::writeFilesAtomically({{dir + "/fifo", "through"}, {dir + "/a.cu", "A"}}, error)) << error;
+  EXPECT_EQ(messageOf(ptb::writeFilesAtomically({{dir + "/fifo", "through"}, {dir + "/a.cu", "A"}})), "");
   reader.join();
   EXPECT_EQ(got, "through");
   llvm::sys::fs::file_status st;
@@ -168,8 +168,7 @@ TEST_F(WriteFilesAtomically, WritesThroughAFifo) {
 TEST_F(WriteFilesAtomically, WritesThroughADeviceNode) {
   // A private node of the null device (root only), never the system's /dev/null.
   if (::mknod((dir + "/null").c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0) GTEST_SKIP() << "mknod needs root";
-  std::string error;
-  EXPECT_TRUE(ptb::writeFilesAtomically({{dir + "/null", "gone"}}, error)) << error;
+  EXPECT_EQ(messageOf(ptb::writeFilesAtomically({{dir + "/null", "gone"}})), "");
   llvm::sys::fs::file_status st;
   ASSERT_FALSE(llvm::sys::fs::status(dir + "/null", st, /*Follow=*/false));
   EXPECT_EQ(st.type(), llvm::sys::fs::file_type::character_file);
@@ -180,9 +179,8 @@ TEST(ReportGeneratedInputs, EachMarkerWithItsMessage) {
   llvm::SmallString<128> d;
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("ptb-unit-marker", d));
   std::string dir(d), error;
-  ASSERT_TRUE(ptb::writeFilesAtomically(
-      {{dir + "/a.cu", "// Generated by A\n"}, {dir + "/b.cu", "// Generated by B\n"}, {dir + "/c.cu", "int c;\n"}},
-      error));
+  ASSERT_EQ(messageOf(ptb::writeFilesAtomically(
+      {{dir + "/a.cu", "// Generated by A\n"}, {dir + "/b.cu", "// Generated by B\n"}, {dir + "/c.cu", "int c;\n"}})), "");
   EXPECT_FALSE(ptb::reportGeneratedInputs({dir + "/c.cu"}, {{"// Generated by A", "from A"}}));
   EXPECT_TRUE(ptb::reportGeneratedInputs({dir + "/c.cu", dir + "/b.cu"},
                                          {{"// Generated by A", "from A"}, {"// Generated by B", "from B"}}));

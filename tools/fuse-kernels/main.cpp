@@ -201,8 +201,8 @@ int main(int argc, char **argv) {
     llvm::errs() << "fuse-kernels: nothing written (errors above)\n";
     return 1;
   }
-  if (std::string error; !ptb::writeOutputs(written, reads, error)) {
-    printError(error);
+  if (llvm::Error e = ptb::writeOutputs(written, reads)) {
+    ptb::print(llvm::errs(), std::move(e));
     return 1;
   }
   llvm::outs() << toStdout;

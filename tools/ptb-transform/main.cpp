@@ -1,6 +1,7 @@
 // ptb-transform: rewrites CUDA kernels into persistent-thread-block twins gated by %smid, and their
 // launches into calls of the PTB runtime. Options and output only; the work is in lib/.
 #include "DependencyFile.h"
+#include "Diagnostics.h"
 #include "FusionTypes.h"
 #include "InventoryFormat.h"
 #include "PtbRewrite.h"
@@ -105,18 +106,17 @@ int main(int argc, char **argv) {
       llvm::outs() << text;
       return 0;
     }
-    std::string error;
-    if (!ptb::writeOutputs({{output, text, "the inventory", ""}}, reads, error)) {
-      llvm::errs() << "error: " << error << "\n";
+    if (llvm::Error e = ptb::writeOutputs({{output, text, "the inventory", ""}}, reads)) {
+      ptb::print(llvm::errs(), std::move(e));
       return 1;
     }
     return 0;
   }
 
   std::map<std::string, std::string> staged;  // destination -> text, each included copy once
-  std::string error;
-  if (!ptb::collectOutputs(results, staged, error)) {
-    llvm::errs() << "error: " << error << "\nptb-transform: nothing written (errors above)\n";
+  if (llvm::Error e = ptb::collectOutputs(results, staged)) {
+    ptb::print(llvm::errs(), std::move(e));
+    llvm::errs() << "ptb-transform: nothing written (errors above)\n";
     return 1;
   }
   std::vector<ptb::OutputFile> files;
@@ -145,8 +145,8 @@ int main(int argc, char **argv) {
     for (const ptb::ReadFile &r : reads) read.push_back(r.path);
     files.push_back({dependencyFile, ptb::dependencyRule(targets, req.files, read), "the --dependency-file", ""});
   }
-  if (!ptb::writeOutputs(files, reads, error)) {
-    llvm::errs() << "error: " << error << "\n";
+  if (llvm::Error e = ptb::writeOutputs(files, reads)) {
+    ptb::print(llvm::errs(), std::move(e));
     return 1;
   }
   for (auto &r : results) {
