@@ -13,10 +13,12 @@
 #   programs   bench/programs/run_on_gpu.sh (whole-program cost, issue 13; BUDGET_S=${PROGRAMS_BUDGET_S:-200})
 #   stress     test/gpu/stress/run_on_gpu.sh (wavefront under 7 policies, the random stress test)
 #   fusion     test/fusion/semantics/run_on_gpu.sh (fused kernels against their originals)
+#   examples   test/gpu/examples/run_on_gpu.sh (scale-app and saxpy as a user builds them, confined and not)
 #   sanitize   compute-sanitizer memcheck/racecheck/synccheck (confine_and_sanitize.sh --sanitize-only;
 #              needs the corpus, stress and, when present, the fusion builds: name those phases first)
 # Needs, carried from the development machine: build/gpu-transformed (test/gpu/transform.sh),
-# build/bench-programs (bench/programs/transform.sh), build/fusion-semantics (test/fusion/semantics/transform.sh).
+# build/bench-programs (bench/programs/transform.sh), build/fusion-semantics (test/fusion/semantics/transform.sh),
+# build/examples-transformed (test/gpu/examples/transform.sh).
 # Writes $OUT/verify.txt (each phase's summary: the last lines of its output, its exit status and its
 # seconds) and $OUT/verify-logs.tgz (every phase's whole output and logs): two files, under the device's
 # limit on what comes back. Exit status: 0 when every phase passed.
@@ -50,6 +52,7 @@ for p in "$@"; do
     programs) phase programs 16 env BUDGET_S="${PROGRAMS_BUDGET_S:-200}" bash bench/programs/run_on_gpu.sh ;;
     stress)   phase stress 40 bash test/gpu/stress/run_on_gpu.sh ;;
     fusion)   phase fusion 12 bash test/fusion/semantics/run_on_gpu.sh ;;
+    examples) phase examples 40 bash test/gpu/examples/run_on_gpu.sh ;;
     sanitize) phase sanitize 24 bash test/gpu/stress/confine_and_sanitize.sh --sanitize-only --jobs 12 ;;
     *) echo "unknown phase $p" >&2; rc_all=1 ;;
   esac

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# On the GPU machine (repository root): builds the bundled examples original and transformed
+# (build/examples-transformed, from test/gpu/examples/transform.sh) and runs them: unconfined, confined
+# to SM sets (PTB_SMS) and with a blocks-per-SM cap (PTB_BLOCKS_PER_SM). Each program checks its own
+# result against the CPU (scale_app on fresh random sizes and inputs: several runs each). Exit 0 when
+# every run printed PASS.
+set -u
+cd "$(dirname "$0")/../../.."
+IN="${1:-build/examples-transformed}"
+NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
+ARCH="${ARCH:-sm_90}"
+B="$(mktemp -d)"
+fails=0
+build() {  # build NAME SOURCES... (flags before the sources)
+  local name=$1; shift
+  if ! "$NVCC" -O2 -std=c++17 -arch="$ARCH" -I runtime/include "$@" -o "$B/$name" > "$B/$name.log" 2>&1; then
+    echo "NOBUILD $name"; sed -n 1,20p "$B/$name.log"; fails=$((fails + 1)); return 1
+  fi
+}
+check() {  # check LABEL ENV... -- PROGRAM
+  local label=$1; shift
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  local out rc
+  out=$(env "${envs[@]}" timeout 60 "$@" 2>&1); rc=$?
+  if [ $rc = 0 ] && grep -q PASS <<<"$out"; then echo "ok   $label: $(tail -1 <<<"$out")"
+  else echo "FAIL $label (rc=$rc): $(tail -3 <<<"$out")"; fails=$((fails + 1)); fi
+}
+S=examples/scale-app
+build scale_app_original -I$S/include -DSCALE_BLOCK=256 $S/main.cu $S/scale.cu
+build scale_app_ptb -I$S/include -DSCALE_BLOCK=256 "$IN/scale-app/main.cu" "$IN/scale-app/scale.cu"
+build saxpy_original examples/saxpy.cu
+build saxpy_ptb "$IN/saxpy.cu"
+SMS=$(nvidia-smi --query-gpu=multiprocessor_count --format=csv,noheader 2>/dev/null | head -1)
+echo "device: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), ${SMS:-?} SMs"
+for prog in scale_app saxpy; do
+  [ -x "$B/${prog}_original" ] && check "$prog original" X=1 -- "$B/${prog}_original"
+  [ -x "$B/${prog}_ptb" ] || continue
+  runs=1; [ $prog = scale_app ] && runs=4
+  for r in $(seq $runs); do
+    check "$prog ptb unconfined #$r" X=1 -- "$B/${prog}_ptb"
+    check "$prog ptb PTB_SMS=0-7 #$r" PTB_SMS=0-7 -- "$B/${prog}_ptb"
+    check "$prog ptb PTB_SMS=5 #$r" PTB_SMS=5 -- "$B/${prog}_ptb"
+    check "$prog ptb PTB_SMS=0-65 cap 1 #$r" PTB_SMS=0-65 PTB_BLOCKS_PER_SM=1 -- "$B/${prog}_ptb"
+    check "$prog ptb PTB_MODE=original #$r" PTB_MODE=original -- "$B/${prog}_ptb"
+  done
+done
+echo "examples: $fails failed"
+[ $fails = 0 ]
