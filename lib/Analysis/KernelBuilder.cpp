@@ -196,6 +196,30 @@ private:
     return r.barrier.found && !r.bad.found;
   }
 
+  // The edits that make a return of a parking kernel's body leave the task first: `return;` ->
+  // `{ ::ptb::task_exit(); return; }`, and `return e;` (e of type void) -> `{ e; ::ptb::task_exit(); return; }`.
+  // False, with why, when its text is not all in the file (written in a macro).
+  bool exitEdits(const ReturnStmt *r, std::vector<TaskBarrierEdit> &out, std::string &why) const {
+    const LangOptions &lo = a.ctx.getLangOpts();
+    SourceLocation kw = r->getReturnLoc(), last = r->getEndLoc();
+    std::optional<Token> semi;
+    if (kw.isFileID() && last.isFileID()) semi = Lexer::findNextToken(last, sm, lo);
+    if (!semi || !semi->is(tok::semi) || !semi->getLocation().isFileID() ||
+        sm.getFileID(semi->getLocation()) != sm.getFileID(kw)) {
+      why = "is written in a macro, where ptb-transform cannot add that exit";
+      return false;
+    }
+    unsigned kwLength = Lexer::MeasureTokenLength(kw, sm, lo);
+    if (r->getRetValue()) {
+      out.push_back({kw, kwLength, "{"});
+      out.push_back({semi->getLocation(), 1, "; ::ptb::task_exit(); return; }"});
+    } else {
+      out.push_back({kw, kwLength, "{ ::ptb::task_exit(); return"});
+      out.push_back({semi->getLocation(), 1, "; }"});
+    }
+    return true;
+  }
+
   void decideParking(Kernel &k, const std::vector<const FunctionDecl *> &bodies) {
     // What the kernel's text reaches, at the offset where it does (its own barriers, its calls).
     struct Item { unsigned offset; Location loc; std::string kind, why; std::vector<std::string> chain; enum { Barrier, Bad, Warp } what; };
@@ -270,6 +294,34 @@ private:
       refused = true;
     }
     if (refused) return;
+    // Every thread leaves a parking task through ::ptb::task_exit(), where it leaves: before each return
+    // of the kernel's body and at its end (runtime/include/ptb/barriers.cuh says why there). A return
+    // whose text cannot be edited leaves the kernel as it is.
+    std::vector<TaskBarrierEdit> exits;
+    for (const ReturnSite &r : k.returns) {
+      std::string why;
+      if (!exitEdits(r.stmt, exits, why)) {
+        k.blockers.push_back({"thread-dependent return before a barrier",
+                              "a barrier can follow a thread-dependent return, so each thread must leave the task where "
+                              "it returns, and the return at " + r.loc.str() + " " + why,
+                              r.loc, r.stmt->getBeginLoc()});
+        return;
+      }
+    }
+    SourceLocation close = k.decl->getBody()->getEndLoc();
+    if (!close.isFileID()) {
+      k.blockers.push_back({"thread-dependent return before a barrier",
+                            "the kernel parks the threads that return, and the end of its body is written in a macro",
+                            k.loc, k.decl->getLocation()});
+      return;
+    }
+    // On a line of its own before the closing brace, indented one step more (a brace that ends a line
+    // of code gets it on that line).
+    llvm::StringRef line = sm.getBufferData(sm.getFileID(close)).substr(0, sm.getFileOffset(close));
+    llvm::StringRef indent = line.substr(line.rfind('\n') + 1);
+    exits.push_back({close, 0, indent.trim(" \t").empty() ? "  ::ptb::task_exit();\n" + indent.str()
+                               : indent.ends_with(" ")   ? "::ptb::task_exit(); "
+                                                         : " ::ptb::task_exit(); "});
     for (const Follows &fo : follows) {
       if (!fo.barrier) continue;
       Blocker p;
@@ -294,6 +346,7 @@ private:
             if (seen.insert({e.at.getRawEncoding(), e.length, e.text}).second) k.taskBarrierEdits.push_back(e);
     };
     for (const FunctionDecl *body : bodies) addEdits(body);
+    for (const TaskBarrierEdit &e : exits) k.taskBarrierEdits.push_back(e);
     for (const FunctionDecl *pat : k.virtualizedCallees) {
       addEdits(pat);
       for (const FunctionDecl *asCalled : sources[pat]) addEdits(asCalled);

@@ -22,11 +22,17 @@ namespace ptb {
 //   ~64 tasks, and at every check of the SM's cap), so yield and exactly-once are unchanged.
 // - TaskSync::parked: for a body whose threads may return before a block barrier (a thread-dependent
 //   `return` followed by `__syncthreads()`; docs/ptb-transform.md, "Parking"). Every block barrier of the
-//   body must be one of the task barriers below (ptb-transform rewrites them). A thread that leaves the
-//   task (returns, or finishes it) parks: it arrives at barrier 0 with "done" until an arrival of the
-//   whole block says "done", so it meets every barrier the rest of the task still passes, and the block
-//   leaves the task together. That last arrival is a barrier of the whole block, so no other barrier is
-//   needed between tasks. Only for whole-block workers (run_tasks), not for fused slots.
+//   body must be one of the task barriers below, and the body must leave the task through task_exit()
+//   at each of its exits, each `return` and its end (ptb-transform writes both). A thread that leaves
+//   the task parks there: it arrives at barrier 0 with "done" until an arrival of the whole block says
+//   "done", so it meets every barrier the rest of the task still passes, and the block leaves the task
+//   together. That last arrival is a barrier of the whole block, so no other barrier is needed between
+//   tasks. Only for whole-block workers (run_tasks), not for fused slots.
+//   Why the park is at the exit itself, not after the body: the compiler may make the threads of a warp
+//   that took different paths wait for each other where the paths join (a convergence barrier at the end
+//   of the body). A thread that returned early would wait there for warp-mates that wait at a task
+//   barrier for it: a deadlock (H100, 2026-11-23: every parking program of the corpus hung). Parked
+//   where it leaves, it arrives at barrier 0 before any such join.
 enum class TaskSync { block, none, parked };
 #define PTB_HAS_TASK_SYNC 1
 #define PTB_HAS_TASK_PARKING 1
@@ -49,6 +55,10 @@ __device__ __forceinline__ void task_park() {
   }
 }
 }  // namespace detail
+
+// Where a thread of a parking task body leaves the task (before each `return` of the kernel's body, and
+// at its end; TaskSync::parked): it waits until every thread of the block has left the task.
+__device__ __forceinline__ void task_exit() { detail::task_park(); }
 
 // The block barriers of a parking task body (TaskSync::parked), as ptb-transform writes them:
 // __syncthreads() -> task_sync(), __barrier_sync(0) -> task_barrier_sync(0), a thread_block's sync() or

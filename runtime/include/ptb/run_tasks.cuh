@@ -11,7 +11,7 @@ namespace ptb {
 
 // Every thread of the worker block calls it once. Runs task(blockIdx, gridDim) for each task the worker
 // gets, with one block-wide barrier between consecutive tasks (Sync == TaskSync::block; with
-// TaskSync::parked, the park after each task); returns when the worker must leave.
+// TaskSync::parked, the park where each thread leaves the task: task_exit); returns when the worker must leave.
 template <TaskSync Sync = TaskSync::block, class Task>
 __device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
   __shared__ detail::WorkerShared ptb_worker_;

@@ -60,7 +60,7 @@ void run(float *p, int n) {
 // CHECK:    __global__ void tail_return__ptb(
 // CHECK-NEXT: ::ptb::run_tasks(ptb_launch,
 // CHECK:    return_then_barrier__ptb_task(
-// CHECK:      if (i >= n) return;
+// CHECK:      if (i >= n) { ::ptb::task_exit(); return; }
 // CHECK-NEXT: s[threadIdx.x] = p[i];
 // CHECK-NEXT: ::ptb::task_sync();
 // CHECK:    __global__ void return_then_barrier__ptb(

@@ -61,8 +61,8 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
   // coordinates. Entry r & 1 is written again only before barrier r + 2, which every thread passes
   // after its read. Within a run: one barrier between consecutive tasks (TaskSync::block) or none; the
   // barrier that publishes the next run also separates the run's last task from the next one. With
-  // TaskSync::parked every thread parks after the task body, and the park's last barrier, which the whole
-  // block passes together, separates the task from the next one.
+  // TaskSync::parked every thread parks where it leaves the task body (task_exit), and the park's last
+  // barrier, which the whole block passes together, separates the task from the next one.
   const bool leader = group.leader();
 #ifdef PTB_DEBUG_STAMPS
   if (leader) ptb_debug_stamp(0, group.worker());
@@ -134,8 +134,7 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
     }
     unsigned x = v.x, y = v.y, z = v.z;
     for (unsigned j = v.w;;) {
-      task(make_uint3(x, y, z), grid);
-      if constexpr (Sync == TaskSync::parked) task_park();
+      task(make_uint3(x, y, z), grid);  // a parking body parks at its own exits (task_exit)
       if (--j == 0) break;
       if (++x == launch.gx) {
         x = 0;
