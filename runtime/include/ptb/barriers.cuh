@@ -43,7 +43,16 @@ namespace detail {
 // may arrive at different barrier instructions (the body's and the park loop's), which the aligned forms
 // (bar.sync, bar.red, i.e. __syncthreads and __syncthreads_or) do not allow. One reduction operator (.or)
 // for every barrier of the task: bar.red must not be mixed with other forms on the same barrier.
-__device__ __forceinline__ bool task_barrier(bool not_done) {
+// Not inlined: every arrival of every thread is then the same instruction. PTX has a thread at a
+// non-aligned barrier wait for the non-exited threads of its warp; when those wait at another barrier
+// instruction (a parked thread's, while its warp-mates pass the body's), that wait never ended on the
+// H100 (2026-11-23: the parking corpus programs hung with the barrier inlined at each site).
+#ifdef PTB_TASK_BARRIER_INLINE
+__device__ __forceinline__
+#else
+inline __device__ __noinline__
+#endif
+bool task_barrier(bool not_done) {
   unsigned r;
   asm volatile("{ .reg .pred p, q; setp.ne.u32 p, %1, 0; barrier.red.or.pred q, 0, p; selp.u32 %0, 1, 0, q; }"
                : "=r"(r) : "r"(static_cast<unsigned>(not_done)) : "memory");
