@@ -12,6 +12,19 @@ using namespace ptbtest;
 
 namespace {
 
+// A parking kernel's edits split: its barriers' (made task barriers) and its exits' (task_exit at each
+// return of the body and at its end: two edits per return, one at the end).
+bool isExitEdit(const ptb::TaskBarrierEdit &e) {
+  return e.text.find("task_exit") != std::string::npos || e.text == "; }" || e.text == "{";
+}
+std::vector<ptb::TaskBarrierEdit> barrierEdits(const ptb::Kernel &k) {
+  std::vector<ptb::TaskBarrierEdit> out;
+  for (const ptb::TaskBarrierEdit &e : k.taskBarrierEdits)
+    if (!isExitEdit(e)) out.push_back(e);
+  return out;
+}
+size_t exitEdits(const ptb::Kernel &k) { return k.taskBarrierEdits.size() - barrierEdits(k).size(); }
+
 const char *const kFile = "inventory.cu";
 
 // Every kernel has a comment naming what it is for; the tests find positions by unique snippets.
@@ -483,10 +496,12 @@ TEST_F(KernelInventoryTest, ThreadDependentReturnBeforeBarrierParksAndNamesBoth)
   EXPECT_NE(b.detail.find(retAt), std::string::npos) << b.detail;
   EXPECT_NE(b.detail.find("__syncthreads at " + barAt), std::string::npos) << b.detail;
   EXPECT_NE(b.detail.find("threadIdx"), std::string::npos) << b.detail;
-  // The barrier's name becomes the task barrier's; nothing else is edited.
-  ASSERT_EQ(kernel.taskBarrierEdits.size(), 1u);
-  EXPECT_EQ(kernel.taskBarrierEdits[0].text, "::ptb::task_sync");
-  EXPECT_EQ(kernel.taskBarrierEdits[0].length, strlen("__syncthreads"));
+  // The barrier's name becomes the task barrier's; the return and the end of the body get the exits;
+  // nothing else is edited.
+  ASSERT_EQ(barrierEdits(kernel).size(), 1u);
+  EXPECT_EQ(barrierEdits(kernel)[0].text, "::ptb::task_sync");
+  EXPECT_EQ(barrierEdits(kernel)[0].length, strlen("__syncthreads"));
+  EXPECT_EQ(exitEdits(kernel), 3u);
   EXPECT_TRUE(kernel.virtualizedCallees.empty());
 }
 
@@ -513,7 +528,8 @@ TEST_F(KernelInventoryTest, BarrierEarlierInTheSameLoopCanFollowTheReturn) {
                                                 ":" + std::to_string(bar.column)),
             std::string::npos)
       << kernel.parkedReturns[0].detail;
-  EXPECT_EQ(kernel.taskBarrierEdits.size(), 1u);
+  EXPECT_EQ(barrierEdits(kernel).size(), 1u);
+  EXPECT_EQ(exitEdits(kernel), 3u);
 }
 
 // The callees that hold the barrier are cloned, as those that read blockIdx are, and their barriers are
@@ -529,8 +545,8 @@ TEST_F(KernelInventoryTest, BarrierInACalleeAfterThreadDependentReturnParksThrou
   EXPECT_TRUE(isAt(kernel.parkedReturns[0].loc, kFile, at("return;\n  syncDeeper();")));
   EXPECT_EQ(names(kernel.virtualizedCallees), (Strings{"syncHelper", "syncDeeper"}));
   ASSERT_EQ(kernel.virtualizedCalls.size(), 2u);
-  ASSERT_EQ(kernel.taskBarrierEdits.size(), 1u);  // in syncHelper
-  EXPECT_EQ(kernel.taskBarrierEdits[0].text, "::ptb::task_sync");
+  ASSERT_EQ(barrierEdits(kernel).size(), 1u);  // in syncHelper
+  EXPECT_EQ(barrierEdits(kernel)[0].text, "::ptb::task_sync");
   // The kernel that reaches the same callees with no thread-dependent return is not affected.
   EXPECT_TRUE(k("barriers_all").virtualizedCallees.empty());
 }
@@ -567,7 +583,7 @@ TEST_F(KernelInventoryTest, BarrierInALambdaCalledAfterTheReturnParks) {
   ASSERT_EQ(kernel.parkedReturns.size(), 1u);
   EXPECT_NE(kernel.parkedReturns[0].detail.find("(in lambda)"), std::string::npos) << kernel.parkedReturns[0].detail;
   EXPECT_TRUE(isAt(kernel.parkedReturns[0].loc, kFile, at("return;\n  sync();")));
-  ASSERT_EQ(kernel.taskBarrierEdits.size(), 1u);
+  ASSERT_EQ(barrierEdits(kernel).size(), 1u);
   EXPECT_TRUE(kernel.virtualizedCallees.empty());
 }
 
@@ -1071,7 +1087,7 @@ TEST_F(KernelInventoryParking, WhatComesBeforeEveryReturnStaysAsItIs) {
   ASSERT_TRUE(kernel.parks());
   std::string text = edited(kernel);
   EXPECT_NE(text.find("warp_helper(p);\n  asm volatile(\"bar.sync 0;\");"), std::string::npos) << text;
-  EXPECT_NE(text.find("return;\n  ::ptb::task_sync();"), std::string::npos) << text;
+  EXPECT_NE(text.find("{ ::ptb::task_exit(); return; }\n  ::ptb::task_sync();"), std::string::npos) << text;
   EXPECT_TRUE(kernel.virtualizedCallees.empty());
 }
 

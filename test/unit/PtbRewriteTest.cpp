@@ -443,8 +443,8 @@ TEST_F(PtbRewriteTest, ThreadDependentReturnBeforeBarrierParks) {
                      "  p[i] = s[127 - threadIdx.x] + sync_and_read(s);\n}\n"),
             std::string::npos) << out;
   // The parked twin's task body, and its run_tasks.
-  EXPECT_NE(out.find("  if (i >= n) return;\n  s[threadIdx.x] = p[i];\n  ::ptb::task_sync();\n"
-                     "  p[i] = s[127 - threadIdx.x] + sync_and_read__ptb(blockIdx, gridDim, s);\n}\n"),
+  EXPECT_NE(out.find("  if (i >= n) { ::ptb::task_exit(); return; }\n  s[threadIdx.x] = p[i];\n  ::ptb::task_sync();\n"
+                     "  p[i] = s[127 - threadIdx.x] + sync_and_read__ptb(blockIdx, gridDim, s);\n  ::ptb::task_exit();\n}\n"),
             std::string::npos) << out;
   EXPECT_NE(out.find("__global__ void parked__ptb(int *p, int n, const ::ptb::Launch ptb_launch) {\n"
                      "  ::ptb::run_tasks<::ptb::TaskSync::parked>(ptb_launch,"),
