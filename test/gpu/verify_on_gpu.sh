@@ -41,8 +41,14 @@ phase() {  # phase NAME TAIL_LINES COMMAND...
   OUT="$dir" "$@" > "$dir/output.txt" 2>&1
   local rc=$?
   [ $rc = 0 ] || rc_all=1
-  { echo; echo "== $name: rc=$rc, $((SECONDS - t0)) s"; tail -n "$tailn" "$dir/output.txt"; } >> "$SUMMARY"
+  {
+    echo; echo "== $name: rc=$rc, $((SECONDS - t0)) s"
+    # the failures wherever they are in the output, then its last lines
+    [ $rc = 0 ] || grep -E "FAIL|TIMEOUT|NOBUILD|HANG|error" "$dir/output.txt" | head -20 | sed 's/^/failure: /'
+    tail -n "$tailn" "$dir/output.txt"
+  } >> "$SUMMARY"
   echo "== $name: rc=$rc, $((SECONDS - t0)) s"
+  tar czf "$FINAL_OUT/verify-logs.tgz" -C "$WORK" . 2>/dev/null  # after each phase: a call cut short keeps them
 }
 for p in "$@"; do
   case "$p" in

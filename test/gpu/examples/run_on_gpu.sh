@@ -32,8 +32,7 @@ build scale_app_original -I$S/include -DSCALE_BLOCK=256 $S/main.cu $S/scale.cu
 build scale_app_ptb -I$S/include -DSCALE_BLOCK=256 "$IN/scale-app/main.cu" "$IN/scale-app/scale.cu"
 build saxpy_original examples/saxpy.cu
 build saxpy_ptb "$IN/saxpy.cu"
-SMS=$(nvidia-smi --query-gpu=multiprocessor_count --format=csv,noheader 2>/dev/null | head -1)
-echo "device: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), ${SMS:-?} SMs"
+echo "device: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
 for prog in scale_app saxpy; do
   [ -x "$B/${prog}_original" ] && check "$prog original" X=1 -- "$B/${prog}_original"
   [ -x "$B/${prog}_ptb" ] || continue
