@@ -1,8 +1,10 @@
 // Co-location with the PTB runtime: a latency-sensitive (LS) kernel loop beside a long best-effort (BE)
-// PTB kernel. When LS work arrives, the host asks BE to yield half of the SMs (ptb::Policy::set); BE's
-// workers on those SMs leave after their current task, LS runs there at once, and BE gets its SMs back
-// when the LS burst is over. Prints LS latency without and with the yield, and writes the BE trace as
-// colocate.json (Perfetto / chrome://tracing) and colocate.png (SMs over time).
+// kernel. BE is plain CUDA here; ptb-transform makes its launches PTB at build time (CMakeLists.txt:
+// ptb_transform_sources, only the kernel `be`). BE's stream carries a ptb::Policy; when LS work arrives,
+// the host asks BE to yield half of the SMs (Policy::set); BE's workers on those SMs leave after their
+// current task, LS runs there at once, and BE gets its SMs back when the LS burst is over. Prints LS
+// latency without and with the yield, and writes the BE trace as colocate.json (Perfetto /
+// chrome://tracing) and colocate.png (SMs over time).
 #include <ptb/ptb.cuh>
 #include <ptb/trace_png.cuh>  // trace_write_png
 #include <algorithm>
@@ -20,22 +22,15 @@ __global__ void be(int iters, float* out) {
   for (int k = 0; k < iters; ++k) { a = a * 0.9999f + 0.5f; b = b * 0.9999f + 0.25f; }
   out[blockIdx.x * blockDim.x + threadIdx.x] = a + b;
 }
-static __device__ __forceinline__ void be__ptb_task(const uint3 blockIdx, const dim3 gridDim, int iters, float* out) {
-  float a = threadIdx.x * 1e-3f, b = a + 1;
-  for (int k = 0; k < iters; ++k) { a = a * 0.9999f + 0.5f; b = b * 0.9999f + 0.25f; }
-  out[blockIdx.x * blockDim.x + threadIdx.x] = a + b;
-}
-__global__ void be__ptb(int iters, float* out, const ::ptb::Launch ptb_launch) {
-  ::ptb::run_tasks(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) { be__ptb_task(ptb_block, ptb_grid, iters, out); });
-}
-static inline void be__ptb_launch(const ::ptb::LaunchConfig& c, int iters, float* out) { ::ptb::launch(c, be, be__ptb, iters, out); }
 
-// LS: a small kernel (66 blocks, ~20 us of work), plain CUDA; records where its blocks ran
+// LS: a small kernel (66 blocks, ~20 us of work), left plain CUDA; records where its blocks ran
 __global__ void ls(float* y, unsigned* sms) {
   float v = threadIdx.x;
   for (int k = 0; k < 20000; ++k) v = v * 0.999f + 1.0f;
   y[blockIdx.x * blockDim.x + threadIdx.x] = v;
-  if (threadIdx.x == 0) sms[blockIdx.x] = ptb::detail::smid();
+  unsigned sm;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  if (threadIdx.x == 0) sms[blockIdx.x] = sm;
 }
 
 int main() {
@@ -72,7 +67,8 @@ int main() {
   // Load everything that must run beside BE before BE starts (lazy loading would make LS wait for BE).
   for (int i = 0; i < 3; ++i) ls_once();
   ptb::Policy bep = ptb::Policy::create(ptb::SmSet::all());
-  be__ptb_launch([&] { ptb::LaunchConfig c(dim3(N), dim3(T), 0, sb); c.policy = bep; return c; }(), 10, bo);
+  ptb::set_stream_policy(sb, bep);  // every launch on BE's stream runs under bep
+  be<<<N, T, 0, sb>>>(10, bo);
   CK(cudaStreamSynchronize(sb));
   std::vector<float> alone;
   for (int i = 0; i < 50; ++i) alone.push_back(ls_once());
@@ -81,9 +77,7 @@ int main() {
 
   // 1. BE holds every SM; LS arrives and waits (no yield).
   {
-    ptb::LaunchConfig c(dim3(N * 8 * 20), dim3(T), 0, sb);
-    c.policy = bep;
-    be__ptb_launch(c, iters, bo);
+    be<<<N * 8 * 20, T, 0, sb>>>(iters, bo);
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     const float w = ls_once();
     CK(cudaStreamSynchronize(sb));
@@ -96,11 +90,7 @@ int main() {
   CK(cudaEventCreate(&b0));
   CK(cudaEventCreate(&b1));
   CK(cudaEventRecord(b0, sb));
-  {
-    ptb::LaunchConfig c(dim3(be_tasks), dim3(T), 0, sb);
-    c.policy = bep;
-    be__ptb_launch(c, iters, bo);
-  }
+  be<<<be_tasks, T, 0, sb>>>(iters, bo);
   CK(cudaEventRecord(b1, sb));
   std::this_thread::sleep_for(std::chrono::milliseconds(10));
   const auto t0 = std::chrono::steady_clock::now();

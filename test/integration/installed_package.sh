@@ -7,8 +7,10 @@
 #  - the Makefile with the pre-build step (ptb-transform's dependency file: an edited header re-runs it);
 #  - the plain command line (cli.sh);
 #  - CMake with ptb-nvcc as CMAKE_CUDA_COMPILER_LAUNCHER (no function): twins in the objects, header
-#    edits rebuild.
-#   bash test/integration/installed_package.sh BUILD_DIR
+#    edits rebuild;
+# and examples/colocate with ptb_transform_sources(... KERNELS ^be$): the BE kernel's twin, no LS twin.
+#   [EXAMPLES_BIN=DIR] bash test/integration/installed_package.sh BUILD_DIR
+# (EXAMPLES_BIN: copy the four programs there, for test/gpu/examples/run_on_gpu.sh on the GPU machine)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD="$(cd "${1:?build directory}" && pwd)"
@@ -71,3 +73,26 @@ touch "$WORK/src/scale.h"
 cmake --build "$WORK/launcher" > "$WORK/launcher3.log" 2>&1 || { cat "$WORK/launcher3.log"; fail "launcher: build after editing scale.h"; }
 grep -q 'scale.cu.o' "$WORK/launcher3.log" || fail "launcher: editing scale.h did not recompile scale.cu"
 echo "installed_package: CMake with ptb-nvcc as the compiler launcher: PASS"
+
+# The co-location example: plain CUDA, its BE kernel made PTB at build time (KERNELS ^be$).
+cp -r examples/colocate "$WORK/colocate-src"
+CUDACXX="$NVCC" cmake -S "$WORK/colocate-src" -B "$WORK/colocate" -G Ninja -DCMAKE_PREFIX_PATH="$WORK/prefix" \
+  > "$WORK/configure-colocate.log" 2>&1 || { cat "$WORK/configure-colocate.log"; fail "configure examples/colocate"; }
+cmake --build "$WORK/colocate" > "$WORK/colocate.log" 2>&1 || { cat "$WORK/colocate.log"; fail "build examples/colocate"; }
+nm -C "$WORK/colocate/CMakeFiles/colocate.dir/ptb/colocate/colocate.cu.o" > "$WORK/colocate-symbols.txt"
+grep -q ' T be__ptb(' "$WORK/colocate-symbols.txt" || fail "colocate: the object has no twin of be"
+if grep -q ' T ls__ptb(' "$WORK/colocate-symbols.txt"; then fail "colocate: ls got a twin (KERNELS ^be$)"; fi
+echo "installed_package: examples/colocate (generated at build time): PASS"
+
+# For the GPU machine (which has nvcc but not the tools): the four programs, to run there correct and
+# confined (test/gpu/examples/run_on_gpu.sh runs every EXAMPLES_BIN/<way>/scale_app it finds).
+if [ -n "${EXAMPLES_BIN:-}" ]; then
+  rm -rf "$EXAMPLES_BIN"
+  mkdir -p "$EXAMPLES_BIN"/{cmake-function,makefile,cli,cmake-launcher,colocate}
+  cp "$WORK/colocate/colocate" "$EXAMPLES_BIN/colocate/"
+  cp "$WORK/build/scale_app" "$EXAMPLES_BIN/cmake-function/"
+  cp "$WORK/src/build-make/scale_app" "$EXAMPLES_BIN/makefile/"
+  cp "$WORK/src/build-cli/scale_app" "$EXAMPLES_BIN/cli/"
+  cp "$WORK/launcher/scale_app" "$EXAMPLES_BIN/cmake-launcher/"
+  echo "installed_package: the four programs copied to $EXAMPLES_BIN"
+fi

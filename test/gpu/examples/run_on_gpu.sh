@@ -45,5 +45,20 @@ for prog in scale_app saxpy; do
     check "$prog ptb PTB_MODE=original #$r" PTB_MODE=original -- "$B/${prog}_ptb"
   done
 done
+for way in build/examples-bin/*/; do
+  [ -x "$way/scale_app" ] || continue
+  w=$(basename "$way")
+  for r in 1 2; do
+    check "scale_app ($w) unconfined #$r" X=1 -- "$way/scale_app"
+    check "scale_app ($w) PTB_SMS=0-7 #$r" PTB_SMS=0-7 -- "$way/scale_app"
+    check "scale_app ($w) PTB_SMS=66-131 cap 1 #$r" PTB_SMS=66-131 PTB_BLOCKS_PER_SM=1 -- "$way/scale_app"
+  done
+done
+if [ -x build/examples-bin/colocate/colocate ]; then
+  # built here by installed_package.sh; passes when its trace holds every BE task once (exit status 0)
+  prog="$PWD/build/examples-bin/colocate/colocate"
+  if out=$(cd "$B" && timeout 120 "$prog" 2>&1); then echo "ok   colocate:"; else echo "FAIL colocate:"; fails=$((fails + 1)); fi
+  sed 's/^/       /' <<<"$out"
+fi
 echo "examples: $fails failed"
 [ $fails = 0 ]

@@ -3,6 +3,7 @@
 # into build/examples-transformed (or $1), for test/gpu/examples/run_on_gpu.sh on the GPU machine.
 #   scale-app/   examples/scale-app/main.cu and scale.cu, with the app's own flags (-Iinclude -DSCALE_BLOCK=256)
 #   saxpy.cu     examples/saxpy.cu (the README's example)
+#   colocate.cu  examples/colocate/colocate.cu, its kernel `be` only (as its CMakeLists.txt asks)
 # The outputs point their quoted includes back at examples/ by relative path, so the copy of the
 # working tree on the GPU machine finds them.
 set -euo pipefail
@@ -14,4 +15,5 @@ mkdir -p "$OUTDIR"
 (cd examples/scale-app &&
   "$TOOL" main.cu scale.cu --output-dir "$OUTDIR/scale-app" -- -Iinclude -DSCALE_BLOCK=256 -std=c++17)
 "$TOOL" examples/saxpy.cu -o "$OUTDIR/saxpy.cu" -- -std=c++17
+"$TOOL" --strict --kernels='^be$' examples/colocate/colocate.cu -o "$OUTDIR/colocate.cu" -- -std=c++17 -I runtime/include
 echo "transform.sh: examples written to $OUTDIR"

@@ -12,7 +12,7 @@ declare -A SRC=(
   [test_policy]=test/gpu/runtime/test_policy.cu
   [bench_overhead]=bench/runtime/bench_overhead.cu
   [bench_policy]=bench/runtime/bench_policy.cu
-  [colocate]=examples/colocate/colocate.cu
+  [colocate]=build/examples-transformed/colocate.cu  # test/gpu/examples/transform.sh
 )
 ORDER="test_basic test_dispatch test_policy bench_overhead bench_policy colocate"
 TARGETS=${*:-$ORDER}
