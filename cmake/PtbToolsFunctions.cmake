@@ -78,8 +78,8 @@ endfunction()
 # Writes <file.cu> with fuse-kernels at build time (the fused kernels of docs/fuse-kernels.md): each KERNELS
 # entry is fuse-kernels' `--kernel name=block`. With TARGET, <file.cu> is added to that target's sources
 # and the target links PtbTools::runtime; its include directories and definitions are passed to the tool.
-# The fusion runs again when a source changes (not yet when only a header it includes does: fuse-kernels
-# has no dependency output yet).
+# The fusion runs again when a source or a header it includes changes (fuse-kernels' --dependency-file as
+# the command's DEPFILE).
 function(ptb_fuse_kernels)
   cmake_parse_arguments(PARSE_ARGV 0 arg "" "OUTPUT;RATIO;NAME;TARGET" "SOURCES;KERNELS;OPTIONS")
   if(arg_UNPARSED_ARGUMENTS OR NOT arg_OUTPUT OR NOT arg_SOURCES OR NOT arg_KERNELS)
@@ -111,9 +111,10 @@ function(ptb_fuse_kernels)
   get_filename_component(output_dir "${output}" DIRECTORY)
   add_custom_command(OUTPUT "${output}"
     COMMAND "${CMAKE_COMMAND}" -E make_directory "${output_dir}"
-    COMMAND "${PTB_FUSE_KERNELS_EXECUTABLE}" ${inputs} ${options} -o "${output}" --
+    COMMAND "${PTB_FUSE_KERNELS_EXECUTABLE}" ${inputs} ${options} -o "${output}" --dependency-file "${output}.d" --
             "$<$<BOOL:${includes}>:-I$<JOIN:${includes},;-I>>" "$<$<BOOL:${definitions}>:-D$<JOIN:${definitions},;-D>>"
     DEPENDS ${inputs} "${PTB_FUSE_KERNELS_EXECUTABLE}"
+    DEPFILE "${output}.d"
     COMMENT "fuse-kernels -> ${arg_OUTPUT}"
     COMMAND_EXPAND_LISTS
     VERBATIM)

@@ -8,7 +8,8 @@
 #  - the plain command line (cli.sh);
 #  - CMake with ptb-nvcc as CMAKE_CUDA_COMPILER_LAUNCHER (no function): twins in the objects, header
 #    edits rebuild;
-# and examples/colocate with ptb_transform_sources(... KERNELS ^be$): the BE kernel's twin, no LS twin.
+# and examples/colocate with ptb_transform_sources(... KERNELS ^be$): the BE kernel's twin, no LS twin;
+# and ptb_fuse_kernels() on two sources and a local header (rebuilds when the header changes).
 #   [EXAMPLES_BIN=DIR] bash test/integration/installed_package.sh BUILD_DIR
 # (EXAMPLES_BIN: copy the four programs there, for test/gpu/examples/run_on_gpu.sh on the GPU machine)
 set -euo pipefail
@@ -83,6 +84,34 @@ nm -C "$WORK/colocate/CMakeFiles/colocate.dir/ptb/colocate/colocate.cu.o" > "$WO
 grep -q ' T be__ptb(' "$WORK/colocate-symbols.txt" || fail "colocate: the object has no twin of be"
 if grep -q ' T ls__ptb(' "$WORK/colocate-symbols.txt"; then fail "colocate: ls got a twin (KERNELS ^be$)"; fi
 echo "installed_package: examples/colocate (generated at build time): PASS"
+
+# ptb_fuse_kernels(): two kernels in two sources (one includes a local header) fused at build time into
+# an object library; a second build does nothing; editing the header runs the fusion again.
+mkdir -p "$WORK/fuse-src"
+cat > "$WORK/fuse-src/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.20)
+set(CMAKE_CUDA_ARCHITECTURES 90)
+project(fused LANGUAGES CXX CUDA)
+find_package(PtbTools 0.1 CONFIG REQUIRED)
+add_library(fused OBJECT)
+target_include_directories(fused PRIVATE include)
+ptb_fuse_kernels(OUTPUT fused.cu SOURCES tc.cu cd.cu KERNELS tc=128 cd=64 RATIO 1:2 TARGET fused)
+CMAKE
+mkdir -p "$WORK/fuse-src/include"
+printf '#pragma once\nconstexpr float kScale = 2.0f;\n' > "$WORK/fuse-src/include/scale.h"
+printf '#include "scale.h"\n__global__ void tc(float *a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i] *= kScale;\n  __syncthreads();\n}\n' > "$WORK/fuse-src/tc.cu"
+printf '__global__ void cd(float *p, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) p[i] = sinf(p[i]);\n}\n' > "$WORK/fuse-src/cd.cu"
+CUDACXX="$NVCC" cmake -S "$WORK/fuse-src" -B "$WORK/fuse" -G Ninja -DCMAKE_PREFIX_PATH="$WORK/prefix" \
+  > "$WORK/configure-fuse.log" 2>&1 || { cat "$WORK/configure-fuse.log"; fail "configure the ptb_fuse_kernels project"; }
+cmake --build "$WORK/fuse" > "$WORK/fuse1.log" 2>&1 || { cat "$WORK/fuse1.log"; fail "build with ptb_fuse_kernels"; }
+grep -q 'tc__cd__fused' "$WORK/fuse/fused.cu" || fail "ptb_fuse_kernels: no fused kernel in fused.cu"
+nm -C "$WORK/fuse/CMakeFiles/fused.dir/fused.cu.o" | grep -q 'tc__cd__fused' || fail "ptb_fuse_kernels: the object has no fused kernel"
+cmake --build "$WORK/fuse" > "$WORK/fuse2.log" 2>&1
+grep -q 'no work to do' "$WORK/fuse2.log" || { cat "$WORK/fuse2.log"; fail "ptb_fuse_kernels: a second build was not empty"; }
+touch "$WORK/fuse-src/include/scale.h"
+cmake --build "$WORK/fuse" > "$WORK/fuse3.log" 2>&1 || { cat "$WORK/fuse3.log"; fail "ptb_fuse_kernels: build after editing scale.h"; }
+grep -q 'fuse-kernels -> fused.cu' "$WORK/fuse3.log" || { cat "$WORK/fuse3.log"; fail "ptb_fuse_kernels: editing a header did not run the fusion again"; }
+echo "installed_package: CMake (ptb_fuse_kernels): PASS"
 
 # For the GPU machine (which has nvcc but not the tools): the four programs, to run there correct and
 # confined (test/gpu/examples/run_on_gpu.sh runs every EXAMPLES_BIN/<way>/scale_app it finds).

@@ -1,5 +1,6 @@
 // fuse-kernels: Tacker-style fusion of Tensor-Core and CUDA-Core kernels into one PTB kernel whose block
 // holds slots of each (docs/fuse-kernels.md). Options and output only; the work is in lib/Fusion.
+#include "DependencyFile.h"
 #include "Diagnostics.h"
 #include "FusedOutput.h"
 #include "FusionJob.h"
@@ -16,6 +17,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <optional>
 #include <set>
 
@@ -47,7 +49,7 @@ int main(int argc, char **argv) {
   app.name("fuse-kernels");
   ptb::ParseRequest req;
   std::vector<std::string> kernelSpecs;
-  std::string ratio, ratioFrom, name, output, config, format = "text";
+  std::string ratio, ratioFrom, name, output, config, dependencyFile, format = "text";
   bool allRatios = false, listKernels = false;
   ptb::FusionLimits limits;
   ptb::addParseOptions(app, req);
@@ -65,6 +67,9 @@ int main(int argc, char **argv) {
   app.add_option("--name", name, "Base name of the fused kernel (default <kernel>__<kernel>__fused)");
   app.add_option("-o", output, "Output file (default: standard output)");
   app.add_option("--config", config, "JSON batch of fusions (docs/fuse-kernels.md); each names its output");
+  app.add_option("--dependency-file", dependencyFile,
+                 "Also write a Make-style dependency file: the outputs, then every file the parse read (for "
+                 "CMake's DEPFILE, Ninja, Make)");
   app.add_option("--max-shared", limits.maxShared, "Shared memory one block may use, bytes (default: 232448, H100)");
   app.add_flag("--list-kernels", listKernels, "Print the inventory of the kernels instead of fusing");
   app.add_option("--format", format, "Inventory format: text or json")->check(CLI::IsMember({"text", "json"}));
@@ -144,6 +149,10 @@ int main(int argc, char **argv) {
     job.output = output;
     jobs.push_back(job);
   }
+  if (!dependencyFile.empty() && std::any_of(jobs.begin(), jobs.end(), [](auto &j) { return j.output.empty(); })) {
+    printError("--dependency-file needs every fused output written to a file (-o FILE, or \"output\" in --config)");
+    return 2;
+  }
   std::set<std::string> outputs;
   for (const ptb::FusionJob &j : jobs)
     if (!outputs.insert(j.output).second) {
@@ -200,6 +209,12 @@ int main(int argc, char **argv) {
   if (failed) {
     llvm::errs() << "fuse-kernels: nothing written (errors above)\n";
     return 1;
+  }
+  if (!dependencyFile.empty()) {
+    std::vector<std::string> targets, read;
+    for (const ptb::OutputFile &f : written) targets.push_back(f.path);
+    for (const ptb::ReadFile &r : reads) read.push_back(r.path);
+    written.push_back({dependencyFile, ptb::dependencyRule(targets, req.files, read), "the --dependency-file", ""});
   }
   if (llvm::Error e = ptb::writeOutputs(written, reads)) {
     ptb::print(llvm::errs(), std::move(e));
