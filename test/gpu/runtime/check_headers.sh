@@ -1,6 +1,7 @@
 #!/bin/bash
-# No GPU needed: every header of the runtime (runtime/include/ptb, detail/ included) compiles on its own,
-# included first in a .cu translation unit, warning-free with nvcc; and twice in a row (include guards).
+# No GPU needed: every header of the runtime (runtime/include/ptb, detail/ and qos/ included) compiles on
+# its own, included first in a .cu translation unit, warning-free with nvcc; and twice in a row (include
+# guards).
 # The compiles run in parallel (JOBS, default the number of cores) at -O0: what is checked is that each
 # header parses and instantiates alone, not the code it generates.
 #   bash test/gpu/runtime/check_headers.sh
@@ -10,7 +11,7 @@ export NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 export FLAGS="-std=c++17 -arch=sm_90 -O0 -I runtime/include -Xcompiler -Wall,-Wextra -Werror all-warnings"
 export out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-headers=$(cd runtime/include && ls ptb/*.cuh ptb/detail/*.cuh)
+headers=$(cd runtime/include && ls ptb/*.cuh ptb/detail/*.cuh ptb/qos/*.h)
 for h in $headers; do
   printf '#include <%s>\n#include <%s>\n' "$h" "$h" >"$out/$(echo "$h" | tr '/.' '__').cu"
 done
