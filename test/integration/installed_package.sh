@@ -105,7 +105,8 @@ CUDACXX="$NVCC" cmake -S "$WORK/fuse-src" -B "$WORK/fuse" -G Ninja -DCMAKE_PREFI
   > "$WORK/configure-fuse.log" 2>&1 || { cat "$WORK/configure-fuse.log"; fail "configure the ptb_fuse_kernels project"; }
 cmake --build "$WORK/fuse" > "$WORK/fuse1.log" 2>&1 || { cat "$WORK/fuse1.log"; fail "build with ptb_fuse_kernels"; }
 grep -q 'tc__cd__fused' "$WORK/fuse/fused.cu" || fail "ptb_fuse_kernels: no fused kernel in fused.cu"
-nm -C "$WORK/fuse/CMakeFiles/fused.dir/fused.cu.o" | grep -q 'tc__cd__fused' || fail "ptb_fuse_kernels: the object has no fused kernel"
+nm -C "$WORK/fuse/CMakeFiles/fused.dir/fused.cu.o" > "$WORK/fuse-symbols.txt"  # (not piped into grep -q: pipefail)
+grep -q ' T tc__cd__fused(' "$WORK/fuse-symbols.txt" || fail "ptb_fuse_kernels: the object has no fused kernel"
 cmake --build "$WORK/fuse" > "$WORK/fuse2.log" 2>&1
 grep -q 'no work to do' "$WORK/fuse2.log" || { cat "$WORK/fuse2.log"; fail "ptb_fuse_kernels: a second build was not empty"; }
 touch "$WORK/fuse-src/include/scale.h"
