@@ -124,5 +124,5 @@ if [ -n "${EXAMPLES_BIN:-}" ]; then
   cp "$WORK/src/build-make/scale_app" "$EXAMPLES_BIN/makefile/"
   cp "$WORK/src/build-cli/scale_app" "$EXAMPLES_BIN/cli/"
   cp "$WORK/launcher/scale_app" "$EXAMPLES_BIN/cmake-launcher/"
-  echo "installed_package: the four programs copied to $EXAMPLES_BIN"
+  echo "installed_package: scale_app (four ways) and colocate copied to $EXAMPLES_BIN"
 fi
