@@ -124,7 +124,10 @@ private:
       std::string why;
       if (std::find(path.begin(), path.end(), def) != path.end()) why = "it is recursive";
       else if (isa<CXXMethodDecl>(def)) why = "it is a member function, constructor or operator";
-      else if (def->isTemplated() || def->isTemplateInstantiation()) why = "it is a template";
+      else if (def->getTemplateSpecializationKind() == TSK_ExplicitSpecialization)
+        why = "it is an explicit specialization of a template";
+      else if (def->isTemplated() || (def->isTemplateInstantiation() && !def->getPrimaryTemplate()))
+        why = "it is a template";
       else if (sm.getFileID(sm.getExpansionLoc(def->getLocation())) != mainFile || def->getLocation().isMacroID())
         why = "it is not defined in the main file (or is defined in a macro)";
       else if (offsetOf(sm.getExpansionLoc(def->getBeginLoc())) > offsetOf(sm.getExpansionLoc(fn->getBeginLoc())))
@@ -262,17 +265,28 @@ private:
       if (!clones.count(def)) continue;
       const Expr *callee = c->getCallee()->IgnoreParenImpCasts();
       SourceLocation nameLoc;
-      if (auto *dre = dyn_cast<DeclRefExpr>(callee)) nameLoc = dre->getLocation();
+      auto *dre = dyn_cast<DeclRefExpr>(callee);
+      if (dre) nameLoc = dre->getLocation();
+      // A call with template arguments (`f<float>(...)`): its '(' follows the '>', and the slot's two
+      // template arguments lead those written.
+      const bool explicitArgs = dre && dre->hasExplicitTemplateArgs();
+      SourceLocation beforeParen = explicitArgs ? dre->getRAngleLoc() : nameLoc;
       std::optional<Token> lparen;
-      if (nameLoc.isValid() && !nameLoc.isMacroID()) lparen = Lexer::findNextToken(nameLoc, sm, lo);
+      if (nameLoc.isValid() && !nameLoc.isMacroID() && beforeParen.isFileID() && (!explicitArgs || inBody(beforeParen)))
+        lparen = Lexer::findNextToken(beforeParen, sm, lo);
       if (!inBody(nameLoc) || !lparen || !lparen->is(tok::l_paren)) {
         error(c->getBeginLoc(), who + "its call of '" + def->getNameAsString() +
                                     "' is written inside a macro or in a form the slot copy cannot redirect");
         ok = false;
         continue;
       }
-      edits.push_back({offsetOf(nameLoc), Lexer::MeasureTokenLength(nameLoc, sm, lo),
-                       def->getNameAsString() + "__slot<PtbBar, PtbThreads>"});
+      if (explicitArgs) {
+        edits.push_back({offsetOf(nameLoc), Lexer::MeasureTokenLength(nameLoc, sm, lo), def->getNameAsString() + "__slot"});
+        edits.push_back({offsetOf(dre->getLAngleLoc()) + 1, 0, "PtbBar, PtbThreads, "});
+      } else {
+        edits.push_back({offsetOf(nameLoc), Lexer::MeasureTokenLength(nameLoc, sm, lo),
+                         def->getNameAsString() + "__slot<PtbBar, PtbThreads>"});
+      }
       edits.push_back({offsetOf(lparen->getLocation()) + 1, 0,
                        std::string(kSlotLeadingArgs) + (c->getNumArgs() ? ", " : "")});
     }
@@ -412,14 +426,35 @@ private:
       // Each slot has its own copy of the function's shared variables.
       globalsUsed.insert(scanOf(c).globalShared.begin(), scanOf(c).globalShared.end());
       sk.staticShared += sharedBytesDeclaredIn(c);
-      if (!clonedAlready.insert(c).second) continue;
-      std::string params = paramList(c, /*defaults=*/true);
+      // An instantiation of a function template is copied as the template (once for all of them: its
+      // instantiations' bodies are the template's text, and must need the same edits).
+      const FunctionTemplateDecl *tmpl = c->getPrimaryTemplate();
+      const FunctionDecl *pat = tmpl ? tmpl->getTemplatedDecl() : c;
+      if (tmpl) {
+        auto [it, fresh] = templateCopyBodies.emplace(pat, cloneBody);
+        if (!fresh && it->second != cloneBody) {
+          error(c->getLocation(), who + "the instantiations of '" + c->getQualifiedNameAsString() +
+                                      "' it calls would need different slot copies");
+          return false;
+        }
+      }
+      if (!clonedAlready.insert(pat).second) continue;
+      std::string params = paramList(pat, /*defaults=*/true);
+      std::string head = "template <unsigned PtbBar, unsigned PtbThreads>\n";
+      std::string result = c->getReturnType().getAsString(PrintingPolicy(lo));
+      if (tmpl) {
+        const TemplateParameterList *tps = tmpl->getTemplateParameters();
+        head = "template <unsigned PtbBar, unsigned PtbThreads, " +
+               textBetween(afterToken(sm.getExpansionLoc(tps->getLAngleLoc())), sm.getExpansionLoc(tps->getRAngleLoc())) +
+               ">\n";
+        SourceRange rr = pat->getReturnTypeSourceRange();
+        if (rr.isValid() && rr.getBegin().isFileID() && rr.getEnd().isFileID()) result = tokenRangeText(rr);
+      }
       std::string clone = "\n// Fusion slot copy of " + c->getQualifiedNameAsString() +
-                          " (fuse-kernels; docs/fuse-kernels.md).\n" + lineDirective(mainFile, lineOf(declStart(c))) +
-                          "template <unsigned PtbBar, unsigned PtbThreads>\n" + slotCopySpecifiers(c) +
-                          c->getReturnType().getAsString(PrintingPolicy(lo)) + " " + c->getNameAsString() +
+                          " (fuse-kernels; docs/fuse-kernels.md).\n" + lineDirective(mainFile, lineOf(declStart(pat))) +
+                          head + slotCopySpecifiers(pat) + result + " " + c->getNameAsString() +
                           "__slot(" + kSlotLeadingParams + (params.empty() ? "" : ", " + params) + ")" +
-                          exceptionSpec(c) + "\n" +
+                          exceptionSpec(pat) + "\n" +
                           lineDirective(mainFile, lineOf(sm.getExpansionLoc(c->getBody()->getBeginLoc()))) + cloneBody + "\n";
       SourceLocation end = afterToken(sm.getExpansionLoc(c->getBody()->getEndLoc()));
       cloneTexts.push_back({offsetOf(end), clone + lineDirective(mainFile, lineOf(end))});
@@ -477,6 +512,7 @@ private:
   std::map<const FunctionDecl *, BodyScan> scans;                // scanOf's answers
   std::map<const FunctionDecl *, bool> dependent;                // slotDependent's answers
   std::set<const FunctionDecl *> clonedAlready;                  // slot copies written (one per function)
+  std::map<const FunctionDecl *, std::string> templateCopyBodies;  // a template's slot copy body, by its pattern
   std::set<const VarDecl *> slotCopies;                          // file-scope __shared__ variables given per-slot copies
   std::vector<std::pair<unsigned, std::string>> cloneTexts;      // (offset, text) of the slot copies
 };
