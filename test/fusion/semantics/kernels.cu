@@ -127,23 +127,26 @@ __global__ void sem_warp(const int* __restrict__ in, int* __restrict__ out_sum, 
 }
 
 // ---- sem_callee ----
-// 1-D block 128, 2-D grid: everything the slot needs is in called device functions. sem_callee_tile reads
-// blockIdx/gridDim, sem_callee_block_sum meets at a barrier over threadIdx/blockDim with its own __shared__
+// 1-D block 128, 2-D grid: everything the slot needs is in called device functions, two of them function
+// templates (slot copies of templates; a call with explicit template arguments and a deduced one).
+// sem_callee_tile reads blockIdx/gridDim, sem_callee_block_sum meets at a barrier over threadIdx/blockDim with its own __shared__
 // array (and calls a warp-shuffle helper that needs no slot copy), sem_callee_stash writes the file-scope
 // __shared__ array sem_callee_buf that the kernel itself then reads (one per-slot copy shared by both).
 __shared__ unsigned sem_callee_buf[128];
-__device__ unsigned sem_callee_tile() { return blockIdx.x + gridDim.x * blockIdx.y; }
+template <unsigned Stride = 1>
+__device__ unsigned sem_callee_tile() { return blockIdx.x + gridDim.x * blockIdx.y * Stride; }
 __device__ unsigned sem_callee_warp_sum(unsigned v) {
   for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
   return v;
 }
-__device__ unsigned sem_callee_block_sum(unsigned v) {
-  __shared__ unsigned part[32];
-  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+template <typename T, unsigned Warp = 32>
+__device__ T sem_callee_block_sum(T v) {
+  __shared__ T part[Warp];
+  const unsigned lane = threadIdx.x % Warp, warp = threadIdx.x / Warp;
   v = sem_callee_warp_sum(v);
   if (lane == 0) part[warp] = v;
   __syncthreads();
-  v = threadIdx.x < blockDim.x / 32 ? part[lane] : 0u;
+  v = threadIdx.x < blockDim.x / Warp ? part[lane] : T(0);
   if (warp == 0) v = sem_callee_warp_sum(v);
   return v;
 }
@@ -153,7 +156,7 @@ __device__ void sem_callee_stash(unsigned v) {
 }
 __global__ void sem_callee(const unsigned* __restrict__ in, unsigned* __restrict__ out_sum,
                            unsigned* __restrict__ out_rot, int n) {
-  const unsigned b = sem_callee_tile();
+  const unsigned b = sem_callee_tile<1>();
   const unsigned i = b * blockDim.x + threadIdx.x;
   const unsigned v = i < unsigned(n) ? in[i] : 0u;
   const unsigned s = sem_callee_block_sum(v);
