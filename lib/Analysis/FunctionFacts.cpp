@@ -99,8 +99,17 @@ public:
     return true;
   }
 
+  // A function defined inside the body (a member of a local class): its returns are its own.
+  bool TraverseDecl(Decl *d) {
+    const bool fn = d && isa<FunctionDecl>(d);
+    nestedFunctionDepth += fn;
+    bool r = RecursiveASTVisitor::TraverseDecl(d);
+    nestedFunctionDepth -= fn;
+    return r;
+  }
+
   bool VisitReturnStmt(ReturnStmt *r) {
-    if (lambdaDepth == 0) f.returns.push_back(r);
+    if (lambdaDepth == 0 && nestedFunctionDepth == 0) f.returns.push_back(r);
     return true;
   }
 
@@ -633,6 +642,7 @@ private:
   Analyzer &a;
   FunctionFacts &f;
   int lambdaDepth = 0;
+  int nestedFunctionDepth = 0;  // inside a function defined in the body (TraverseDecl)
   int nestedDefaults = 0;
   std::map<const CXXConstructExpr *, SourceLocation> castParens;    // `W(a)`: the cast's '('
   std::map<const CXXConstructExpr *, SourceLocation> defaultInits;  // `W w;`: the variable's name

@@ -83,6 +83,12 @@ __global__ void value_and_uniform(float *p, int n) {
   s[threadIdx.x] = p[threadIdx.x]; __syncthreads(); p[threadIdx.x] = s[0];
 }
 __global__ void one_line(float *p, int n) { if (threadIdx.x >= n) return; __syncthreads(); p[threadIdx.x] = 1; }
+__global__ void local_class(float *p, int n) {
+  struct Get { __device__ static float at(const float *q, int i) { if (i < 0) return 0.f; return q[i]; } };
+  if (threadIdx.x >= n) return;
+  __syncthreads();
+  p[threadIdx.x] = Get::at(p, threadIdx.x);
+}
 
 #define LEAVE_IF(c) if (c) return
 __global__ void refused_return_macro(float *p, int n) {
@@ -110,16 +116,17 @@ void run(float *p, int *len, int n) {
   tiled<128><<<4, 128>>>(p, n);
   value_and_uniform<<<9, 128>>>(p, n);
   one_line<<<1, 128>>>(p, n);
+  local_class<<<1, 128>>>(p, n);
   refused_return_macro<<<1, 128>>>(p, n);
   refused_macro<<<1, 128>>>(p, n);
   refused_shuffle<<<1, 32>>>(p, n);
 }
 
-// DIAG:     parking.cu:89:3: warning: kernel 'refused_return_macro' is left as it is (no PTB twin): thread-dependent return before a barrier: a barrier can follow a thread-dependent return, so each thread must leave the task where it returns, and the return at {{.*}}parking.cu:89:3 is written in a macro, where ptb-transform cannot add that exit
-// DIAG:     parking.cu:95:25: warning: kernel 'refused_macro' is left as it is (no PTB twin): thread-dependent return before a barrier: {{.*}} can be followed by __syncthreads at {{.*}}parking.cu:96:3; {{.*}}: it is written inside the definition of macro SYNC_IN_BLOCK
-// DIAG:     parking.cu:100:25: warning: kernel 'refused_shuffle' is left as it is (no PTB twin): thread-dependent return before a barrier: {{.*}} can be followed by __shfl_down_sync at {{.*}}parking.cu:102:20; a thread that returns waits at the task's barriers until the block has finished the task, and a warp-level operation waits for every thread of its mask that has not exited
+// DIAG:     parking.cu:95:3: warning: kernel 'refused_return_macro' is left as it is (no PTB twin): thread-dependent return before a barrier: a barrier can follow a thread-dependent return, so each thread must leave the task where it returns, and the return at {{.*}}parking.cu:95:3 is written in a macro, where ptb-transform cannot add that exit
+// DIAG:     parking.cu:101:25: warning: kernel 'refused_macro' is left as it is (no PTB twin): thread-dependent return before a barrier: {{.*}} can be followed by __syncthreads at {{.*}}parking.cu:102:3; {{.*}}: it is written inside the definition of macro SYNC_IN_BLOCK
+// DIAG:     parking.cu:106:25: warning: kernel 'refused_shuffle' is left as it is (no PTB twin): thread-dependent return before a barrier: {{.*}} can be followed by __shfl_down_sync at {{.*}}parking.cu:108:20; a thread that returns waits at the task's barriers until the block has finished the task, and a warp-level operation waits for every thread of its mask that has not exited
 // DIAG-NOT: warning: kernel
-// DIAG:     7 kernels made PTB, 3 left as they are, 7 launches rewritten, 2 device functions cloned
+// DIAG:     8 kernels made PTB, 3 left as they are, 8 launches rewritten, 2 device functions cloned
 
 // The device functions: the one with a barrier and the one that reads blockIdx get clones.
 // CHECK:      __device__ void stage(float *s, const float *p, int i) { s[threadIdx.x] = p[i]; __syncthreads(); }
@@ -204,6 +211,11 @@ void run(float *p, int *len, int n) {
 // CHECK:      static __device__ __forceinline__ void one_line__ptb_task(
 // CHECK:      { if (threadIdx.x >= n) { ::ptb::task_exit(); return; } ::ptb::task_sync(); p[threadIdx.x] = 1; ::ptb::task_exit(); }
 
+// The returns of a local class's member function are its own: no exit there.
+// CHECK:      static __device__ __forceinline__ void local_class__ptb_task(
+// CHECK:        struct Get { __device__ static float at(const float *q, int i) { if (i < 0) return 0.f; return q[i]; } };
+// CHECK-NEXT:   if (threadIdx.x >= n) { ::ptb::task_exit(); return; }
+
 // The refused kernels are left as they are, with no twin.
 // CHECK-NOT:  refused_return_macro__ptb
 // CHECK-NOT:  refused_macro__ptb
@@ -215,6 +227,7 @@ void run(float *p, int *len, int n) {
 // CHECK-NEXT: tiled__ptb_launch<128>(::ptb::LaunchConfig(4, 128), p, n);
 // CHECK-NEXT: value_and_uniform__ptb_launch(::ptb::LaunchConfig(9, 128), p, n);
 // CHECK-NEXT: one_line__ptb_launch(::ptb::LaunchConfig(1, 128), p, n);
+// CHECK-NEXT: local_class__ptb_launch(::ptb::LaunchConfig(1, 128), p, n);
 // CHECK-NEXT: refused_return_macro<<<1, 128>>>(p, n);
 // CHECK-NEXT: refused_macro<<<1, 128>>>(p, n);
 // CHECK-NEXT: refused_shuffle<<<1, 32>>>(p, n);
