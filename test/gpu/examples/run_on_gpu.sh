@@ -59,6 +59,7 @@ if [ -x build/examples-bin/colocate/colocate ]; then
   prog="$PWD/build/examples-bin/colocate/colocate"
   if out=$(cd "$B" && timeout 120 "$prog" 2>&1); then echo "ok   colocate:"; else echo "FAIL colocate:"; fails=$((fails + 1)); fi
   sed 's/^/       /' <<<"$out"
+  [ -n "${OUT:-}" ] && cp "$B"/colocate.png "$B"/colocate.json "$OUT"/ 2>/dev/null  # the SM-over-time picture
 fi
 echo "examples: $fails failed"
 [ $fails = 0 ]
