@@ -1,6 +1,6 @@
 // Kernels that cannot run in a slot are refused with a located error naming the reason; nothing is
 // written and the exit code is non-zero: a called function that reads threadIdx but cannot be copied for
-// the slot (a template), a block barrier in a called function defined after the kernel, cooperative
+// the slot (an explicit specialization of a template), a block barrier in a called function defined after the kernel, cooperative
 // groups beyond the block group, kernel templates, a thread-dependent return before a barrier.
 // RUN: rm -f %t.out
 // RUN: not %fuse-kernels %s --kernel reads_tid=32 --kernel ok=32 --ratio 1:1 -o %t.out 2>&1 | FileCheck %s --check-prefixes=TID,ALL
@@ -20,11 +20,12 @@
 namespace cg = cooperative_groups;
 
 template <int N> __device__ int tid() { return threadIdx.x + N; }
+template <> __device__ int tid<0>() { return threadIdx.x; }
 __device__ void sync_here();
 
 __global__ void ok(float *p) { p[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f; }
 __global__ void reads_tid(int *p) { p[blockIdx.x] = tid<0>(); }
-// TID: {{.*}}errors-kernels.cu:[[# @LINE - 1]]:53: error: kernel 'reads_tid' cannot be fused: it calls 'tid', which reads the thread/block index, meets at a barrier or uses shared memory, and cannot be copied for a slot: it is a template
+// TID: {{.*}}errors-kernels.cu:[[# @LINE - 1]]:53: error: kernel 'reads_tid' cannot be fused: it calls 'tid', which reads the thread/block index, meets at a barrier or uses shared memory, and cannot be copied for a slot: it is an explicit specialization of a template
 __global__ void calls_bar(int *p) {
   sync_here();
   p[blockIdx.x] = 1;
