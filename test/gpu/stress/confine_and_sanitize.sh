@@ -4,7 +4,8 @@
 #  1. every transformed corpus program confined to several SM sets and caps (PASS expected from each);
 #  2. compute-sanitizer memcheck, racecheck and synccheck on the transformed corpus, the stress programs
 #     and the fused-kernel checks, confined (PTB_SMS=0-65 PTB_BLOCKS_PER_SM=2) and, for memcheck, not.
-# Prints one line per run and a count per group; logs of failures under $OUT/sanitize-logs.
+# Prints one line per run and a count per group; logs of failures in $OUT/sanitize-logs.tgz; exits 1 when
+# any run failed or timed out.
 #   bash test/gpu/stress/confine_and_sanitize.sh [--confine-only | --sanitize-only] [--jobs N]
 # SAN_TOOLS (default "memcheck racecheck synccheck") and SAN_PROGRAMS (an extended regex on the program's
 # name, default all) split the sanitizer runs over several device calls: the four passes over the whole
@@ -54,3 +55,7 @@ if [ $MODE != confine ]; then
 fi
 mkdir -p "$OUT/sanitize-logs"; cp "$LOGS"/*.log "$OUT/sanitize-logs/" 2>/dev/null
 tar czf "$OUT/sanitize-logs.tgz" -C "$LOGS" . 2>/dev/null; rm -rf "$OUT/sanitize-logs"
+# exit status: 1 when any run failed or timed out (the failing runs listed, for verify_on_gpu.sh's summary)
+if grep -qE "^(FAIL|TIMEOUT)" "$OUT/confine-sanitize.txt" 2>/dev/null; then
+  grep -E "^(FAIL|TIMEOUT)" "$OUT/confine-sanitize.txt"; exit 1
+fi
