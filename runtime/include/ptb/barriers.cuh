@@ -38,13 +38,6 @@ enum class TaskSync { block, none, parked };
 #define PTB_HAS_TASK_PARKING 1
 
 namespace detail {
-// The lanes of the calling thread's warp that exist in the block (warps are cut from the linear thread
-// index; the last warp of a block whose size is not a multiple of 32 is partial).
-__device__ __forceinline__ unsigned block_warp_lanes() {
-  const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  const unsigned left = blockDim.x * blockDim.y * blockDim.z - (linear & ~31u);
-  return left >= 32 ? 0xffffffffu : (1u << left) - 1u;
-}
 // One arrival at barrier 0 in a task of a parking body, reporting `not_done`; returns whether any thread
 // of the block reported "not done" in this barrier. barrier.red without .aligned: the threads of one warp
 // may arrive at different barrier instructions (the body's and the park loop's), which the aligned forms
@@ -60,12 +53,6 @@ __device__ __forceinline__
 inline __device__ __noinline__
 #endif
 bool task_barrier(bool not_done) {
-  // The warp meets first, so that it arrives at the barrier converged. Every thread of the block makes
-  // its k-th call here for the k-th barrier of the task (parked or not), so the k-th __syncwarp of each
-  // lane pairs with the k-th of its warp-mates. Without it the arrival is correct (non-aligned barrier)
-  // but divergent, and compute-sanitizer's synccheck reports every one ("Divergent thread(s) in block",
-  // H100, 2026-11-23, commit ccf3cde).
-  __syncwarp(block_warp_lanes());
   unsigned r;
   asm volatile("{ .reg .pred p, q; setp.ne.u32 p, %1, 0; barrier.red.or.pred q, 0, p; selp.u32 %0, 1, 0, q; }"
                : "=r"(r) : "r"(static_cast<unsigned>(not_done)) : "memory");

@@ -26,10 +26,22 @@ one_run() {
   timeout -s KILL "$lim" env "${envs[@]}" "$@" >"$log" 2>&1
   local rc=$?
   if [ $rc = 0 ] && ! grep -q "^FAIL" "$log"; then echo "PASS $label"; rm -f "$log"
+  elif [ $rc = 99 ] && [[ $label == synccheck* ]] && ! grep -q "^FAIL" "$log" && synccheck_only_call_sites "$log"; then
+    echo "KNOWN(synccheck: task_barrier call sites) $label"
   elif [ $rc = 137 ]; then echo "TIMEOUT $label"
   else echo "FAIL($rc) $label"; fi
 }
-export -f one_run; export LOGS
+# Whether every error synccheck printed is its report of one barrier reached from several call sites in
+# ptb::detail::task_barrier: the parking twins' barrier, legal in PTX, which synccheck reports even in a
+# correct program (test/gpu/runtime/synccheck_model.sh; docs/ptb-transform.md, "Parking"). Any other
+# synccheck error is a failure.
+synccheck_only_call_sites() {
+  local all site
+  all=$(grep -c "^========= [A-Z].* error detected\|^========= Barrier error" "$1")
+  site=$(grep -A1 "^========= Barrier error detected. Divergent thread(s) in block." "$1" | grep -c "^=========     at .*ptb::detail::task_barrier(bool)")
+  [ "$all" -gt 0 ] && [ "$all" = "$site" ]
+}
+export -f one_run synccheck_only_call_sites; export LOGS
 count() { sort | tee -a "$OUT/confine-sanitize.txt" | awk '{print $1}' | sed 's/(.*//' | sort | uniq -c | tr '\n' ' '; echo; }
 if [ $MODE != sanitize ]; then
   for pol in "PTB_SMS=0-65" "PTB_SMS=66-131 PTB_BLOCKS_PER_SM=2" "PTB_SMS=7" "PTB_SMS=0,2,5,64-70,131 PTB_BLOCKS_PER_SM=1" "PTB_BLOCKS_PER_SM=1"; do

@@ -29,4 +29,6 @@ run() {  # run <limit s> <env/cmd...>
   run 60 PTB_SMS=0-65 CUDA_MODULE_LOADING=EAGER $W
   TAILN=400 run 560 build-stress/stress "${ARGS[@]}"
 } 2>&1 | tee "$OUT/stress.txt"
+# (the block ran in a pipeline's subshell: its rc is lost; the runs' statuses are in the output)
+grep -qE "^=== rc=[1-9]" "$OUT/stress.txt" && rc=1
 exit $rc
