@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where the first launch's extra time goes (issue 13, goal 2), on the GPU machine (repository root):
 #
-#   bash bench/programs/first_launch.sh [--reps 9] [TRANSFORMED_DIR]
+#   bash bench/programs/first_launch.sh [--reps 9] [--no-lineinfo] [--lazy-only] [TRANSFORMED_DIR]
 #
 # sobel_once (one launch, timed from before it) in four builds, each run --reps times, alternating:
 #   orig      the original program
@@ -14,19 +14,22 @@
 # difference to orig in us, and the size of each build's device code (cuobjdump's ELF of sm_90).
 set -u
 cd "$(dirname "$0")/../.."
-REPS=9 TDIR=build/bench-programs
-while [ $# -gt 0 ]; do case $1 in --reps) REPS=$2; shift;; *) TDIR=$1;; esac; shift; done
+REPS=9 TDIR=build/bench-programs LINEINFO=-lineinfo LOADINGS="lazy eager"
+while [ $# -gt 0 ]; do
+  case $1 in --reps) REPS=$2; shift;; --no-lineinfo) LINEINFO="";; --lazy-only) LOADINGS=lazy;; *) TDIR=$1;; esac; shift
+done
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 B=build/first-launch; mkdir -p $B
-FLAGS=(-std=c++17 -O2 -arch=sm_90 -lineinfo -I bench/programs)
+FLAGS=(-std=c++17 -O2 -arch=sm_90 $LINEINFO -I bench/programs)
+echo "nvcc ${FLAGS[*]}"
 "$NVCC" "${FLAGS[@]}" bench/programs/sobel_once.cu -o $B/orig &
 "$NVCC" "${FLAGS[@]}" -I runtime/include -include ptb/ptb.cuh bench/programs/sobel_once.cu -o $B/header &
 "$NVCC" "${FLAGS[@]}" -I runtime/include "$TDIR/sobel_once.cu" -o $B/ptb &
 wait
 for f in orig header ptb; do
   [ -x $B/$f ] || { echo "build $f failed"; exit 1; }
-  mkdir -p $B/elf-$f && (cd $B/elf-$f && /usr/local/cuda/bin/cuobjdump -xelf all ../$f >/dev/null 2>&1)
-  echo "device code of $f: $(cat $B/elf-$f/*.cubin 2>/dev/null | wc -c) bytes of cubin, $(/usr/local/cuda/bin/cuobjdump -elf $B/$f 2>/dev/null | grep -cE '^\s+[0-9]+ .*(GLOBAL|WEAK).*OBJECT') device objects"
+  rm -rf $B/elf-$f; mkdir -p $B/elf-$f && (cd $B/elf-$f && /usr/local/cuda/bin/cuobjdump -xelf all ../$f >/dev/null 2>&1)
+  echo "device code of $f: $(cat $B/elf-$f/*.cubin 2>/dev/null | wc -c) bytes of cubin, kernels: $(/usr/local/cuda/bin/cuobjdump -sass $B/$f 2>/dev/null | grep -c 'Function :')"
 done
 run() {  # run <form> <loading>: prints gpu_ms
   local bin env=()
@@ -35,14 +38,14 @@ run() {  # run <form> <loading>: prints gpu_ms
   env ${env[@]+"${env[@]}"} timeout 60 $bin | awk '/^PROGRAM/ {print $4}'
 }
 declare -A T
-for l in lazy eager; do for f in orig header auto twin; do T[$f-$l]=""; done; done
+for l in $LOADINGS; do for f in orig header auto twin; do T[$f-$l]=""; done; done
 $B/orig >/dev/null  # warm-up
 for r in $(seq 1 "$REPS"); do
-  for l in lazy eager; do for f in orig header auto twin; do T[$f-$l]+="$(run $f $l) "; done; done
+  for l in $LOADINGS; do for f in orig header auto twin; do T[$f-$l]+="$(run $f $l) "; done; done
 done
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 printf "%-8s %-6s %10s %12s   %s\n" build loading "median ms" "- orig (us)" "runs"
-for l in lazy eager; do
+for l in $LOADINGS; do
   o=$(echo "${T[orig-$l]}" | median)
   for f in orig header auto twin; do
     m=$(echo "${T[$f-$l]}" | median)
