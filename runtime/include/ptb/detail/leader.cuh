@@ -183,7 +183,7 @@ __device__ __forceinline__ unsigned next_run(const Launch& L, Leader& s) {
 // Does the policy allow any SM? (An empty set pauses the launch: its anchor waits for the host.)
 __device__ inline bool any_allowed(const Launch& L) {
   const unsigned* w = reinterpret_cast<const unsigned*>(L.caps);
-#pragma unroll 1  // a rare path; unrolled, these 64 loads were 2.8 of the sobel twin's 29.7 KB of SASS, loaded
+#pragma unroll 1  // a rare path; unrolled, these 64 loads were 2.8 KB of the sobel twin's 29.7 KB of SASS, loaded
                   // with the module on a program's first launch (issue 13)
   for (unsigned i = 0; i < kMaxSm / 4; ++i)
     if (vload(w + i) != 0) return true;
