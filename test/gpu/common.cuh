@@ -185,16 +185,25 @@ struct DevBuf {
     CUDA_CHECK(cudaMalloc(&p, std::max<size_t>(1, n) * sizeof(T)));
   }
   size_t bytes() const { return n * sizeof(T); }
+  // upload and fill_bytes have finished on the device when they return: the programs also launch into
+  // non-blocking streams, which the legacy default stream (cudaMemcpy, cudaMemset) does not order, and a
+  // cudaMemset of device memory, like a pageable cudaMemcpy to the device, may return before it is done.
+  // (Without it, launch_shapes_streams' poison raced with its launch into a non-blocking stream: under
+  // compute-sanitizer the poison landed after the kernel's stores, H100, 2026-11-23.)
   void upload(const std::vector<T>& h) {
     if (h.size() != n) die("upload size mismatch");
     CUDA_CHECK(cudaMemcpy(p, h.data(), bytes(), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaDeviceSynchronize());
   }
   std::vector<T> download() const {
     std::vector<T> h(n);
     CUDA_CHECK(cudaMemcpy(h.data(), p, bytes(), cudaMemcpyDeviceToHost));
     return h;
   }
-  void fill_bytes(unsigned char b) { CUDA_CHECK(cudaMemset(p, b, bytes())); }
+  void fill_bytes(unsigned char b) {
+    CUDA_CHECK(cudaMemset(p, b, bytes()));
+    CUDA_CHECK(cudaDeviceSynchronize());
+  }
   void poison() { fill_bytes(0xFF); }  // 0xFFFFFFFF: -1 for ints, NaN for float/double
   operator T*() const { return p; }
 };

@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
   {
     tg::DevBuf<int> flag(1), seen(1);
     CUDA_CHECK(cudaMemset(flag, 0xFF, sizeof(int)));
+    CUDA_CHECK(cudaDeviceSynchronize());  // the streams are non-blocking: the memset must be done first
     wait_for_flag<<<1, 32, 0, s[0]>>>(flag, seen, 1000000000ull);
     set_flag<<<1, 32, 0, s[1]>>>(flag, 1);
     CUDA_CHECK(cudaDeviceSynchronize());
