@@ -9,7 +9,7 @@
 #   corpus     test/gpu/run_on_gpu.sh: every corpus program, original and transformed (twins, PTB_MODE=ptb)
 #   confine    the transformed corpus under 5 SM sets and caps (confine_and_sanitize.sh --confine-only;
 #              uses the corpus phase's builds: name corpus first)
-#   runtime    test/gpu/runtime/run_on_gpu.sh test_basic test_dispatch test_policy
+#   runtime    test/gpu/runtime/run_on_gpu.sh test_basic test_dispatch test_policy test_qos_feedback
 #   programs   bench/programs/run_on_gpu.sh (whole-program cost, issue 13; BUDGET_S=${PROGRAMS_BUDGET_S:-200})
 #   stress     test/gpu/stress/run_on_gpu.sh (wavefront under 7 policies, the random stress test)
 #   fusion     test/fusion/semantics/run_on_gpu.sh (fused kernels against their originals)
@@ -54,7 +54,7 @@ for p in "$@"; do
   case "$p" in
     corpus)   phase corpus 16 bash test/gpu/run_on_gpu.sh build/gpu-transformed ;;
     confine)  phase confine 12 bash test/gpu/stress/confine_and_sanitize.sh --confine-only --jobs 8 ;;
-    runtime)  phase runtime 30 bash test/gpu/runtime/run_on_gpu.sh test_basic test_dispatch test_policy ;;
+    runtime)  phase runtime 34 bash test/gpu/runtime/run_on_gpu.sh test_basic test_dispatch test_policy test_qos_feedback ;;
     programs) phase programs 16 env BUDGET_S="${PROGRAMS_BUDGET_S:-200}" bash bench/programs/run_on_gpu.sh ;;
     stress)   phase stress 40 bash test/gpu/stress/run_on_gpu.sh ;;
     fusion)   phase fusion 12 bash test/fusion/semantics/run_on_gpu.sh ;;

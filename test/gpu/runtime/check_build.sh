@@ -5,7 +5,8 @@ set -eu
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 FLAGS="-std=c++17 -arch=sm_90 -O3 -I runtime/include -Xcompiler -Wall,-Wextra -Werror all-warnings"
 out=$(mktemp -d)
-for f in test/gpu/runtime/test_basic.cu test/gpu/runtime/test_dispatch.cu test/gpu/runtime/test_policy.cu bench/runtime/bench_overhead.cu \
+for f in test/gpu/runtime/test_basic.cu test/gpu/runtime/test_dispatch.cu test/gpu/runtime/test_policy.cu \
+         test/gpu/runtime/test_qos_feedback.cu bench/runtime/bench_overhead.cu \
          bench/runtime/bench_policy.cu examples/colocate/colocate.cu test/gpu/stress/stress.cu \
          test/gpu/stress/wavefront.cu; do
   $NVCC $FLAGS -o "$out/$(basename "$f" .cu)" "$f"

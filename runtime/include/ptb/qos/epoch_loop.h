@@ -1,0 +1,156 @@
+// ptb/qos/epoch_loop.h: the loop that runs a controller epoch after epoch (issue 15; docs/qos.md): it
+// gathers the LS latencies that finished in the epoch and BE's progress, asks the controller for an
+// allocation, and hands it to the caller's `apply` (for BE under a ptb::Policy: ptb::qos::apply_to_be in
+// ptb/qos/apply.cuh, which also has RequestTimer, the LS latencies from cudaEvents). Plain C++ (a host thread, no CUDA): the unit tests drive step() by hand.
+//
+//   ptb::qos::LatencyLog log;                 // the LS client adds each request's latency (add)
+//   ptb::qos::FeedbackController ctl(cfg);
+//   ptb::qos::EpochLoop loop(ctl, log, {be_progress, apply}, std::chrono::milliseconds(2));
+//   loop.start();  ...  loop.stop();
+//
+// One epoch's LS latency is a percentile of the latencies logged in it (`percentile`, default 0.99; the
+// target is stated for it); BE's rate is the growth of `be_progress()` (any count that only grows: tasks
+// done, bytes, iterations) per second of the epoch. An epoch in which no LS latency was logged tells the
+// controller the LS service was quiet.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "feedback.h"
+
+namespace ptb::qos {
+
+// The LS latencies finished since the last epoch; any thread may add (one lock, a vector push).
+class LatencyLog {
+public:
+  void add(double latency) {
+    std::lock_guard<std::mutex> g(m_);
+    v_.push_back(latency);
+  }
+  std::vector<double> take() {
+    std::lock_guard<std::mutex> g(m_);
+    std::vector<double> out;
+    out.swap(v_);
+    return out;
+  }
+
+private:
+  std::mutex m_;
+  std::vector<double> v_;
+};
+
+// The p-th quantile (0..1) of `v` by the nearest rank (the smallest value with at least p of the samples
+// at or below it); 0 for no samples. Reorders v.
+inline double quantile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  const size_t rank = static_cast<size_t>(std::ceil(std::clamp(p, 0.0, 1.0) * double(v.size())));
+  const size_t k = rank == 0 ? 0 : rank - 1;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+// What one epoch saw and decided (kept for the caller's report: history()).
+struct EpochRecord {
+  double t = 0;           // seconds since start() (or since the first step())
+  EpochSample sample;     // what the controller was given
+  size_t ls_requests = 0; // LS latencies logged in the epoch
+  Allocation decided;     // the allocation applied after it
+  bool saturated = false; // the controller could not take more for LS
+};
+
+class EpochLoop {
+public:
+  using Clock = std::chrono::steady_clock;
+  struct Hooks {
+    std::function<double()> be_progress;                 // only grows; empty: BE's rate is 0
+    std::function<void(const Allocation&)> apply;        // called with every decision (also unchanged ones)
+    std::function<void()> collect;                       // first in each epoch: fill the log (RequestTimer::poll)
+  };
+
+  EpochLoop(FeedbackController& controller, LatencyLog& log, Hooks hooks, std::chrono::microseconds epoch,
+            double percentile = 0.99)
+      : ctl_(controller), log_(log), hooks_(std::move(hooks)), epoch_(epoch), percentile_(percentile) {
+    last_progress_ = progress();
+  }
+  EpochLoop(const EpochLoop&) = delete;
+  EpochLoop& operator=(const EpochLoop&) = delete;
+  ~EpochLoop() { stop(); }
+
+  // Apply the controller's starting allocation, then run an epoch every `epoch` on a thread of its own.
+  void start() {
+    if (thread_.joinable()) return;
+    running_ = true;
+    t0_ = Clock::now();
+    last_ = t0_;
+    last_progress_ = progress();
+    if (hooks_.apply) hooks_.apply(ctl_.allocation());
+    thread_ = std::thread([this] {
+      auto next = Clock::now() + epoch_;
+      while (running_.load(std::memory_order_relaxed)) {
+        std::this_thread::sleep_until(next);
+        next += epoch_;
+        const auto now = Clock::now();
+        if (next < now) next = now + epoch_;  // fell behind (a slow apply): no burst of epochs
+        step(now);
+      }
+    });
+  }
+  void stop() {
+    running_ = false;
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // One epoch ending at `now`: measure, decide, apply. The thread calls it; tests may call it directly
+  // (without start(): the first call measures from construction).
+  Allocation step(Clock::time_point now) {
+    if (hooks_.collect) hooks_.collect();
+    std::vector<double> lat = log_.take();
+    const double progress_now = progress();
+    const double dt = std::chrono::duration<double>(now - last_).count();
+    EpochRecord r;
+    r.t = std::chrono::duration<double>(now - t0_).count();
+    r.ls_requests = lat.size();
+    r.sample.ls_active = !lat.empty();
+    r.sample.ls_latency = quantile(lat, percentile_);
+    r.sample.be_rate = dt > 0 ? (progress_now - last_progress_) / dt : 0;
+    last_ = now;
+    last_progress_ = progress_now;
+    r.decided = ctl_.epoch(r.sample);
+    r.saturated = ctl_.saturated();
+    if (hooks_.apply) hooks_.apply(r.decided);
+    std::lock_guard<std::mutex> g(m_);
+    history_.push_back(r);
+    return r.decided;
+  }
+
+  // Every epoch so far (a copy; safe while the loop runs).
+  std::vector<EpochRecord> history() const {
+    std::lock_guard<std::mutex> g(m_);
+    return history_;
+  }
+
+private:
+  double progress() const { return hooks_.be_progress ? hooks_.be_progress() : 0; }
+
+  FeedbackController& ctl_;
+  LatencyLog& log_;
+  Hooks hooks_;
+  std::chrono::microseconds epoch_;
+  double percentile_;
+  std::atomic<bool> running_{false};
+  std::thread thread_;
+  Clock::time_point t0_ = Clock::now(), last_ = t0_;
+  double last_progress_ = 0;
+  mutable std::mutex m_;
+  std::vector<EpochRecord> history_;
+};
+
+}  // namespace ptb::qos

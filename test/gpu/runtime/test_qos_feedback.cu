@@ -1,0 +1,224 @@
+// The feedback controller on the GPU (issue 15): an LS service (a 66-block kernel every 500 us in a
+// stream of its own, its latency from cudaEvents: ptb::qos::RequestTimer) beside BE work (a chain of PTB
+// launches of 20 us tasks under a ptb::Policy, as ptb-transform writes twins), in three phases:
+//   solo   LS alone: its p99 latency sets the target (3x it);
+//   plain  LS beside BE on every SM, no controller: LS waits for BE's workers;
+//   ctl    the same with ptb::qos::EpochLoop + FeedbackController (2 ms epochs, 2 SMs a step) moving SMs
+//          from BE's policy to LS.
+// Checks: every BE task ran exactly once; under the controller LS's p99 over the phase's second half is
+// within 1.5x the target and at most a third of the plain phase's, and BE kept at least 30% of its rate
+// of the plain phase. Prints the numbers of each phase and the controller's last allocation.
+#include <ptb/ptb.cuh>
+#include <ptb/qos/apply.cuh>
+#include "common.cuh"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+__device__ __forceinline__ void spin_cycles(long long cycles) {
+  const long long t0 = clock64();
+  while (clock64() - t0 < cycles) {
+  }
+}
+
+// Counts a task: once per task id (exactly-once check), in a device counter of all tasks, and every 1024th
+// count into host-mapped memory (BE's progress for the epoch loop: a plain store, no system atomics).
+__device__ __forceinline__ void count_task(unsigned* cnt, unsigned id, unsigned long long* done,
+                                           unsigned long long* seen) {
+  atomicAdd(&cnt[id], 1u);
+  const unsigned long long v = atomicAdd(done, 1ull) + 1;
+  if ((v & 1023) == 0) *static_cast<volatile unsigned long long*>(seen) = v;
+}
+
+// BE: each task (block) spins ~20 us in thread 0, then the block counts the task once.
+__global__ void be_work(unsigned* cnt, unsigned long long* done, unsigned long long* seen) {
+  if (threadIdx.x == 0) spin_cycles(40000);
+  __syncthreads();
+  if (threadIdx.x == 0) count_task(cnt, blockIdx.x, done, seen);
+}
+static __device__ __forceinline__ void be_work__ptb_task(const uint3 blockIdx, const dim3, unsigned* cnt,
+                                                         unsigned long long* done, unsigned long long* seen) {
+  if (threadIdx.x == 0) spin_cycles(40000);
+  __syncthreads();
+  if (threadIdx.x == 0) count_task(cnt, blockIdx.x, done, seen);
+}
+__global__ void be_work__ptb(unsigned* cnt, unsigned long long* done, unsigned long long* seen,
+                             const ::ptb::Launch ptb_launch) {
+  ::ptb::run_tasks(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) {
+    be_work__ptb_task(ptb_block, ptb_grid, cnt, done, seen);
+  });
+}
+
+// LS: one request is one kernel of 66 blocks of 256 threads, ~30 us each.
+__global__ void ls_kernel(float* x) {
+  spin_cycles(60000);
+  x[blockIdx.x * blockDim.x + threadIdx.x] += 1.0f;
+}
+
+namespace {
+
+struct LsClient {  // issues a request every `period` until stopped; latencies go to `log` via `timer`
+  ptb::qos::RequestTimer timer;
+  std::atomic<bool> stop{false};
+  std::thread th;
+  void run(cudaStream_t s, float* x, std::chrono::microseconds period) {
+    th = std::thread([this, s, x, period] {
+      auto next = std::chrono::steady_clock::now();
+      while (!stop) {
+        CK(timer.begin(s));
+        ls_kernel<<<66, 256, 0, s>>>(x);
+        CK(timer.end(s));
+        next += period;
+        std::this_thread::sleep_until(next);
+      }
+      CK(cudaStreamSynchronize(s));
+    });
+  }
+  void join() {
+    stop = true;
+    th.join();
+  }
+};
+
+double p99_of(std::vector<double> v) { return ptb::qos::quantile(v, 0.99); }
+
+}  // namespace
+
+int main() {
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device %s, %d SMs\n", prop.name, sms);
+  cudaStream_t ls, be;
+  CK(cudaStreamCreateWithFlags(&ls, cudaStreamNonBlocking));
+  CK(cudaStreamCreateWithFlags(&be, cudaStreamNonBlocking));
+  float* x = nullptr;
+  CK(cudaMalloc(&x, 66 * 256 * sizeof(float)));
+  CK(cudaMemset(x, 0, 66 * 256 * sizeof(float)));
+  unsigned long long *done = nullptr, *seen = nullptr, *seen_dev = nullptr;
+  CK(cudaMalloc(&done, sizeof(unsigned long long)));
+  CK(cudaMemset(done, 0, sizeof(unsigned long long)));
+  CK(cudaHostAlloc(&seen, sizeof(unsigned long long), cudaHostAllocMapped));
+  *seen = 0;
+  CK(cudaHostGetDevicePointer(&seen_dev, seen, 0));
+  const unsigned tasks = 200000;  // per BE launch: 200000 x 20 us / (132 SMs x 16 workers) ~ 2 ms on every SM
+  unsigned* cnt = nullptr;
+  const int max_launches = 700;
+  CK(cudaMalloc(&cnt, sizeof(unsigned) * tasks * max_launches));
+  CK(cudaMemset(cnt, 0, sizeof(unsigned) * tasks * max_launches));
+  CK(ptb::preload(be_work, be_work__ptb));
+  CK(cudaFuncSetAttribute(ls_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 0));  // loads ls_kernel
+  ptb::Policy policy = ptb::Policy::create();
+  ptb::set_stream_policy(be, policy);
+  CK(cudaDeviceSynchronize());
+
+  const auto phase_len = std::chrono::milliseconds(600);
+  const auto period = std::chrono::microseconds(500);
+  auto be_progress = [&] { return double(*reinterpret_cast<volatile unsigned long long*>(seen)); };
+
+  // BE feeder: keeps up to 2 launches of BE queued until stopped.
+  std::atomic<bool> be_stop{false};
+  int launches = 0;
+  auto be_feed = [&] {
+    cudaEvent_t ev[2];
+    CK(cudaEventCreateWithFlags(&ev[0], cudaEventDisableTiming));
+    CK(cudaEventCreateWithFlags(&ev[1], cudaEventDisableTiming));
+    while (!be_stop && launches < max_launches) {
+      cudaEvent_t e = ev[launches % 2];
+      if (launches >= 2) CK(cudaEventSynchronize(e));
+      ::ptb::launch(ptb::LaunchConfig(dim3(tasks), dim3(128), 0, be), be_work, be_work__ptb,
+                    cnt + (size_t)launches * tasks, done, seen_dev);
+      CK(cudaGetLastError());
+      CK(cudaEventRecord(e, be));
+      ++launches;
+    }
+    CK(cudaStreamSynchronize(be));
+    CK(cudaEventDestroy(ev[0]));
+    CK(cudaEventDestroy(ev[1]));
+  };
+
+  // 1. solo
+  ptb::qos::LatencyLog solo_log;
+  {
+    LsClient c;
+    c.run(ls, x, period);
+    std::this_thread::sleep_for(phase_len / 2);
+    c.join();
+    c.timer.poll(solo_log);
+  }
+  std::vector<double> solo = solo_log.take();
+  const double solo_p99 = p99_of(solo), target = 3 * solo_p99;
+  std::printf("solo: %zu requests, p99 %.1f us -> target %.1f us\n", solo.size(), solo_p99, target);
+
+  // 2. plain: BE on every SM, no controller
+  auto run_phase = [&](bool control, std::vector<double>& second_half, double& be_rate, ptb::qos::Allocation& last,
+                       size_t& epochs) {
+    policy.set(ptb::SmSet::all());
+    be_stop = false;
+    std::thread feeder(be_feed);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // BE fills the GPU
+    ptb::qos::LatencyLog log;
+    LsClient c;
+    ptb::qos::FeedbackConfig cfg;
+    cfg.total = unsigned(sms);
+    cfg.target = target;
+    cfg.step = 2;
+    ptb::qos::FeedbackController ctl(cfg);
+    ptb::qos::EpochLoop loop(ctl, log, {be_progress, ptb::qos::apply_to_be(policy), [&] { c.timer.poll(log); }},
+                             std::chrono::milliseconds(2));
+    const double p0 = be_progress();
+    const auto t0 = std::chrono::steady_clock::now();
+    c.run(ls, x, period);
+    if (control) loop.start();
+    std::this_thread::sleep_for(phase_len / 2);
+    if (!control) c.timer.poll(log);
+    (void)log.take();  // the first half: the controller's approach
+    std::this_thread::sleep_for(phase_len / 2);
+    c.join();
+    loop.stop();
+    c.timer.poll(log);
+    second_half = log.take();
+    be_rate = (be_progress() - p0) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    last = ctl.allocation();
+    epochs = loop.history().size();
+    be_stop = true;
+    feeder.join();
+  };
+  std::vector<double> plain_lat, ctl_lat;
+  double plain_rate = 0, ctl_rate = 0;
+  ptb::qos::Allocation plain_alloc, ctl_alloc;
+  size_t plain_epochs = 0, ctl_epochs = 0;
+  run_phase(false, plain_lat, plain_rate, plain_alloc, plain_epochs);
+  const double plain_p99 = p99_of(plain_lat);
+  std::printf("plain: %zu requests in the second half, p99 %.1f us (%.1fx solo); BE %.0f tasks/s\n", plain_lat.size(),
+              plain_p99, plain_p99 / solo_p99, plain_rate);
+  run_phase(true, ctl_lat, ctl_rate, ctl_alloc, ctl_epochs);
+  const double ctl_p99 = p99_of(ctl_lat);
+  std::printf("controller: %zu epochs; %zu requests in the second half, p99 %.1f us (%.2fx target, %.1fx solo); "
+              "BE %.0f tasks/s (%.0f%% of plain); last allocation: LS %u, BE %u, idle %u SMs\n",
+              ctl_epochs, ctl_lat.size(), ctl_p99, ctl_p99 / target, ctl_p99 / solo_p99, ctl_rate,
+              100 * ctl_rate / plain_rate, ctl_alloc.ls, ctl_alloc.be, ctl_alloc.idle);
+  policy.set(ptb::SmSet::all());
+  CK(cudaDeviceSynchronize());
+
+  // exactly once: every task of every launch that ran
+  std::vector<unsigned> h((size_t)tasks * launches);
+  CK(cudaMemcpy(h.data(), cnt, h.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  size_t bad = 0;
+  for (unsigned v : h) bad += v != 1;
+  unsigned long long counted = 0;
+  CK(cudaMemcpy(&counted, done, sizeof counted, cudaMemcpyDeviceToHost));
+  std::printf("BE: %d launches, %zu tasks, %zu not run exactly once; %llu counted\n", launches, h.size(), bad,
+              counted);
+  EXPECT(bad == 0, "%zu BE tasks not run exactly once", bad);
+  EXPECT(counted == h.size(), "BE counted %llu tasks, launched %zu", counted, h.size());
+  EXPECT(!solo.empty() && !plain_lat.empty() && !ctl_lat.empty(), "an LS phase had no requests");
+  EXPECT(ctl_p99 <= 1.5 * target, "LS p99 under the controller %.1f us, target %.1f us", ctl_p99, target);
+  EXPECT(ctl_p99 * 3 <= plain_p99, "LS p99 under the controller %.1f us, plain %.1f us", ctl_p99, plain_p99);
+  EXPECT(ctl_rate >= 0.3 * plain_rate, "BE under the controller %.0f tasks/s, plain %.0f", ctl_rate, plain_rate);
+  std::printf("test_qos_feedback: %s\n", g_failures ? "FAIL" : "PASS");
+  return g_failures ? 1 : 0;
+}

@@ -1,0 +1,137 @@
+// The epoch loop of the QoS controllers (runtime/include/ptb/qos/epoch_loop.h): what one epoch hands the
+// controller (the percentile of the LS latencies logged in it, BE's rate from its progress count, a quiet
+// epoch), that every decision is applied, and that the thread runs epochs until stopped. The controller
+// is the real FeedbackController; the "GPU" is a pair of lambdas.
+#include "ptb/qos/epoch_loop.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using ptb::qos::Allocation;
+using ptb::qos::EpochLoop;
+using ptb::qos::FeedbackConfig;
+using ptb::qos::FeedbackController;
+using ptb::qos::LatencyLog;
+
+FeedbackConfig config(unsigned total, double target) {
+  FeedbackConfig c;
+  c.total = total;
+  c.target = target;
+  return c;
+}
+
+TEST(QosEpochLoop, QuantileIsTheNearestRank) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 50; ++round) {
+    const size_t n = 1 + rng() % 300;
+    std::vector<double> v(n);
+    for (auto& x : v) x = double(rng() % 1000);
+    std::vector<double> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    for (double p : {0.0, 0.5, 0.9, 0.99, 1.0}) {
+      std::vector<double> w = v;
+      const double q = ptb::qos::quantile(w, p);
+      // at least p of the samples are <= q, and fewer than p are < q
+      const size_t le = size_t(std::upper_bound(sorted.begin(), sorted.end(), q) - sorted.begin());
+      const size_t lt = size_t(std::lower_bound(sorted.begin(), sorted.end(), q) - sorted.begin());
+      EXPECT_GE(double(le), p * double(n) - 1e-9) << "n " << n << " p " << p;
+      EXPECT_LT(double(lt), std::max(1.0, p * double(n))) << "n " << n << " p " << p;
+    }
+  }
+  std::vector<double> none;
+  EXPECT_EQ(ptb::qos::quantile(none, 0.99), 0.0);
+}
+
+TEST(QosEpochLoop, OneEpochHandsTheControllerWhatWasLogged) {
+  FeedbackController ctl(config(132, 100));
+  LatencyLog log;
+  double progress = 1000;
+  std::vector<Allocation> applied;
+  EpochLoop loop(ctl, log, {[&] { return progress; }, [&](const Allocation& a) { applied.push_back(a); }, nullptr},
+                 1ms, 0.99);
+  const auto t0 = EpochLoop::Clock::now();
+  // 101 requests: 1..100 us and one of 500 us; p99 by nearest rank is the ceil(0.99 * 101) = 100th
+  // smallest: 100 us
+  for (int i = 1; i <= 100; ++i) log.add(i);
+  log.add(500);
+  progress += 2000;  // BE did 2000 units
+  loop.step(t0 + 2ms);
+  auto h = loop.history();
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].ls_requests, 101u);
+  EXPECT_TRUE(h[0].sample.ls_active);
+  EXPECT_DOUBLE_EQ(h[0].sample.ls_latency, 100.0);
+  EXPECT_GT(h[0].sample.be_rate, 0.0);
+  // within target (100 <= 100): no SM moves; applied once
+  ASSERT_EQ(applied.size(), 1u);
+  EXPECT_EQ(applied[0].ls, 0u);
+  EXPECT_EQ(applied[0].be, 132u);
+  // a missing epoch: LS takes one SM, and that is applied
+  log.add(150);
+  loop.step(t0 + 4ms);
+  ASSERT_EQ(applied.size(), 2u);
+  EXPECT_EQ(applied[1].ls, 1u);
+  EXPECT_EQ(applied[1].be, 131u);
+  // the log was emptied by each epoch: a quiet epoch follows
+  loop.step(t0 + 6ms);
+  h = loop.history();
+  ASSERT_EQ(h.size(), 3u);
+  EXPECT_FALSE(h[2].sample.ls_active);
+  EXPECT_EQ(h[2].ls_requests, 0u);
+  EXPECT_DOUBLE_EQ(h[2].sample.be_rate, 0.0);  // no progress in it
+}
+
+TEST(QosEpochLoop, BeRateIsProgressPerSecond) {
+  FeedbackController ctl(config(16, 10));
+  LatencyLog log;
+  double progress = 0;
+  EpochLoop loop(ctl, log, {[&] { return progress; }, nullptr, nullptr}, 1ms);
+  const auto t0 = EpochLoop::Clock::now();
+  loop.step(t0);  // the first epoch measures from construction: establish a known start
+  progress = 50;
+  loop.step(t0 + 5ms);
+  const auto h = loop.history();
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_NEAR(h[1].sample.be_rate, 50 / 0.005, 1e-6);
+}
+
+TEST(QosEpochLoop, CollectRunsFirstInEachEpoch) {
+  FeedbackController ctl(config(8, 10));
+  LatencyLog log;
+  int collected = 0;
+  EpochLoop loop(ctl, log, {nullptr, nullptr, [&] { ++collected; log.add(20); }}, 1ms);
+  loop.step(EpochLoop::Clock::now());
+  EXPECT_EQ(collected, 1);
+  const auto h = loop.history();
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].ls_requests, 1u);  // what collect logged counted in the same epoch
+  EXPECT_EQ(h[0].decided.ls, 1u);   // 20 > 10: a miss
+}
+
+TEST(QosEpochLoop, ThreadAppliesTheStartAndRunsEpochsUntilStopped) {
+  FeedbackController ctl(config(32, 10));
+  LatencyLog log;
+  std::atomic<int> applied{0};
+  EpochLoop loop(ctl, log, {nullptr, [&](const Allocation&) { ++applied; }, [&] { log.add(50); }}, 1ms);
+  loop.start();
+  for (int i = 0; i < 200 && loop.history().size() < 5; ++i) std::this_thread::sleep_for(5ms);
+  loop.stop();
+  const size_t epochs = loop.history().size();
+  ASSERT_GE(epochs, 5u);
+  EXPECT_EQ(applied.load(), int(epochs) + 1);  // the start, then one per epoch
+  // every epoch missed (50 > 10): LS took one SM per epoch, up to BE's floor
+  EXPECT_EQ(loop.history().back().decided.ls, std::min<unsigned>(unsigned(epochs), 31u));
+  std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(loop.history().size(), epochs);  // stopped: no more epochs
+}
+
+}  // namespace
