@@ -106,7 +106,7 @@ int main() {
   CK(cudaHostGetDevicePointer(&seen_dev, seen, 0));
   const unsigned tasks = 200000;  // per BE launch: 200000 x 20 us / (132 SMs x 16 workers) ~ 2 ms on every SM
   unsigned* cnt = nullptr;
-  const int max_launches = 700;
+  const int max_launches = 900;
   CK(cudaMalloc(&cnt, sizeof(unsigned) * tasks * max_launches));
   CK(cudaMemset(cnt, 0, sizeof(unsigned) * tasks * max_launches));
   CK(ptb::preload(be_work, be_work__ptb));

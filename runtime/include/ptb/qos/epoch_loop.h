@@ -71,7 +71,7 @@ public:
   using Clock = std::chrono::steady_clock;
   struct Hooks {
     std::function<double()> be_progress;                 // only grows; empty: BE's rate is 0
-    std::function<void(const Allocation&)> apply;        // called with every decision (also unchanged ones)
+    std::function<void(const Allocation&)> apply;        // at start(), then when a decision changes it
     std::function<void()> collect;                       // first in each epoch: fill the log (RequestTimer::poll)
   };
 
@@ -79,6 +79,7 @@ public:
             double percentile = 0.99)
       : ctl_(controller), log_(log), hooks_(std::move(hooks)), epoch_(epoch), percentile_(percentile) {
     last_progress_ = progress();
+    applied_ = ctl_.allocation();
   }
   EpochLoop(const EpochLoop&) = delete;
   EpochLoop& operator=(const EpochLoop&) = delete;
@@ -91,7 +92,8 @@ public:
     t0_ = Clock::now();
     last_ = t0_;
     last_progress_ = progress();
-    if (hooks_.apply) hooks_.apply(ctl_.allocation());
+    applied_ = ctl_.allocation();
+    if (hooks_.apply) hooks_.apply(applied_);
     thread_ = std::thread([this] {
       auto next = Clock::now() + epoch_;
       while (running_.load(std::memory_order_relaxed)) {
@@ -125,7 +127,12 @@ public:
     last_progress_ = progress_now;
     r.decided = ctl_.epoch(r.sample);
     r.saturated = ctl_.saturated();
-    if (hooks_.apply) hooks_.apply(r.decided);
+    // Only a change is applied: a policy change has a cost on the device (on the H100, 2026-11-23, a
+    // Policy::set of the same set every 2 ms stalled BE's launches and the LS kernels behind them).
+    if (hooks_.apply && !same(r.decided, applied_)) {
+      applied_ = r.decided;
+      hooks_.apply(applied_);
+    }
     std::lock_guard<std::mutex> g(m_);
     history_.push_back(r);
     return r.decided;
@@ -138,6 +145,7 @@ public:
   }
 
 private:
+  static bool same(const Allocation& a, const Allocation& b) { return a.ls == b.ls && a.be == b.be && a.idle == b.idle; }
   double progress() const { return hooks_.be_progress ? hooks_.be_progress() : 0; }
 
   FeedbackController& ctl_;
@@ -149,6 +157,7 @@ private:
   std::thread thread_;
   Clock::time_point t0_ = Clock::now(), last_ = t0_;
   double last_progress_ = 0;
+  Allocation applied_;  // the last allocation applied (before start(): the controller's starting one)
   mutable std::mutex m_;
   std::vector<EpochRecord> history_;
 };
