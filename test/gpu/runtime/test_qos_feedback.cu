@@ -15,7 +15,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
+#include <utility>
 
 __device__ __forceinline__ void spin_cycles(long long cycles) {
   const long long t0 = clock64();
@@ -160,27 +162,43 @@ int main() {
     be_stop = false;
     std::thread feeder(be_feed);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // BE fills the GPU
-    ptb::qos::LatencyLog log;
+    ptb::qos::LatencyLog log;  // the epoch loop's: each epoch takes what was added since the last one
     LsClient c;
+    // every finished LS request goes to the loop's log and, with the time it was seen, to the test's record
+    std::mutex rm;
+    std::vector<std::pair<double, double>> record;  // (seconds since the phase began, latency us)
+    const auto t0 = std::chrono::steady_clock::now();
+    auto collect = [&] {
+      ptb::qos::LatencyLog fresh;
+      c.timer.poll(fresh);
+      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::lock_guard<std::mutex> g(rm);
+      for (double v : fresh.take()) {
+        log.add(v);
+        record.emplace_back(t, v);
+      }
+    };
     ptb::qos::FeedbackConfig cfg;
     cfg.total = unsigned(sms);
     cfg.target = target;
     cfg.step = 2;
     ptb::qos::FeedbackController ctl(cfg);
-    ptb::qos::EpochLoop loop(ctl, log, {be_progress, ptb::qos::apply_to_be(policy), [&] { c.timer.poll(log); }},
+    ptb::qos::EpochLoop loop(ctl, log, {be_progress, ptb::qos::apply_to_be(policy), collect},
                              std::chrono::milliseconds(2));
     const double p0 = be_progress();
-    const auto t0 = std::chrono::steady_clock::now();
     c.run(ls, x, period);
     if (control) loop.start();
-    std::this_thread::sleep_for(phase_len / 2);
-    if (!control) c.timer.poll(log);
-    (void)log.take();  // the first half: the controller's approach
-    std::this_thread::sleep_for(phase_len / 2);
+    while (std::chrono::steady_clock::now() - t0 < phase_len) {  // without the loop, collect here
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      if (!control) collect();
+    }
     c.join();
     loop.stop();
-    c.timer.poll(log);
-    second_half = log.take();
+    collect();
+    const double half = std::chrono::duration<double>(phase_len).count() / 2;
+    second_half.clear();
+    for (const auto& r : record)
+      if (r.first >= half) second_half.push_back(r.second);
     be_rate = (be_progress() - p0) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     last = ctl.allocation();
     epochs = loop.history().size();
