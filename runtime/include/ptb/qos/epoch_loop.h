@@ -127,8 +127,8 @@ public:
     last_progress_ = progress_now;
     r.decided = ctl_.epoch(r.sample);
     r.saturated = ctl_.saturated();
-    // Only a change is applied: a policy change has a cost on the device (on the H100, 2026-11-23, a
-    // Policy::set of the same set every 2 ms stalled BE's launches and the LS kernels behind them).
+    // Only a change is applied: Policy::set takes the runtime's lock and waits for a copy to the device,
+    // and an unchanged allocation has nothing to apply.
     if (hooks_.apply && !same(r.decided, applied_)) {
       applied_ = r.decided;
       hooks_.apply(applied_);
