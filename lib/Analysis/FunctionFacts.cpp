@@ -71,7 +71,7 @@ CgClass classifyCg(const FunctionDecl *fd, const CallExpr *call) {
 
 class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
 public:
-  BodyVisitor(Analyzer &a, FunctionFacts &f) : a(a), f(f) {}
+  BodyVisitor(Analyzer &a, FunctionFacts &f) : a(a), f(f), slot(a.ctx, f.slot) {}
   bool shouldVisitTemplateInstantiations() const { return false; }
   bool shouldVisitImplicitCode() const { return false; }
 
@@ -85,6 +85,7 @@ public:
   }
 
   bool VisitDeclRefExpr(DeclRefExpr *e) {
+    slot.declRef(e);
     if (auto v = builtinVarOf(e)) {
       int i = int(*v);
       SourceLocation loc = e->getLocation();
@@ -118,7 +119,8 @@ public:
   }
 
   bool VisitVarDecl(VarDecl *v) {
-    if (!v->hasAttr<CUDASharedAttr>()) {
+    slot.var(v);
+    if (!isSharedVar(v)) {
       if (v->isLocalVarDecl() && !v->isStaticLocal()) {
         destroys(v->getType(), v->getLocation());
         // `W w;`: the constructor's clone is called as `W w(::ptb::VirtualBlock{}, blockIdx, gridDim);`.
@@ -133,7 +135,7 @@ public:
     SharedVariable s;
     s.name = v->getNameAsString();
     s.type = v->getType().getAsString(a.ctx.getPrintingPolicy());
-    s.dynamic = v->hasExternalStorage() || v->getType()->isIncompleteArrayType();
+    s.dynamic = isDynamicShared(v);
     s.loc = a.locate(v->getLocation());
     QualType t = v->getType();
     if (!s.dynamic && !t->isDependentType() && !t->isIncompleteType())
@@ -143,6 +145,7 @@ public:
   }
 
   bool VisitGCCAsmStmt(GCCAsmStmt *s) {
+    slot.inlineAsm(s);
     couple("inline asm");
     std::string text = s->getAsmString()->getString().str();
     auto has = [&](const char *w) { return text.find(w) != std::string::npos; };
@@ -170,7 +173,22 @@ public:
     return true;
   }
 
+  // What only the fuser reads (SlotFacts), met in the same walk.
+  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *c) {
+    slot.memberCall(c);
+    return true;
+  }
+  bool VisitDeclStmt(DeclStmt *d) {
+    slot.declStmt(d);
+    return true;
+  }
+  bool VisitLambdaExpr(LambdaExpr *l) {
+    slot.lambda(l);
+    return true;
+  }
+
   bool VisitCallExpr(CallExpr *call) {
+    slot.call(call);
     if (isa<CUDAKernelCallExpr>(call)) return true;
     const FunctionDecl *callee = call->getDirectCallee();
     if (!callee) {
@@ -641,6 +659,7 @@ private:
 
   Analyzer &a;
   FunctionFacts &f;
+  SlotFactsRecorder slot;  // f.slot (a default argument's visitor records into facts that are dropped)
   int lambdaDepth = 0;
   int nestedFunctionDepth = 0;  // inside a function defined in the body (TraverseDecl)
   int nestedDefaults = 0;

@@ -5,6 +5,7 @@
 
 #include "FileSelection.h"
 #include "KernelInventory.h"
+#include "SlotFacts.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ExprCXX.h"
@@ -65,12 +66,30 @@ struct FunctionFacts {
   std::vector<const ReturnStmt *> returns;
   std::vector<const LambdaExpr *> lambdasWithoutDefaultCapture;
   std::string coupling;  // the first construct that couples the threads of a block (see Kernel::tasksIndependent)
+  SlotFacts slot;        // for the fuser; from the body's own text (not from default arguments it evaluates)
+};
+
+// Records a body's SlotFacts as the scan meets its nodes (SlotFacts.cpp).
+class SlotFactsRecorder {
+public:
+  SlotFactsRecorder(ASTContext &ctx, SlotFacts &out) : ctx(ctx), out(out) {}
+  void call(const CallExpr *c);
+  void memberCall(const CXXMemberCallExpr *c);
+  void var(const VarDecl *v);
+  void declStmt(const DeclStmt *d);
+  void lambda(const LambdaExpr *l);
+  void declRef(const DeclRefExpr *e);
+  void inlineAsm(const GCCAsmStmt *s);
+
+private:
+  ASTContext &ctx;
+  SlotFacts &out;
 };
 
 class Analyzer {
 public:
   Analyzer(ASTContext &ctx, const FileSelection &selection)
-      : ctx(ctx), sm(ctx.getSourceManager()), selected(sm, selection) {}
+      : ctx(ctx), sm(ctx.getSourceManager()), selection(selection), selected(sm, this->selection) {}
 
   Location locate(SourceLocation loc) const {
     Location l;
@@ -158,10 +177,18 @@ public:
 
   void collect(const FunctionDecl *fd, const Stmt *body, FunctionFacts &f);
 
+  // See ptb::slotDependent (SlotFacts.h).
+  bool slotDependent(const FunctionDecl *fd);
+
   ASTContext &ctx;
   SourceManager &sm;
-  SelectedFiles selected;  // the main file and the selected included files
+  FileSelection selection;  // a copy: the analyzer outlives the call that made it (Inventory::analysis)
+  SelectedFiles selected;   // the main file and the selected included files
   std::map<const FunctionDecl *, FunctionFacts> memo;
+
+private:
+  bool slotDependent(const FunctionDecl *fd, std::set<const FunctionDecl *> &stack);
+  std::map<const FunctionDecl *, bool> slotDependence;  // slotDependent's answers
 };
 
 // The text of a token range as written.

@@ -1,23 +1,27 @@
 // What each __global__ kernel of a translation unit uses: the facts the PTB rewrite and the fuser need,
-// and what `ptb-transform --list-kernels` prints. Data only: analyzeTranslationUnit()
-// (TranslationUnitInventory.h) fills it.
+// and what `ptb-transform --list-kernels` prints. Data, and the analysis that gathered it (for the facts of
+// single function bodies, SlotFacts.h): analyzeTranslationUnit() (TranslationUnitInventory.h) fills it.
 #pragma once
 
 #include "BuiltinVars.h"
 
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
-#include "clang/AST/Expr.h"
 #include "clang/Basic/SourceLocation.h"
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 namespace ptb {
+
+namespace analysis {
+class Analyzer;
+}
 
 struct Location {
   std::string file;
@@ -162,6 +166,8 @@ struct Inventory {
   std::vector<Kernel> kernels;      // in translation-unit order: the main file's and the selected included files'
   std::vector<LaunchSite> otherLaunches;  // launches of kernels not defined in a selected file
   std::vector<std::string> includedFiles;  // the selected included files, as clang names them, in order
+  // The facts of each function body it read, kept for the fuser (SlotFacts.h); valid while the AST lives.
+  std::shared_ptr<analysis::Analyzer> analysis;
 };
 
 } // namespace ptb

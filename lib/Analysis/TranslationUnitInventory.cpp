@@ -12,7 +12,8 @@ Inventory analyzeTranslationUnit(ASTContext &ctx, const FileSelection &selection
   Inventory inv;
   SourceManager &sm = ctx.getSourceManager();
   if (auto fe = sm.getFileEntryRefForID(sm.getMainFileID())) inv.mainFile = fe->getName().str();
-  analysis::Analyzer a(ctx, selection);
+  inv.analysis = std::make_shared<analysis::Analyzer>(ctx, selection);
+  analysis::Analyzer &a = *inv.analysis;
   if (selection.selectsIncludedFiles()) {
     std::set<std::string> seen;
     for (unsigned i = 0, n = sm.local_sloc_entry_size(); i < n; ++i) {

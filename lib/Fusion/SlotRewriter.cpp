@@ -1,11 +1,10 @@
 #include "SlotRewriter.h"
 #include "Diagnostics.h"
-#include "SlotBodyScan.h"
+#include "SlotFacts.h"
 #include "SourceText.h"
 
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/QualTypeNames.h"
-#include "clang/AST/RecursiveASTVisitor.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
@@ -22,6 +21,15 @@ namespace {
 const char *const kSlotLeadingParams = "const uint3 blockIdx, const dim3 gridDim, const uint3 threadIdx, const dim3 blockDim, "
                                        "unsigned char* const ptb_dyn_shared";
 const char *const kSlotLeadingArgs = "blockIdx, gridDim, threadIdx, blockDim, ptb_dyn_shared";
+
+// The block barriers (SlotFacts::blockBarriers) and what they become in a slot: its named barrier PtbBar
+// over PtbThreads.
+const std::map<std::string, std::string> kSlotBarrierForms = {
+    {"__syncthreads", "::ptb::bar_sync<PtbBar, PtbThreads>"},
+    {"__syncthreads_count", "::ptb::bar_red_popc<PtbBar, PtbThreads>"},
+    {"__syncthreads_and", "::ptb::bar_red_and<PtbBar, PtbThreads>"},
+    {"__syncthreads_or", "::ptb::bar_red_or<PtbBar, PtbThreads>"},
+};
 
 class FusionFileRewriter : SourceText {
 public:
@@ -83,32 +91,12 @@ public:
 private:
   void error(SourceLocation loc, const std::string &msg) { report(diags, loc, DiagnosticsEngine::Error, msg); }
 
-  // What one function's body holds (scanned once, asked by several steps).
-  const BodyScan &scanOf(const FunctionDecl *fd) {
-    auto it = scans.find(fd);
-    if (it == scans.end()) it = scans.emplace(fd, scanSlotBody(fd->getBody(), sm)).first;
-    return it->second;
-  }
+  // What one function's body holds for a slot, as the analysis found it.
+  const SlotFacts &factsOf(const FunctionDecl *fd) const { return slotFactsOf(inv, fd); }
 
   const FunctionDecl *definitionOf(const FunctionDecl *f) const {
     const FunctionDecl *def = nullptr;
     return f && f->hasBody(def) ? def : nullptr;
-  }
-
-  // Whether a function's slot copy differs from the function: it (or a function it calls, outside the
-  // system headers) reads a built-in index variable, meets at a barrier, uses cooperative groups or
-  // declares __shared__ memory.
-  bool slotDependent(const FunctionDecl *def, std::set<const FunctionDecl *> &stack) {
-    auto it = dependent.find(def);
-    if (it != dependent.end()) return it->second;
-    if (!stack.insert(def).second) return false;  // recursion: collectClones refuses it
-    const BodyScan &scan = scanOf(def);
-    bool r = scan.readsBuiltins || !scan.barriers.empty() || scan.usesCg || scan.declaresShared ||
-             !scan.globalShared.empty() || !scan.problems.empty();
-    for (const CallExpr *c : scan.userCalls) r = slotDependent(definitionOf(c->getDirectCallee()), stack) || r;
-    stack.erase(def);
-    dependent[def] = r;
-    return r;
   }
 
   // The slot-dependent functions `fn` calls, transitively, callees first. False (reported) when one
@@ -116,10 +104,9 @@ private:
   bool collectClones(const FunctionDecl *fn, const std::string &who, std::vector<const FunctionDecl *> &out,
                      std::vector<const FunctionDecl *> path = {}) {
     path.push_back(fn);
-    for (const CallExpr *c : scanOf(fn).userCalls) {
+    for (const CallExpr *c : factsOf(fn).userCalls) {
       const FunctionDecl *def = definitionOf(c->getDirectCallee());
-      std::set<const FunctionDecl *> stack;
-      if (!def || !slotDependent(def, stack)) continue;
+      if (!def || !slotDependent(inv, def)) continue;
       if (std::find(out.begin(), out.end(), def) != out.end()) continue;
       std::string why;
       if (std::find(path.begin(), path.end(), def) != path.end()) why = "it is recursive";
@@ -143,21 +130,6 @@ private:
       out.push_back(def);
     }
     return true;
-  }
-
-  uint64_t sharedBytesDeclaredIn(const FunctionDecl *f) {
-    struct Decls : RecursiveASTVisitor<Decls> {
-      ASTContext &ctx;
-      uint64_t bytes = 0;
-      explicit Decls(ASTContext &ctx) : ctx(ctx) {}
-      bool VisitVarDecl(VarDecl *v) {
-        if (isSharedVar(v) && !isDynamicShared(v) && !v->getType()->isDependentType())
-          bytes += ctx.getTypeSizeInChars(v->getType()).getQuantity();
-        return true;
-      }
-    } d(ctx);
-    d.TraverseStmt(f->getBody());
-    return d.bytes;
   }
 
   // Declares, once, the per-slot copies of a file-scope static __shared__ variable: a variable template
@@ -235,9 +207,9 @@ private:
   // extern/file-scope __shared__ per slot, calls of slot-dependent functions sent to their slot copies.
   bool slotBody(const FunctionDecl *fd, const std::string &who, const std::set<const FunctionDecl *> &clones,
                 std::string &body) {
-    const BodyScan &scan = scanOf(fd);
+    const SlotFacts &facts = factsOf(fd);
     bool ok = true;
-    for (auto &p : scan.problems) {
+    for (auto &p : facts.problems) {
       error(p.loc, who + (fd->hasAttr<CUDAGlobalAttr>() ? "it " : "the function '" + fd->getNameAsString() + "' it calls ") + p.what);
       ok = false;
     }
@@ -249,7 +221,7 @@ private:
     auto inBody = [&](SourceLocation l) {
       return l.isValid() && sm.getFileID(l) == mainFile && offsetOf(l) >= bo && offsetOf(l) < eo;
     };
-    for (const CallExpr *c : scan.barriers) {
+    for (const CallExpr *c : facts.blockBarriers) {
       const Expr *callee = c->getCallee()->IgnoreParenImpCasts();
       SourceLocation nameLoc = sm.getSpellingLoc(callee->getBeginLoc());
       if (!inBody(nameLoc)) {
@@ -260,7 +232,7 @@ private:
       std::string n = c->getDirectCallee()->getNameAsString();
       edits.push_back({offsetOf(nameLoc), Lexer::MeasureTokenLength(nameLoc, sm, lo), kSlotBarrierForms.at(n)});
     }
-    for (const CallExpr *c : scan.userCalls) {
+    for (const CallExpr *c : facts.userCalls) {
       const FunctionDecl *def = definitionOf(c->getDirectCallee());
       if (!clones.count(def)) continue;
       const Expr *callee = c->getCallee()->IgnoreParenImpCasts();
@@ -299,10 +271,10 @@ private:
       }
       edits.push_back({offsetOf(b), offsetOf(afterToken(e)) - offsetOf(b), text});
     };
-    for (const CallExpr *c : scan.blockGroups)
+    for (const CallExpr *c : facts.blockGroupCalls)
       replaceRange(c->getSourceRange(), "::ptb::slot_block<PtbBar, PtbThreads>(threadIdx, blockDim, blockIdx)",
                    "this_thread_block() call");
-    for (const VarDecl *v : scan.blockGroupVars)
+    for (const VarDecl *v : facts.blockGroupVars)
       if (auto *tsi = v->getTypeSourceInfo()) {
         // `auto` only where the type is written (not for `auto b = ...`).
         if (!isa<AutoType>(v->getType().getNonReferenceType().getTypePtr()))
@@ -315,7 +287,7 @@ private:
       std::string t = TypeName::getFullyQualifiedName(elem, ctx, pp);
       return t + "* const " + name + " = reinterpret_cast<" + t + "*>(ptb_dyn_shared);";
     };
-    for (const DeclStmt *d : scan.localDynamic) {
+    for (const DeclStmt *d : facts.externShared) {
       auto *v = cast<VarDecl>(d->getSingleDecl());
       replaceRange(d->getSourceRange(), dynamicAlias(v, v->getNameAsString()), "extern __shared__ declaration");
     }
@@ -325,7 +297,7 @@ private:
     // top of the body. Each use is renamed (not shadowed: a use may be qualified, ns::buf).
     std::string shadows;
     auto localName = [](const VarDecl *v) { return "ptb_slot_" + v->getNameAsString(); };
-    for (const VarDecl *v : scan.globalShared) {
+    for (const VarDecl *v : facts.fileShared) {
       if (isDynamicShared(v)) {
         shadows += " " + dynamicAlias(v, localName(v));
         continue;
@@ -336,7 +308,7 @@ private:
         ok = false;
       }
     }
-    for (const DeclRefExpr *e : scan.globalSharedRefs) {
+    for (const DeclRefExpr *e : facts.fileSharedUses) {
       const VarDecl *v = cast<VarDecl>(e->getDecl())->getCanonicalDecl();
       std::string scope = "::";
       if (auto *ns = dyn_cast<NamedDecl>(v->getDeclContext())) scope += ns->getQualifiedNameAsString() + "::";
@@ -424,8 +396,8 @@ private:
       std::string cloneBody;
       if (!slotBody(c, who, cloneSet, cloneBody)) return false;
       // Each slot has its own copy of the function's shared variables.
-      globalsUsed.insert(scanOf(c).globalShared.begin(), scanOf(c).globalShared.end());
-      sk.staticShared += sharedBytesDeclaredIn(c);
+      globalsUsed.insert(factsOf(c).fileShared.begin(), factsOf(c).fileShared.end());
+      sk.staticShared += factsOf(c).staticSharedBytes;
       // An instantiation of a function template is copied as the template (once for all of them: its
       // instantiations' bodies are the template's text, and must need the same edits).
       const FunctionTemplateDecl *tmpl = c->getPrimaryTemplate();
@@ -460,7 +432,7 @@ private:
       cloneTexts.push_back({offsetOf(end), clone + lineDirective(mainFile, lineOf(end))});
     }
 
-    const BodyScan &scan = scanOf(fd);
+    const SlotFacts &facts = factsOf(fd);
     std::string body;
     if (!slotBody(fd, who, cloneSet, body)) return false;
     SourceLocation bb = sm.getExpansionLoc(fd->getBody()->getBeginLoc());
@@ -499,7 +471,7 @@ private:
     }
     for (const SharedVariable &s : k.shared)
       if (!s.dynamic && s.bytes) sk.staticShared += *s.bytes;
-    globalsUsed.insert(scan.globalShared.begin(), scan.globalShared.end());
+    globalsUsed.insert(facts.fileShared.begin(), facts.fileShared.end());
     for (const VarDecl *v : globalsUsed)
       if (!isDynamicShared(v)) sk.staticShared += ctx.getTypeSizeInChars(v->getType()).getQuantity();
     sk.tasksIndependent = k.tasksIndependent;
@@ -509,8 +481,6 @@ private:
   ASTContext &ctx;
   DiagnosticsEngine &diags;
   const Inventory &inv;
-  std::map<const FunctionDecl *, BodyScan> scans;                // scanOf's answers
-  std::map<const FunctionDecl *, bool> dependent;                // slotDependent's answers
   std::set<const FunctionDecl *> clonedAlready;                  // slot copies written (one per function)
   std::map<const FunctionDecl *, std::string> templateCopyBodies;  // a template's slot copy body, by its pattern
   std::set<const VarDecl *> slotCopies;                          // file-scope __shared__ variables given per-slot copies
