@@ -201,7 +201,24 @@ int main() {
       if (r.first >= half) second_half.push_back(r.second);
     be_rate = (be_progress() - p0) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     last = ctl.allocation();
-    epochs = loop.history().size();
+    const std::vector<ptb::qos::EpochRecord> hist = loop.history();
+    epochs = hist.size();
+    if (control) {  // the allocation over time: each change (time, LS/BE/idle SMs, the epoch's LS latency)
+      std::printf("allocation changes:");
+      ptb::qos::Allocation prev = hist.empty() ? ptb::qos::Allocation{} : hist[0].decided;
+      unsigned changes = 0, max_ls = 0, max_idle = 0;
+      for (const auto& r : hist) {
+        max_ls = std::max(max_ls, r.decided.ls);
+        max_idle = std::max(max_idle, r.decided.idle);
+        if (r.decided.ls == prev.ls && r.decided.be == prev.be) continue;
+        prev = r.decided;
+        if (++changes <= 40)
+          std::printf(" %.0fms:%u/%u/%u(%.0fus)", 1000 * r.t, r.decided.ls, r.decided.be, r.decided.idle,
+                      r.sample.ls_latency);
+      }
+      std::printf("%s\n  %u changes in %zu epochs; most SMs kept for LS %u, most idle %u; BE's best count %u\n",
+                  changes > 40 ? " ..." : "", changes, hist.size(), max_ls, max_idle, ctl.best_be());
+    }
     be_stop = true;
     feeder.join();
   };
