@@ -11,7 +11,7 @@ export NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 export FLAGS="-std=c++17 -arch=sm_90 -O0 -I runtime/include -Xcompiler -Wall,-Wextra -Werror all-warnings"
 export out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-headers=$(cd runtime/include && ls ptb/*.cuh ptb/detail/*.cuh ptb/qos/*.h)
+headers=$(cd runtime/include && ls ptb/*.cuh ptb/detail/*.cuh ptb/qos/*.h ptb/qos/*.cuh)
 for h in $headers; do
   printf '#include <%s>\n#include <%s>\n' "$h" "$h" >"$out/$(echo "$h" | tr '/.' '__').cu"
 done
