@@ -210,7 +210,7 @@ int main() {
       for (const auto& r : hist) {
         max_ls = std::max(max_ls, r.decided.ls);
         max_idle = std::max(max_idle, r.decided.idle);
-        if (r.decided.ls == prev.ls && r.decided.be == prev.be) continue;
+        if (r.decided == prev) continue;
         prev = r.decided;
         if (++changes <= 40)
           std::printf(" %.0fms:%u/%u/%u(%.0fus)", 1000 * r.t, r.decided.ls, r.decided.be, r.decided.idle,

@@ -129,7 +129,7 @@ public:
     r.saturated = ctl_.saturated();
     // Only a change is applied: Policy::set takes the runtime's lock and waits for a copy to the device,
     // and an unchanged allocation has nothing to apply.
-    if (hooks_.apply && !same(r.decided, applied_)) {
+    if (hooks_.apply && r.decided != applied_) {
       applied_ = r.decided;
       hooks_.apply(applied_);
     }
@@ -145,7 +145,6 @@ public:
   }
 
 private:
-  static bool same(const Allocation& a, const Allocation& b) { return a.ls == b.ls && a.be == b.be && a.idle == b.idle; }
   double progress() const { return hooks_.be_progress ? hooks_.be_progress() : 0; }
 
   FeedbackController& ctl_;

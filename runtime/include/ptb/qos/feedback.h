@@ -59,6 +59,8 @@ struct EpochSample {
 // The allocation after an epoch: ls + be + idle == total.
 struct Allocation {
   unsigned ls = 0, be = 0, idle = 0;
+  bool operator==(const Allocation& o) const { return ls == o.ls && be == o.be && idle == o.idle; }
+  bool operator!=(const Allocation& o) const { return !(*this == o); }
 };
 
 class FeedbackController {
