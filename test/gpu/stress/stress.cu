@@ -428,15 +428,6 @@ int main(int argc, char** argv) {
   std::printf("stress: seed %llu, %u cases, %llu launches confined (+ as many baseline), %llu task runs checked, "
               "%u failed checks, %u over the time bound, worst %.2f of bound (seed %llu), %.1f s\n",
               seed, k, launches, 2 * task_runs, failures, slow, worst, worst_seed, secs);
-  {  // resume batches that waited inside the set (green partitions; docs/runtime.md)
-    std::lock_guard<std::mutex> g(ptb::detail::rt().m);
-    int dev = 0;
-    cudaGetDevice(&dev);
-    const ptb::detail::DeviceState* d = ptb::detail::rt().devs[dev];
-    const ptb::detail::GreenPartitions* gp = d ? d->green : nullptr;
-    std::printf("stress: green partitions %zu (%s), %llu resume batches sent to them\n", gp ? gp->parts.size() : 0,
-                ptb::detail::green_enabled() ? "on" : "off: PTB_GREEN=0", gp ? gp->batches : 0ull);
-  }
   if (failures || slow) {
     std::printf("stress: FAIL\n");
     return 1;

@@ -25,7 +25,6 @@ constexpr unsigned kResumeStreams = 4;
 constexpr unsigned kBusy = 1;
 
 struct PolicyState;
-struct GreenPartitions;  // green_partitions.cuh
 
 // One page of the pool: kPoolPageSize control blocks in device memory and, per control block, two words in
 // host-mapped memory (its free flag and its strand counter).
@@ -84,7 +83,6 @@ struct DeviceState {
   TraceBuf trace{nullptr, nullptr, 0, 0};
   TraceBuf saved_trace{nullptr, nullptr, 0, 0};
   unsigned trace_tags = 0;
-  GreenPartitions* green = nullptr;  // made by the monitor thread when it starts (green_partitions.cuh)
 
   unsigned pool_size() const { return static_cast<unsigned>(recs.size()); }
   unsigned* hflag(unsigned i) const { return pages[i / kPoolPageSize].hflags + i % kPoolPageSize; }
