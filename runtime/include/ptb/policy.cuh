@@ -16,17 +16,19 @@
 namespace ptb {
 
 // Where a launch's workers may run: a set of SMs and a cap on workers per SM (0: no cap beyond
-// occupancy). A handle: copies refer to the same policy; policies live as long as the process.
+// occupancy) on the allowed SMs that are in `capped` (default: all of them); the other allowed SMs run
+// at full occupancy (G-Space's k workers on n SMs: set(all, k, first(n))). A handle: copies refer to the same policy; policies live as long as the process.
 // Changing a policy (set) takes effect at once on the launches running under it: workers on SMs it
 // removes leave after their current task, and SMs it adds get new workers.
 class Policy {
  public:
   Policy() = default;  // empty: "not given" (the stream's policy, else the process policy applies)
   explicit Policy(detail::PolicyState* p) : p_(p) {}  // internal
-  static Policy create(const SmSet& sms = SmSet::all(), unsigned per_sm = 0);
-  void set(const SmSet& sms, unsigned per_sm = 0) const;
+  static Policy create(const SmSet& sms = SmSet::all(), unsigned per_sm = 0, const SmSet& capped = SmSet::all());
+  void set(const SmSet& sms, unsigned per_sm = 0, const SmSet& capped = SmSet::all()) const;
   SmSet sms() const;
   unsigned per_sm() const;
+  SmSet capped() const;  // the SMs the cap applies on (SmSet::all(): every allowed SM)
   explicit operator bool() const { return p_ != nullptr; }
   bool operator==(const Policy& o) const { return p_ == o.p_; }
   detail::PolicyState* state() const { return p_; }
@@ -44,11 +46,12 @@ inline Policy process_policy();
 inline void set_stream_policy(cudaStream_t stream, Policy policy);
 inline Policy stream_policy(cudaStream_t stream);
 
-inline Policy Policy::create(const SmSet& sms, unsigned per_sm) {
+inline Policy Policy::create(const SmSet& sms, unsigned per_sm, const SmSet& capped) {
   Policy p;
   p.p_ = new detail::PolicyState();  // lives as long as the process (running kernels may point at it)
   p.p_->sms = sms;
   p.p_->per_sm = per_sm;
+  p.p_->capped = capped;
   // Put the caps on the current device now (not during a later stream capture).
   int dev = 0;
   if (cudaGetDevice(&dev) == cudaSuccess) {
@@ -58,12 +61,13 @@ inline Policy Policy::create(const SmSet& sms, unsigned per_sm) {
   }
   return p;
 }
-inline void Policy::set(const SmSet& sms, unsigned per_sm) const {
+inline void Policy::set(const SmSet& sms, unsigned per_sm, const SmSet& capped) const {
   if (!p_) return;
   detail::Runtime& r = detail::rt();
   std::lock_guard<std::mutex> g(r.m);
   p_->sms = sms;
   p_->per_sm = per_sm;
+  p_->capped = capped;
   // Automatic mode: launches from now on run as twins iff the process policy restricts. Originals that
   // are running already are not confined (they end as they are).
   if (p_ == r.process) detail::process_restricts_word().store(detail::restricted(*p_), std::memory_order_release);
@@ -89,6 +93,10 @@ inline SmSet Policy::sms() const {
 inline unsigned Policy::per_sm() const {
   std::lock_guard<std::mutex> g(detail::rt().m);
   return p_ ? p_->per_sm : 0;
+}
+inline SmSet Policy::capped() const {
+  std::lock_guard<std::mutex> g(detail::rt().m);
+  return p_ ? p_->capped : SmSet::all();
 }
 inline Policy process_policy() {
   std::lock_guard<std::mutex> g(detail::rt().m);

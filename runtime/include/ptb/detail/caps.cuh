@@ -16,16 +16,23 @@ namespace ptb {
 
 namespace detail {
 
+// One byte per %smid: 0 where the policy does not allow the SM, the cap where it allows it and the cap
+// applies (p.capped), 255 (no cap) on the other allowed SMs. %smid values the device did not report are
+// allowed only under the set of all SMs, and capped only when the cap applies everywhere, as before
+// capped subsets existed.
 inline void compute_caps_locked(DeviceState& d, const PolicyState& p, unsigned char* out) {
   const unsigned cap = p.per_sm == 0 ? 255u : std::min(p.per_sm, 255u);
-  if (p.sms == SmSet::all()) {
+  const bool all_sms = p.sms == SmSet::all(), cap_everywhere = p.per_sm == 0 || p.capped == SmSet::all();
+  if (all_sms && cap_everywhere) {  // no dense index needed (no discovery kernel for an unrestricted policy)
     for (unsigned i = 0; i < kMaxSm; ++i) out[i] = static_cast<unsigned char>(cap);
     return;
   }
   discover_locked(d);
   for (unsigned i = 0; i < kMaxSm; ++i) {
     const int k = d.dense_of[i];
-    out[i] = static_cast<unsigned char>((k >= 0 && p.sms.contains(static_cast<unsigned>(k))) ? cap : 0u);
+    const bool allowed = all_sms || (k >= 0 && p.sms.contains(static_cast<unsigned>(k)));
+    const bool capped = cap_everywhere || (k >= 0 && p.capped.contains(static_cast<unsigned>(k)));
+    out[i] = static_cast<unsigned char>(!allowed ? 0u : capped ? cap : 255u);
   }
 }
 

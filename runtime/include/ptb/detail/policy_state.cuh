@@ -1,4 +1,4 @@
-// ptb/detail/policy_state.cuh: a policy's state (SM set, cap, device copies of its caps), the process
+// ptb/detail/policy_state.cuh: a policy's state (SM set, cap and the SMs it applies on, device copies of its caps), the process
 // policy from the environment, and the lock-free words the automatic launch mode reads.
 // Part of the header-only runtime; include <ptb/ptb.cuh>, not this file.
 #pragma once
@@ -16,12 +16,17 @@ namespace detail {
 struct PolicyState {
   SmSet sms = SmSet::all();
   unsigned per_sm = 0;
+  SmSet capped = SmSet::all();  // the allowed SMs the cap applies on; the other allowed SMs have no cap
   unsigned char* caps[kMaxDevices] = {};  // device copies, allocated on first use on each device
   unsigned char last[kMaxDevices][kMaxSm] = {};  // what was last written there
 };
 
-inline bool restricts(const SmSet& sms, unsigned per_sm) { return per_sm != 0 || sms != SmSet::all(); }
-inline bool restricted(const PolicyState& p) { return restricts(p.sms, p.per_sm); }
+// A cap restricts wherever it applies: on a subset too (G-Space's k workers on n SMs). A capped set that
+// names only SMs the device lacks still counts (it errs towards running twins, which is always correct).
+inline bool restricts(const SmSet& sms, unsigned per_sm, const SmSet& capped = SmSet::all()) {
+  return (per_sm != 0 && !capped.empty()) || sms != SmSet::all();
+}
+inline bool restricted(const PolicyState& p) { return restricts(p.sms, p.per_sm, p.capped); }
 
 // The process policy as PTB_SMS ("0-65,70") and PTB_BLOCKS_PER_SM give it (unset or unreadable: all SMs,
 // no cap).
