@@ -3,6 +3,7 @@
 // epoch), that every change of the allocation is applied, and that the thread runs epochs until stopped. The controller
 // is the real FeedbackController; the "GPU" is a pair of lambdas.
 #include "ptb/qos/epoch_loop.h"
+#include "ptb/qos/feedback.h"
 
 #include <gtest/gtest.h>
 

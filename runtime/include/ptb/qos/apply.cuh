@@ -1,6 +1,8 @@
 // ptb/qos/apply.cuh: what ties the QoS controllers (ptb/qos/*.h, plain C++) to a GPU: an LS request's
 // latency measured on the device (RequestTimer: a cudaEvent pair per request, read without waiting) and
-// an allocation applied to BE's policy (apply_to_be). docs/qos.md has the whole picture.
+// an allocation applied to BE's policy (apply_to_be). It includes every controller (feedback.h,
+// static_partition.h, gspace.h), so that a program includes this one header. docs/qos.md has the whole
+// picture.
 //
 //   ptb::Policy be = ptb::Policy::create();            // BE's launches run under it (LaunchConfig::policy
 //                                                       // or ptb::set_stream_policy)
@@ -17,14 +19,25 @@
 
 #include "../policy.cuh"
 #include "../smset.cuh"
+#include "controller.h"
 #include "epoch_loop.h"
+#include "feedback.h"
+#include "gspace.h"
+#include "static_partition.h"
 
 namespace ptb::qos {
 
 // BE gets SMs [ls, ls + be), LS keeps [0, ls) free of BE, [ls + be, total) stay idle. The SMs move in
 // whole steps at the low end, so a step of 2 moves whole TPCs (SMs 2i and 2i+1) when `ls` stays even.
+// An allocation with a shared subset (a.shared > 0, G-Space) caps BE at a.shared_cap workers on SMs
+// [ls, ls + shared) and leaves its other SMs uncapped; a cap of 0 there takes those SMs out of BE's set
+// (they are LS's alone). Otherwise per_sm caps BE on all its SMs. (be_placement in controller.h.)
+inline void apply_allocation(const Policy& be, const Allocation& a, unsigned per_sm = 0) {
+  const BePlacement p = be_placement(a, per_sm);
+  be.set(p.sms, p.per_sm, p.capped);
+}
 inline std::function<void(const Allocation&)> apply_to_be(Policy be, unsigned per_sm = 0) {
-  return [be, per_sm](const Allocation& a) { be.set(SmSet::range(a.ls, a.ls + a.be), per_sm); };
+  return [be, per_sm](const Allocation& a) { apply_allocation(be, a, per_sm); };
 }
 
 // The latency of LS requests, from the GPU's own clock: begin(stream) before a request's first launch,

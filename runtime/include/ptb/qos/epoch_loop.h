@@ -1,10 +1,11 @@
-// ptb/qos/epoch_loop.h: the loop that runs a controller epoch after epoch (issue 15; docs/qos.md): it
-// gathers the LS latencies that finished in the epoch and BE's progress, asks the controller for an
-// allocation, and hands it to the caller's `apply` (for BE under a ptb::Policy: ptb::qos::apply_to_be in
-// ptb/qos/apply.cuh, which also has RequestTimer, the LS latencies from cudaEvents). Plain C++ (a host thread, no CUDA): the unit tests drive step() by hand.
+// ptb/qos/epoch_loop.h: the loop that runs a controller (any ptb::qos::Controller) epoch after epoch
+// (issue 15; docs/qos.md): it gathers the LS latencies that finished in the epoch and BE's progress, asks
+// the controller for an allocation, and hands it to the caller's `apply` (for BE under a ptb::Policy:
+// ptb::qos::apply_to_be in ptb/qos/apply.cuh, which also has RequestTimer, the LS latencies from
+// cudaEvents). Plain C++ (a host thread, no CUDA): the unit tests drive step() by hand.
 //
 //   ptb::qos::LatencyLog log;                 // the LS client adds each request's latency (add)
-//   ptb::qos::FeedbackController ctl(cfg);
+//   ptb::qos::FeedbackController ctl(cfg);   // any ptb::qos::Controller (feedback.h, static_partition.h, gspace.h)
 //   ptb::qos::EpochLoop loop(ctl, log, {be_progress, apply}, std::chrono::milliseconds(2));
 //   loop.start();  ...  loop.stop();
 //
@@ -24,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "feedback.h"
+#include "controller.h"
 
 namespace ptb::qos {
 
@@ -75,7 +76,7 @@ public:
     std::function<void()> collect;                       // first in each epoch: fill the log (RequestTimer::poll)
   };
 
-  EpochLoop(FeedbackController& controller, LatencyLog& log, Hooks hooks, std::chrono::microseconds epoch,
+  EpochLoop(Controller& controller, LatencyLog& log, Hooks hooks, std::chrono::microseconds epoch,
             double percentile = 0.99)
       : ctl_(controller), log_(log), hooks_(std::move(hooks)), epoch_(epoch), percentile_(percentile) {
     last_progress_ = progress();
@@ -147,7 +148,7 @@ public:
 private:
   double progress() const { return hooks_.be_progress ? hooks_.be_progress() : 0; }
 
-  FeedbackController& ctl_;
+  Controller& ctl_;
   LatencyLog& log_;
   Hooks hooks_;
   std::chrono::microseconds epoch_;

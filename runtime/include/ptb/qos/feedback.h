@@ -31,7 +31,8 @@
 #pragma once
 
 #include <algorithm>
-#include <string>
+
+#include "controller.h"
 
 namespace ptb::qos {
 
@@ -49,21 +50,7 @@ struct FeedbackConfig {
   unsigned hold_max = 64;
 };
 
-// What one epoch measured.
-struct EpochSample {
-  double ls_latency = 0;  // the LS latency of the epoch (a percentile or the mean, as the target)
-  double be_rate = 0;     // BE's throughput in the epoch
-  bool ls_active = true;  // false: no LS request finished in the epoch (ls_latency is not looked at)
-};
-
-// The allocation after an epoch: ls + be + idle == total.
-struct Allocation {
-  unsigned ls = 0, be = 0, idle = 0;
-  bool operator==(const Allocation& o) const { return ls == o.ls && be == o.be && idle == o.idle; }
-  bool operator!=(const Allocation& o) const { return !(*this == o); }
-};
-
-class FeedbackController {
+class FeedbackController : public Controller {
 public:
   explicit FeedbackController(const FeedbackConfig& c) : c_(c) {
     c_.step = std::max(1u, c_.step);
@@ -74,7 +61,7 @@ public:
   }
 
   // One epoch: record it and decide the next allocation.
-  Allocation epoch(const EpochSample& s) {
+  Allocation epoch(const EpochSample& s) override {
     learnBest(s);  // Algorithm 2: what BE's last move showed
     last_move_ = Move::none;
     be_last_ = a_.be;
@@ -108,13 +95,14 @@ public:
     return a_;
   }
 
-  const Allocation& allocation() const { return a_; }
+  const Allocation& allocation() const override { return a_; }
+  const char* name() const override { return "feedback"; }
   // BE's best SM count as far as known, and whether each bound of it is found.
   unsigned best_be() const { return opt_k_; }
   bool upper_found() const { return upper_k_; }
   bool lower_found() const { return lower_k_; }
   // The last epoch missed, and nothing was left to take: the target cannot be met with BE at its floor.
-  bool saturated() const { return saturated_; }
+  bool saturated() const override { return saturated_; }
   // Forget the LS running mean (a new phase of the LS load, or a new target).
   void reset_mean() { has_mean_ = false; }
 
