@@ -1,0 +1,724 @@
+// bench/colocate/colocate.cu: the co-location benchmark of issue 15 (docs/qos.md; the contract is
+// shared/design/colocation.md). An LS service (ls_client.*: plain CUDA, Poisson arrivals) beside a BE
+// program (be_programs.*: made PTB by ptb-transform), in every configuration of the issue's table:
+//
+//   ls-alone    the LS client alone at the load (its p50/p99/p99.9 are the "solo" of that load)
+//   be-alone    the BE program alone, original kernels (its rate is BE's "solo")
+//   be-alone-ptb  the same as PTB twins on every SM (what the policies start from; not a ratio's base)
+//   plain       both, BE's original kernels (ptb::LaunchMode::original), ordinary streams
+//   priority    both, original kernels, LS streams at the highest priority and BE's at the lowest
+//   static      BE's twins confined to SMs [k, total); k from a profile (controllers.h)
+//   gspace      ptb::qos::GSpaceController in the epoch loop (when its header exists)
+//   feedback    ptb::qos::FeedbackController in the epoch loop
+//   (mps        MPS active-thread percentages: run_on_gpu.sh, with --role, when the MPS daemon works)
+// The controllers' LS target: --target-x (1.10) x the LS solo p99 at the same load, measured in this run.
+//
+// Where things are: options (struct Options), one measurement (Bench::measure), the configurations and
+// their order (Bench::run_all), the report (Report). Everything measured is appended to <out>/raw.tsv
+// as it comes; the markdown table goes to stdout and <out>/colocate.md; one traced run of each policy
+// at 50% load gives <out>/sm-<be>-<policy>.png (SMs over time: BE's tasks; the LS kernels are not traced)
+// and <out>/alloc-<be>-<policy>.tsv (the controller's allocation per epoch).
+#include <ptb/ptb.cuh>
+#include <ptb/qos/apply.cuh>
+#include <ptb/trace_png.cuh>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "be_programs.h"
+#include "controllers.h"
+#include "ls_client.h"
+#include "util.h"
+
+namespace colo {
+namespace {
+
+// ---- options ------------------------------------------------------------------------------------------
+struct Options {
+  std::string out = ".";           // --out (default $OUT, else .)
+  unsigned reps = 3;               // --reps: every configuration this many times; medians
+  double secs = 1.0;               // --secs: the measured window
+  double settle = 0.25;            // --settle: before the window (BE fills the GPU, controllers converge)
+  std::vector<double> loads{0.25, 0.5, 0.75};  // --loads: fractions of the LS solo capacity
+  std::vector<std::string> bes{"compute", "memory", "wmma"};  // --be
+  std::vector<std::string> configs{"plain", "priority", "static", "gspace", "feedback"};  // --configs
+  double budget_s = 400;           // --budget-s: no new repetition that would end after this
+  uint64_t seed = 20261123;        // --seed: arrivals of (load i, rep r) use seed + 1000 i + r
+  int ls_n = 256, ls_layers = 16, ls_streams = 8;  // --ls-n, --ls-layers, --ls-streams
+  double target_x = 1.10;          // --target-x
+  unsigned epoch_us = 4000;        // --epoch-us
+  unsigned step = 2;               // --step: SMs per controller move
+  unsigned profile_step = 8;       // --profile-step: granularity of the static profile's k
+  double profile_secs = 0.3;       // --profile-secs: window of one profile probe
+  bool trace = true;               // --no-trace
+  // MPS roles (run_on_gpu.sh): --role ls|be|probe, --rate (LS requests/s), --be-kind
+  std::string role;
+  double rate = 0;
+  std::string be_kind;
+};
+
+[[noreturn]] void usage(const char* why) {
+  std::fprintf(stderr,
+               "colocate: %s\nusage: colocate [--out DIR] [--reps N] [--secs S] [--settle S] [--loads 0.25,0.5,0.75]\n"
+               "  [--be compute,memory,wmma] [--configs plain,priority,static,gspace,feedback] [--budget-s S]\n"
+               "  [--seed N] [--ls-n N] [--ls-layers N] [--ls-streams N] [--target-x X] [--epoch-us N]\n"
+               "  [--step N] [--profile-step N] [--profile-secs S] [--no-trace]\n"
+               "  MPS roles: --role probe | --role ls --rate R [--secs S --settle S --seed N] | --role be --be-kind K\n",
+               why);
+  std::exit(2);
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> v;
+  std::stringstream ss(s);
+  for (std::string x; std::getline(ss, x, ',');)
+    if (!x.empty()) v.push_back(x);
+  return v;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  if (const char* e = std::getenv("OUT")) o.out = e;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto val = [&]() -> std::string {
+      if (i + 1 >= argc) usage(("missing value of " + a).c_str());
+      return argv[++i];
+    };
+    if (a == "--out") o.out = val();
+    else if (a == "--reps") o.reps = unsigned(std::stoul(val()));
+    else if (a == "--secs") o.secs = std::stod(val());
+    else if (a == "--settle") o.settle = std::stod(val());
+    else if (a == "--loads") { o.loads.clear(); for (auto& x : split(val())) o.loads.push_back(std::stod(x)); }
+    else if (a == "--be") o.bes = split(val());
+    else if (a == "--configs") o.configs = split(val());
+    else if (a == "--budget-s") o.budget_s = std::stod(val());
+    else if (a == "--seed") o.seed = std::stoull(val());
+    else if (a == "--ls-n") o.ls_n = std::stoi(val());
+    else if (a == "--ls-layers") o.ls_layers = std::stoi(val());
+    else if (a == "--ls-streams") o.ls_streams = std::stoi(val());
+    else if (a == "--target-x") o.target_x = std::stod(val());
+    else if (a == "--epoch-us") o.epoch_us = unsigned(std::stoul(val()));
+    else if (a == "--step") o.step = unsigned(std::stoul(val()));
+    else if (a == "--profile-step") o.profile_step = unsigned(std::stoul(val()));
+    else if (a == "--profile-secs") o.profile_secs = std::stod(val());
+    else if (a == "--no-trace") o.trace = false;
+    else if (a == "--role") o.role = val();
+    else if (a == "--rate") o.rate = std::stod(val());
+    else if (a == "--be-kind") o.be_kind = val();
+    else usage(("unknown option " + a).c_str());
+  }
+  if (o.reps == 0 || o.secs <= 0 || o.loads.empty()) usage("reps, secs and loads must be positive");
+  for (const auto& c : o.configs)
+    if (c != "plain" && c != "priority" && c != "static" && c != "gspace" && c != "feedback")
+      usage(("unknown configuration " + c).c_str());
+  return o;
+}
+
+// ---- statistics -----------------------------------------------------------------------------------------
+double quantile(std::vector<double> v, double p) { return ptb::qos::quantile(v, p); }
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// ---- BE: a chain of launches kept two deep in one stream, on a thread of its own ------------------------
+class BeFeeder {
+ public:
+  BeFeeder() {
+    for (auto& e : ev_) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  }
+  ~BeFeeder() { stop(); }
+  void start(BeProgram& be, cudaStream_t s, unsigned* seq) {
+    launches_ = 0;
+    stop_ = false;
+    th_ = std::thread([this, &be, s, seq] {
+      while (!stop_.load(std::memory_order_relaxed)) {
+        cudaEvent_t e = ev_[launches_ % 2];
+        if (launches_ >= 2) CK(cudaEventSynchronize(e));  // the launch before the previous one has ended
+        last_seq_ = ++*seq;
+        be.launch(s, last_seq_);
+        CK(cudaGetLastError());
+        CK(cudaEventRecord(e, s));
+        ++launches_;
+      }
+      CK(cudaStreamSynchronize(s));
+    });
+  }
+  void stop() {
+    stop_ = true;
+    if (th_.joinable()) th_.join();
+  }
+  unsigned launches() const { return launches_; }
+  unsigned last_seq() const { return last_seq_; }
+
+ private:
+  cudaEvent_t ev_[2]{};
+  std::atomic<bool> stop_{false};
+  std::thread th_;
+  unsigned launches_ = 0, last_seq_ = 0;
+};
+
+// ---- one measurement ------------------------------------------------------------------------------------
+struct Result {
+  size_t requests = 0;                          // LS requests that arrived in the window
+  double p50 = NAN, p99 = NAN, p999 = NAN;      // LS latency (host lag + device), us
+  double lag99 = NAN;                           // LS host lag p99, us
+  double be_rate = NAN;                         // BE tasks per second in the window
+  double be_sms = NAN;                          // BE's mean SM count over the window's epochs (policies)
+  unsigned changes = 0, saturated = 0;          // controller: allocation changes, saturated epochs
+  std::string problems;                         // failed checks ("" when all passed)
+};
+
+struct Run {                 // what one measurement runs
+  std::string config;        // ls-alone, be-alone, be-alone-ptb, plain, priority, static, gspace, feedback
+  BeProgram* be = nullptr;   // none for ls-alone
+  double load = 0;           // 0: no LS
+  double rate = 0;           // LS requests per second
+  uint64_t seed = 0;
+  double target = 0;         // controllers' LS p99 target, us
+  unsigned static_k = 0;
+  double settle = 0, secs = 0;
+  std::string trace_png, alloc_tsv;  // traced run: where the picture and the allocations go
+};
+
+class Bench {
+ public:
+  Bench(const Options& o, unsigned sms)
+      : o_(o), sms_(sms), svc_(o.ls_n, o.ls_layers, o.ls_streams),
+        client_(svc_, 4096), bes_(make_be_programs()), seq_(bes_.size(), 0) {
+    int lo = 0, hi = 0;
+    CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    CK(cudaStreamCreateWithFlags(&be_plain_, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithPriority(&be_low_, cudaStreamNonBlocking, lo));
+    CK(cudaStreamCreateWithFlags(&be_ptb_, cudaStreamNonBlocking));
+    policy_ = ptb::Policy::create(ptb::SmSet::all());
+    ptb::set_stream_policy(be_ptb_, policy_);  // launches into be_ptb_ run as twins under policy_
+  }
+
+  LsClient& client() { return client_; }
+  LsService& service() { return svc_; }
+  BeProgram* be(const std::string& name) {
+    for (auto& b : bes_)
+      if (name == b->name()) return b.get();
+    return nullptr;
+  }
+  unsigned* seq_of(BeProgram* b) {
+    for (size_t i = 0; i < bes_.size(); ++i)
+      if (bes_[i].get() == b) return &seq_[i];
+    return nullptr;
+  }
+  // Warm-up: every kernel loaded and run once, the original and the twin of each BE kernel.
+  void warm_up() {
+    for (int i = 0; i < 3; ++i) svc_.issue(0, svc_.stream(0, false));
+    for (auto& b : bes_) {
+      b->prepare();
+      ptb::set_launch_mode(ptb::LaunchMode::original);
+      b->launch(be_plain_, ++*seq_of(b.get()));
+      CK(cudaGetLastError());
+      CK(cudaStreamSynchronize(be_plain_));
+      ptb::set_launch_mode(ptb::LaunchMode::automatic);
+      b->launch(be_ptb_, ++*seq_of(b.get()));
+      CK(cudaGetLastError());
+      CK(cudaStreamSynchronize(be_ptb_));
+      const std::string bad = b->check(2, *seq_of(b.get()));
+      if (!bad.empty()) {
+        std::printf("FAIL warm-up of BE %s: %s\n", b->name(), bad.c_str());
+        std::exit(1);
+      }
+    }
+    CK(cudaDeviceSynchronize());
+  }
+
+  Result measure(const Run& r);
+
+ private:
+  const Options& o_;
+  unsigned sms_;
+  LsService svc_;
+  LsClient client_;
+  std::vector<std::unique_ptr<BeProgram>> bes_;
+  std::vector<unsigned> seq_;  // per BE program: the last launch's sequence number (never reused)
+  cudaStream_t be_plain_ = nullptr, be_low_ = nullptr, be_ptb_ = nullptr;
+  ptb::Policy policy_;
+  BeFeeder feeder_;
+};
+
+bool uses_twins(const std::string& c) { return c == "be-alone-ptb" || c == "static" || c == "gspace" || c == "feedback"; }
+
+Result Bench::measure(const Run& r) {
+  Result res;
+  const bool with_ls = r.load > 0, with_be = r.be != nullptr, twins = uses_twins(r.config);
+  // BE's form: twins in the policy's stream (automatic mode), else the original kernels
+  ptb::set_launch_mode(twins ? ptb::LaunchMode::automatic : ptb::LaunchMode::original);
+  const cudaStream_t bs = twins ? be_ptb_ : (r.config == "priority" ? be_low_ : be_plain_);
+  const bool ls_high = r.config == "priority";
+  policy_.set(r.config == "static" ? ptb::SmSet::range(r.static_k, sms_) : ptb::SmSet::all());
+
+  svc_.poison_outputs();
+  if (with_be) r.be->prepare();
+  std::vector<double> arrivals;
+  if (with_ls) arrivals = poisson_arrivals(r.rate, r.settle + r.secs, r.seed);
+
+  if (with_be) {
+    feeder_.start(*r.be, bs, seq_of(r.be));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // BE fills the GPU before LS comes
+  }
+  ptb::qos::LatencyLog log;
+  std::unique_ptr<Loop> loop;
+  if (with_be && with_ls && twins) {
+    LoopParams p;
+    p.total = sms_;
+    p.target = r.target;
+    p.step = o_.step;
+    p.static_k = r.static_k;
+    p.max_cap = r.be->blocks_per_sm();
+    p.epoch = std::chrono::microseconds(o_.epoch_us);
+    ptb::qos::EpochLoop::Hooks hooks{[be = r.be] { return be->progress(); }, ptb::qos::apply_to_be(policy_),
+                                     [this, &log] { client_.poll(&log); }};
+    loop = make_loop(r.config, p, log, hooks);
+    if (loop) loop->start();
+  }
+  const auto t0 = Clock::now();
+  if (with_ls) client_.start(arrivals, ls_high);
+  // the window: BE's progress at its start and end
+  std::this_thread::sleep_until(t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(r.settle)));
+  const bool tracing = with_be && twins && !r.trace_png.empty();
+  if (tracing) CK(ptb::trace_start(size_t(4) << 20));
+  const double p0 = with_be ? r.be->progress() : 0;
+  const auto w0 = Clock::now();
+  if (tracing) {  // trace the first 150 ms of the window only (every task is an event)
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    ptb::trace_stop();
+  }
+  std::this_thread::sleep_until(w0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(r.secs)));
+  const double p1 = with_be ? r.be->progress() : 0;
+  const double wsecs = seconds_since(w0);
+  if (with_ls) client_.drain();  // every LS request finished, BE still running beside them
+  std::vector<ptb::qos::EpochRecord> hist;
+  if (loop) {
+    loop->stop();
+    hist = loop->history();
+  }
+  policy_.set(ptb::SmSet::all());  // BE's launches in flight finish on every SM
+  if (with_be) feeder_.stop();
+  CK(cudaDeviceSynchronize());
+
+  // checks
+  if (with_be) {
+    const std::string bad = r.be->check(feeder_.launches(), feeder_.last_seq());
+    if (!bad.empty()) res.problems += "BE " + std::string(r.be->name()) + ": " + bad + "; ";
+    res.be_rate = (p1 - p0) / wsecs;
+  }
+  if (with_ls) {
+    const std::string bad = svc_.check_outputs(client_.slots_used());
+    if (!bad.empty()) res.problems += bad + "; ";
+    std::vector<double> lat, lag;
+    for (const LsResult& x : client_.results())
+      if (x.arrival_s >= r.settle && x.arrival_s < r.settle + r.secs) {
+        lat.push_back(x.latency_us());
+        lag.push_back(x.lag_us);
+      }
+    res.requests = lat.size();
+    if (lat.empty()) res.problems += "no LS request in the window; ";
+    res.p50 = quantile(lat, 0.50);
+    res.p99 = quantile(lat, 0.99);
+    res.p999 = quantile(lat, 0.999);
+    res.lag99 = quantile(lag, 0.99);
+  }
+  // the allocation: BE's mean SM count over the window's epochs
+  if (twins && with_be) {
+    if (!hist.empty()) {
+      double sum = 0;
+      unsigned n = 0;
+      ptb::qos::Allocation prev = hist.front().decided;
+      for (const auto& e : hist) {
+        if (e.decided != prev) ++res.changes;
+        prev = e.decided;
+        if (e.saturated) ++res.saturated;
+        if (e.t >= r.settle) sum += e.decided.be, ++n;
+      }
+      res.be_sms = n ? sum / n : NAN;
+    } else {
+      res.be_sms = r.config == "static" ? double(sms_ - r.static_k) : double(sms_);
+    }
+  }
+  if (!r.alloc_tsv.empty() && !hist.empty()) {
+    if (FILE* f = std::fopen(r.alloc_tsv.c_str(), "w")) {
+      std::fprintf(f, "t_s\tls_sms\tbe_sms\tidle_sms\tshared_sms\tshared_cap\tls_p99_us\tls_requests\tbe_rate\tsaturated\n");
+      for (const auto& e : hist) {
+#if COLOCATE_HAVE_CONTROLLER_BASE
+        const unsigned shared = e.decided.shared, cap = e.decided.shared_cap;  // G-Space's capped SMs
+#else
+        const unsigned shared = 0, cap = 0;
+#endif
+        std::fprintf(f, "%.4f\t%u\t%u\t%u\t%u\t%u\t%.1f\t%zu\t%.0f\t%d\n", e.t, e.decided.ls, e.decided.be,
+                     e.decided.idle, shared, cap, e.sample.ls_latency, e.ls_requests, e.sample.be_rate, int(e.saturated));
+      }
+      std::fclose(f);
+    }
+  }
+  if (tracing) {
+    const std::vector<ptb::TraceEvent> ev = ptb::trace_collect();
+    const bool ok = !ev.empty() && ptb::trace_write_png(r.trace_png, ev, 1600, 4);
+    std::printf("  trace: %zu BE tasks traced -> %s%s\n", ev.size(), r.trace_png.c_str(), ok ? "" : " (NOT WRITTEN)");
+  }
+  return res;
+}
+
+// ---- the report -----------------------------------------------------------------------------------------
+struct Row {
+  std::string be;  // "" for ls-alone
+  double load;     // 0 for be-alone
+  std::string config;
+  unsigned rep;
+  Result r;
+};
+
+class Report {
+ public:
+  explicit Report(const std::string& out) : out_(out) {
+    raw_ = std::fopen((out + "/raw.tsv").c_str(), "w");
+    if (!raw_) {
+      std::fprintf(stderr, "colocate: cannot write %s/raw.tsv\n", out.c_str());
+      std::exit(2);
+    }
+    std::fprintf(raw_, "be\tload\tconfig\trep\trequests\tp50_us\tp99_us\tp999_us\tlag99_us\tbe_tasks_per_s\tbe_sms\t"
+                       "changes\tsaturated\tproblems\n");
+    std::fflush(raw_);
+  }
+  ~Report() {
+    if (raw_) std::fclose(raw_);
+  }
+  void add(const Row& row) {
+    rows_.push_back(row);
+    const Result& r = row.r;
+    std::fprintf(raw_, "%s\t%.2f\t%s\t%u\t%zu\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f\t%.1f\t%u\t%u\t%s\n",
+                 row.be.empty() ? "-" : row.be.c_str(), row.load, row.config.c_str(), row.rep, r.requests, r.p50, r.p99,
+                 r.p999, r.lag99, r.be_rate, r.be_sms, r.changes, r.saturated,
+                 r.problems.empty() ? "ok" : r.problems.c_str());
+    std::fflush(raw_);
+    std::printf("  %-8s load %.2f %-12s rep %u: ", row.be.empty() ? "-" : row.be.c_str(), row.load,
+                row.config.c_str(), row.rep);
+    if (row.load > 0)
+      std::printf("LS %zu req p50 %.1f p99 %.1f p99.9 %.1f us (lag p99 %.1f) ", r.requests, r.p50, r.p99, r.p999, r.lag99);
+    if (!std::isnan(r.be_rate)) std::printf("BE %.4g tasks/s ", r.be_rate);
+    if (!std::isnan(r.be_sms)) std::printf("BE SMs %.1f (%u changes, %u saturated) ", r.be_sms, r.changes, r.saturated);
+    std::printf("%s\n", r.problems.empty() ? "ok" : ("CHECK FAILED: " + r.problems).c_str());
+  }
+  // median over repetitions of one metric of (be, load, config)
+  double med(const std::string& be, double load, const std::string& config, double Result::*m) const {
+    std::vector<double> v;
+    for (const auto& x : rows_)
+      if (x.be == be && std::fabs(x.load - load) < 1e-9 && x.config == config && !std::isnan(x.r.*m)) v.push_back(x.r.*m);
+    return median(v);
+  }
+  unsigned count(const std::string& be, double load, const std::string& config, bool failed_only = false) const {
+    unsigned n = 0;
+    for (const auto& x : rows_)
+      if (x.be == be && std::fabs(x.load - load) < 1e-9 && x.config == config && (!failed_only || !x.r.problems.empty()))
+        ++n;
+    return n;
+  }
+  bool any_failed() const {
+    for (const auto& x : rows_)
+      if (!x.r.problems.empty()) return true;
+    return false;
+  }
+
+ private:
+  std::string out_;
+  FILE* raw_ = nullptr;
+  std::vector<Row> rows_;
+};
+
+std::string fmt(const char* f, double v) {
+  if (std::isnan(v)) return "n/a";
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+// ---- the whole benchmark --------------------------------------------------------------------------------
+int run_all(const Options& o) {
+  const auto T0 = Clock::now();
+  int dev = 0;
+  CK(cudaGetDevice(&dev));
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, dev));
+  const unsigned sms = unsigned(prop.multiProcessorCount);
+  std::printf("== colocate: device %s, %u SMs; CUDA_MODULE_LOADING=%s\n", prop.name, sms,
+              std::getenv("CUDA_MODULE_LOADING") ? std::getenv("CUDA_MODULE_LOADING") : "(unset)");
+  std::printf("== LS: %d x (GEMM %dx%dx%d + bias/ReLU) + residual add = %d kernels a request, %d streams; seed %llu\n",
+              o.ls_layers, o.ls_n, o.ls_n, o.ls_n, 2 * o.ls_layers + 1, o.ls_streams, (unsigned long long)o.seed);
+  std::printf("== static k from %s; gspace %s; the controllers' epoch %u us, step %u SMs; target %.2fx LS solo p99\n",
+              static_k_source(), gspace_built() ? "built (ptb/qos/gspace.h)" : "not built (no ptb/qos/gspace.h + controller.h)",
+              o.epoch_us, o.step, o.target_x);
+  std::fflush(stdout);
+
+  Bench bench(o, sms);
+  for (const auto& n : o.bes)
+    if (!bench.be(n)) usage(("unknown BE program " + n).c_str());
+  bench.warm_up();
+  for (const auto& n : o.bes)
+    std::printf("== BE %s: %s; %u blocks per SM\n", n.c_str(), bench.be(n)->describe(), bench.be(n)->blocks_per_sm());
+
+  // LS solo capacity: back-to-back requests in one stream (after 20 to warm up)
+  bench.client().back_to_back_us(20);
+  const double b2b_us = bench.client().back_to_back_us(200);
+  const double capacity = 1e6 / b2b_us;
+  std::printf("== LS solo, back to back: %.1f us a request -> capacity %.0f requests/s\n", b2b_us, capacity);
+  {
+    std::vector<bool> used(size_t(o.ls_streams), false);
+    used[0] = true;
+    const std::string bad = bench.service().check_outputs(used);
+    if (!bad.empty()) {
+      std::printf("FAIL LS result: %s\n", bad.c_str());
+      return 1;
+    }
+  }
+  Report rep(o.out);
+  if (FILE* f = std::fopen((o.out + "/solo.tsv").c_str(), "w")) {  // for run_on_gpu.sh's MPS rows
+    std::fprintf(f, "capacity\t%.3f\n", capacity);
+    for (double L : o.loads) std::fprintf(f, "rate\t%.2f\t%.3f\n", L, L * capacity);
+    std::fclose(f);
+  }
+
+  auto make_run = [&](const std::string& config, const std::string& be, double load, unsigned r) {
+    Run x;
+    x.config = config;
+    x.be = be.empty() ? nullptr : bench.be(be);
+    x.load = load;
+    x.rate = load * capacity;
+    size_t li = 0;
+    for (size_t i = 0; i < o.loads.size(); ++i)
+      if (std::fabs(o.loads[i] - load) < 1e-9) li = i;
+    x.seed = o.seed + 1000 * li + r;  // the same arrivals for every configuration of (load, rep)
+    x.settle = o.settle;
+    x.secs = o.secs;
+    return x;
+  };
+  auto solo_p99 = [&](double load) { return rep.med("", load, "ls-alone", &Result::p99); };
+  std::map<std::pair<std::string, double>, unsigned> static_k;  // (be, load) -> k
+
+  // the static partition's profile: LS p99 with BE's twins on SMs [k, total), a few k (short windows)
+  auto profile = [&](const std::string& be, double load) {
+    const double target = o.target_x * solo_p99(load);
+    std::printf("  static profile %s load %.2f (target %.1f us):", be.c_str(), load, target);
+    auto ls_p99_at = [&](unsigned k) {
+      Run x = make_run("static", be, load, 0);
+      x.static_k = k;
+      x.settle = 0.15;
+      x.secs = o.profile_secs;
+      const Result res = bench.measure(x);
+      std::printf(" k=%u:%.0fus%s", k, res.p99, res.problems.empty() ? "" : "(CHECK FAILED)");
+      std::fflush(stdout);
+      return res.problems.empty() ? res.p99 : INFINITY;
+    };
+    const unsigned k = static_partition_k(sms, target, ls_p99_at, o.profile_step);
+    std::printf(" -> k = %u\n", k);
+    static_k[{be, load}] = k;
+  };
+
+  auto coloc = [&](const std::string& config, const std::string& be, double load, unsigned r, bool traced) {
+    Run x = make_run(config, be, load, r);
+    x.target = o.target_x * solo_p99(load);
+    x.static_k = static_k.count({be, load}) ? static_k[{be, load}] : 0;
+    if (traced) {
+      x.trace_png = o.out + "/sm-" + be + "-" + config + ".png";
+      x.alloc_tsv = o.out + "/alloc-" + be + "-" + config + ".tsv";
+    }
+    return bench.measure(x);
+  };
+  auto policy_runs = [&](const std::string& c) {
+    if (c == "gspace" && !gspace_built()) return false;
+    return true;
+  };
+
+  double rep_secs = 0;
+  unsigned reps_done = 0;
+  for (unsigned r = 0; r < o.reps; ++r) {
+    const double el = seconds_since(T0);
+    if (r > 0 && el + rep_secs > o.budget_s) {
+      std::printf("== NOTE: stopped after %u repetitions (%.0f s elapsed, one takes %.0f s, budget %.0f s)\n", r, el,
+                  rep_secs, o.budget_s);
+      break;
+    }
+    const auto R0 = Clock::now();
+    std::printf("== repetition %u\n", r + 1);
+    for (double L : o.loads) {
+      Run x = make_run("ls-alone", "", L, r);
+      rep.add({"", L, "ls-alone", r, bench.measure(x)});
+    }
+    for (const auto& be : o.bes)
+      for (const char* c : {"be-alone", "be-alone-ptb"}) {
+        Run x = make_run(c, be, 0, r);
+        rep.add({be, 0, c, r, bench.measure(x)});
+      }
+    if (r == 0 && std::find(o.configs.begin(), o.configs.end(), "static") != o.configs.end())
+      for (const auto& be : o.bes)
+        for (double L : o.loads) profile(be, L);
+    for (const auto& be : o.bes)
+      for (double L : o.loads)
+        for (const auto& c : o.configs)
+          if (policy_runs(c)) rep.add({be, L, c, r, coloc(c, be, L, r, false)});
+    rep_secs = seconds_since(R0);
+    ++reps_done;
+    if (r == 0 && o.trace) {  // one traced run of each policy at 50% load (not in the table: tracing slows BE)
+      const double L = std::find(o.loads.begin(), o.loads.end(), 0.5) != o.loads.end() ? 0.5 : o.loads[0];
+      std::printf("== traced runs (load %.2f; not in the table)\n", L);
+      for (const auto& be : o.bes)
+        for (const auto& c : o.configs)
+          if ((c == "static" || c == "gspace" || c == "feedback") && policy_runs(c)) {
+            const Result res = coloc(c, be, L, 0, true);
+            std::printf("  traced %s %s: LS p99 %.1f us, BE SMs %.1f%s\n", be.c_str(), c.c_str(), res.p99, res.be_sms,
+                        res.problems.empty() ? "" : (" CHECK FAILED: " + res.problems).c_str());
+          }
+    }
+  }
+
+  // ---- the table
+  std::ostringstream md;
+  md << "# Co-location benchmark (bench/colocate)\n\n";
+  md << "Device: " << prop.name << " (" << sms << " SMs). LS: " << o.ls_layers << " x (GEMM " << o.ls_n << "^3 + bias/ReLU)"
+     << " + residual add, Poisson arrivals (seed " << o.seed << "), capacity " << fmt("%.0f", capacity)
+     << " requests/s (back to back: " << fmt("%.1f", b2b_us) << " us a request). Medians of " << reps_done
+     << " repetition(s), " << o.secs << " s windows. LS latency = host lag + device (cudaEvent pair). "
+     << "Controllers' target: " << o.target_x << " x LS solo p99 of the load.\n\n";
+  md << "LS solo:\n\n| load | requests/s | p50 us | p99 us | p99.9 us | host lag p99 us |\n| --- | --- | --- | --- | --- | --- |\n";
+  for (double L : o.loads)
+    md << "| " << fmt("%.0f%%", 100 * L) << " | " << fmt("%.0f", L * capacity) << " | "
+       << fmt("%.1f", rep.med("", L, "ls-alone", &Result::p50)) << " | " << fmt("%.1f", solo_p99(L)) << " | "
+       << fmt("%.1f", rep.med("", L, "ls-alone", &Result::p999)) << " | "
+       << fmt("%.1f", rep.med("", L, "ls-alone", &Result::lag99)) << " |\n";
+  md << "\nBE solo (original kernels, all SMs; twins on all SMs for comparison):\n\n"
+        "| BE | tasks/s | rate | twins: x original |\n| --- | --- | --- | --- |\n";
+  for (const auto& be : o.bes) {
+    BeProgram* b = bench.be(be);
+    const double t = rep.med(be, 0, "be-alone", &Result::be_rate), tp = rep.med(be, 0, "be-alone-ptb", &Result::be_rate);
+    const bool flop = std::string(b->work_unit()) == "flop";
+    md << "| " << be << " | " << fmt("%.4g", t) << " | " << fmt("%.1f", t * b->work_per_task() * 1e-12)
+       << (flop ? " TFLOP/s" : " TB/s") << " | " << fmt("%.3f", tp / t) << " |\n";
+  }
+  md << "\n| BE | load | configuration | LS p50 x solo | LS p99 x solo | LS p99.9 x solo | LS p99 us | host lag p99 us "
+        "| BE x solo | BE SMs (mean) | runs | checks |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const auto& be : o.bes) {
+    const double be_solo = rep.med(be, 0, "be-alone", &Result::be_rate);
+    for (double L : o.loads)
+      for (const auto& c : o.configs) {
+        if (!policy_runs(c)) {
+          md << "| " << be << " | " << fmt("%.0f%%", 100 * L) << " | " << c << " | not built (no ptb/qos/gspace.h) "
+             << "| | | | | | | | |\n";
+          continue;
+        }
+        const unsigned n = rep.count(be, L, c), bad = rep.count(be, L, c, true);
+        md << "| " << be << " | " << fmt("%.0f%%", 100 * L) << " | " << c
+           << (c == "static" && static_k.count({be, L}) ? " (k=" + std::to_string(static_k[{be, L}]) + ")" : "") << " | "
+           << fmt("%.2f", rep.med(be, L, c, &Result::p50) / rep.med("", L, "ls-alone", &Result::p50)) << " | "
+           << fmt("%.2f", rep.med(be, L, c, &Result::p99) / solo_p99(L)) << " | "
+           << fmt("%.2f", rep.med(be, L, c, &Result::p999) / rep.med("", L, "ls-alone", &Result::p999)) << " | "
+           << fmt("%.1f", rep.med(be, L, c, &Result::p99)) << " | " << fmt("%.1f", rep.med(be, L, c, &Result::lag99))
+           << " | " << fmt("%.2f", rep.med(be, L, c, &Result::be_rate) / be_solo) << " | "
+           << fmt("%.1f", rep.med(be, L, c, &Result::be_sms)) << " | " << n << " | "
+           << (bad ? std::to_string(bad) + " FAILED" : std::string("ok")) << " |\n";
+      }
+  }
+  // the issue's goal at 50% load
+  md << "\nGoal (issue 15): at 50% load, LS p99 <= " << o.target_x << "x solo while BE >= 60% of solo.\n\n";
+  const bool have50 = std::find(o.loads.begin(), o.loads.end(), 0.5) != o.loads.end();
+  for (const auto& be : o.bes)
+    for (const auto& c : o.configs) {
+      if (!have50) {
+        md << "- " << be << " / " << c << ": 50% load not measured\n";
+        continue;
+      }
+      if (!policy_runs(c)) {
+        md << "- " << be << " / " << c << ": not built\n";
+        continue;
+      }
+      const double x = rep.med(be, 0.5, c, &Result::p99) / solo_p99(0.5);
+      const double b = rep.med(be, 0.5, c, &Result::be_rate) / rep.med(be, 0, "be-alone", &Result::be_rate);
+      const bool ok_ls = x <= o.target_x, ok_be = b >= 0.60, failed = rep.count(be, 0.5, c, true) > 0;
+      char line[320];
+      std::snprintf(line, sizeof line,
+                    "- %s / %s: LS p99 %.2fx solo (%s by %.2f), BE %.0f%% of solo (%s by %.0f points): %s%s\n",
+                    be.c_str(), c.c_str(), x, ok_ls ? "met" : "missed", std::fabs(x - o.target_x), 100 * b,
+                    ok_be ? "met" : "missed", std::fabs(100 * b - 60), ok_ls && ok_be ? "MET" : "MISSED",
+                    failed ? " (a check FAILED in some run)" : "");
+      md << line;
+    }
+  std::printf("\n%s", md.str().c_str());
+  if (FILE* f = std::fopen((o.out + "/colocate.md").c_str(), "w")) {
+    std::fputs(md.str().c_str(), f);
+    std::fclose(f);
+  }
+  std::printf("\n== done in %.0f s; results in %s (colocate.md, raw.tsv, solo.tsv%s)\n", seconds_since(T0), o.out.c_str(),
+              o.trace ? ", sm-*.png, alloc-*.tsv" : "");
+  if (rep.any_failed()) {
+    std::printf("== SOME CHECKS FAILED (column 'checks'; raw.tsv has the messages)\n");
+    return 1;
+  }
+  return 0;
+}
+
+// ---- MPS roles: one side of a measurement in a process of its own (run_on_gpu.sh starts both) ----------
+int run_role(const Options& o) {
+  if (o.role == "probe") {
+    CK(cudaFree(nullptr));
+    std::printf("ROLE probe ok\n");
+    return 0;
+  }
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  Bench bench(o, unsigned(sms));
+  bench.warm_up();
+  Run x;
+  x.settle = o.settle;
+  x.secs = o.secs;
+  if (o.role == "ls") {
+    if (o.rate <= 0) usage("--role ls needs --rate");
+    x.config = "mps";
+    x.load = 1;  // any value > 0: LS present
+    x.rate = o.rate;
+    x.seed = o.seed;
+    const Result r = bench.measure(x);
+    std::printf("ROLE ls requests %zu p50 %.1f p99 %.1f p999 %.1f lag99 %.1f check %s\n", r.requests, r.p50, r.p99,
+                r.p999, r.lag99, r.problems.empty() ? "ok" : "FAILED");
+    if (!r.problems.empty()) std::printf("  %s\n", r.problems.c_str());
+    return r.problems.empty() ? 0 : 1;
+  }
+  if (o.role == "be") {
+    x.config = "be-alone";
+    x.be = bench.be(o.be_kind);
+    if (!x.be) usage("--role be needs --be-kind compute|memory|wmma");
+    const Result r = bench.measure(x);
+    std::printf("ROLE be %s tasks_per_s %.0f check %s\n", o.be_kind.c_str(), r.be_rate, r.problems.empty() ? "ok" : "FAILED");
+    if (!r.problems.empty()) std::printf("  %s\n", r.problems.c_str());
+    return r.problems.empty() ? 0 : 1;
+  }
+  usage(("unknown role " + o.role).c_str());
+}
+
+}  // namespace
+}  // namespace colo
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  // Module loading: eager, decided here (README.md, "Process start"): a kernel loaded lazily on its first
+  // launch waits for every kernel running then (docs/facts.md, fact 19), so an LS kernel first launched
+  // beside BE would wait for BE. CUDA reads the variable when it initializes: before any CUDA call.
+  // A value given by the caller wins (CUDA_MODULE_LOADING=LAZY to see the difference).
+  setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+  const colo::Options o = colo::parse(argc, argv);
+  return o.role.empty() ? colo::run_all(o) : colo::run_role(o);
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# On the development machine (it has the clang tool; the GPU machine has not): makes the BE programs PTB.
+# Writes the ptb-transform --strict output of bench/colocate/be_programs.cu (the only transformed source:
+# the LS client and the driver stay plain CUDA) to build/bench-colocate/ (or $1), with SOURCE.txt (commit,
+# tool, date) and SOURCES.sha256 (the benchmark's sources: run_on_gpu.sh refuses outputs of others).
+#
+#   PTB_TRANSFORM=/path/to/ptb-transform bash bench/colocate/transform.sh [OUTPUT_DIR]
+#
+# PTB_TRANSFORM defaults to build/tools/ptb-transform/ptb-transform. Exit status 0 only when written.
+set -u
+cd "$(dirname "$0")/../.."
+TOOL="${PTB_TRANSFORM:-build/tools/ptb-transform/ptb-transform}"
+OUTDIR="${1:-build/bench-colocate}"
+if [ ! -x "$TOOL" ]; then
+  echo "transform.sh: $TOOL not found: build the tool (ninja -C build ptb-transform) or set PTB_TRANSFORM" >&2
+  exit 1
+fi
+rm -rf "$OUTDIR"
+mkdir -p "$OUTDIR"
+LOGF="$OUTDIR/transform.log"
+status=0
+"$TOOL" --strict --output-dir "$OUTDIR" bench/colocate/be_programs.cu -- -std=c++17 -I bench/colocate -I runtime/include \
+  >"$LOGF" 2>&1 || status=1
+cat "$LOGF"
+[ -f "$OUTDIR/be_programs.cu" ] || { echo "  not transformed: be_programs.cu"; status=1; }
+{
+  echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$([ -n "$(git status --porcelain -- bench/colocate runtime/include 2>/dev/null)" ] && echo ' (bench/colocate or runtime/include differ from it)')"
+  echo "tool: $TOOL ($("$TOOL" --version 2>&1 | head -1))"
+  echo "transformed: $(date -u '+%F %T') UTC"
+} >"$OUTDIR/SOURCE.txt"
+sha256sum bench/colocate/*.cu bench/colocate/*.h >"$OUTDIR/SOURCES.sha256"
+cat "$OUTDIR/SOURCE.txt"
+if [ $status = 0 ]; then
+  echo "transform.sh: carry $OUTDIR to the GPU machine and run: bash bench/colocate/run_on_gpu.sh"
+else
+  echo "transform.sh: FAILED (see $LOGF); nothing usable in $OUTDIR" >&2
+fi
+exit $status
