@@ -124,7 +124,7 @@ mps_rows() {
       local l b
       l=$(grep '^ROLE ls' "$OUT/mps-ls.log"); b=$(grep '^ROLE be' "$OUT/mps-be.log")
       say "  MPS $be load $load: ${l:-LS FAILED} / ${b:-BE FAILED}"
-      echo "| $be | $load | mps $pct% | $(echo "$l" | awk '{print $6" | "$8" | "$10}') | $(echo "$b" | awk '{print $5}') | $(echo "$l $b" | grep -c 'check ok' | sed 's/^2$/ok/;s/^[01]$/FAILED/') |" >>"$OUT/mps.md"
+      echo "| $be | $load | mps $pct% | $(echo "$l" | awk '{print $6" | "$8" | "$10}') | $(echo "$b" | awk '{print $5}') | $( [ "$(echo "$l $b" | grep -o 'check ok' | wc -l)" = 2 ] && echo ok || echo FAILED) |" >>"$OUT/mps.md"
     done <"$OUT/solo.tsv"
   done
   say "MPS rows (absolute; the solo values are in colocate.md; BE's window starts before LS's, see README.md):"
