@@ -54,6 +54,7 @@ struct Options {
   double budget_s = 400;           // --budget-s: no new repetition that would end after this
   uint64_t seed = 20261123;        // --seed: arrivals of (load i, rep r) use seed + 1000 i + r
   int ls_n = 256, ls_layers = 16, ls_streams = 8;  // --ls-n, --ls-layers, --ls-streams
+  bool ls_graph = true;                            // --ls-no-graph: the request's launches one by one
   double target_x = 1.10;          // --target-x
   unsigned epoch_us = 4000;        // --epoch-us
   unsigned step = 2;               // --step: SMs per controller move
@@ -70,7 +71,7 @@ struct Options {
   std::fprintf(stderr,
                "colocate: %s\nusage: colocate [--out DIR] [--reps N] [--secs S] [--settle S] [--loads 0.25,0.5,0.75]\n"
                "  [--be compute,memory,wmma] [--configs plain,priority,static,gspace,feedback] [--budget-s S]\n"
-               "  [--seed N] [--ls-n N] [--ls-layers N] [--ls-streams N] [--target-x X] [--epoch-us N]\n"
+               "  [--seed N] [--ls-n N] [--ls-layers N] [--ls-streams N] [--ls-no-graph] [--target-x X] [--epoch-us N]\n"
                "  [--step N] [--profile-step N] [--profile-secs S] [--no-trace]\n"
                "  MPS roles: --role probe | --role ls --rate R [--secs S --settle S --seed N] | --role be --be-kind K\n",
                why);
@@ -112,6 +113,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--profile-step") o.profile_step = unsigned(std::stoul(val()));
     else if (a == "--profile-secs") o.profile_secs = std::stod(val());
     else if (a == "--no-trace") o.trace = false;
+    else if (a == "--ls-no-graph") o.ls_graph = false;
     else if (a == "--role") o.role = val();
     else if (a == "--rate") o.rate = std::stod(val());
     else if (a == "--be-kind") o.be_kind = val();
@@ -195,7 +197,7 @@ struct Run {                 // what one measurement runs
 class Bench {
  public:
   Bench(const Options& o, unsigned sms)
-      : o_(o), sms_(sms), svc_(o.ls_n, o.ls_layers, o.ls_streams),
+      : o_(o), sms_(sms), svc_(o.ls_n, o.ls_layers, o.ls_streams, o.ls_graph),
         client_(svc_, 4096), bes_(make_be_programs()), seq_(bes_.size(), 0) {
     int lo = 0, hi = 0;
     CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
@@ -357,11 +359,7 @@ Result Bench::measure(const Run& r) {
     if (FILE* f = std::fopen(r.alloc_tsv.c_str(), "w")) {
       std::fprintf(f, "t_s\tls_sms\tbe_sms\tidle_sms\tshared_sms\tshared_cap\tls_p99_us\tls_requests\tbe_rate\tsaturated\n");
       for (const auto& e : hist) {
-#if COLOCATE_HAVE_CONTROLLER_BASE
         const unsigned shared = e.decided.shared, cap = e.decided.shared_cap;  // G-Space's capped SMs
-#else
-        const unsigned shared = 0, cap = 0;
-#endif
         std::fprintf(f, "%.4f\t%u\t%u\t%u\t%u\t%u\t%.1f\t%zu\t%.0f\t%d\n", e.t, e.decided.ls, e.decided.be,
                      e.decided.idle, shared, cap, e.sample.ls_latency, e.ls_requests, e.sample.be_rate, int(e.saturated));
       }
@@ -459,10 +457,10 @@ int run_all(const Options& o) {
   const unsigned sms = unsigned(prop.multiProcessorCount);
   std::printf("== colocate: device %s, %u SMs; CUDA_MODULE_LOADING=%s\n", prop.name, sms,
               std::getenv("CUDA_MODULE_LOADING") ? std::getenv("CUDA_MODULE_LOADING") : "(unset)");
-  std::printf("== LS: %d x (GEMM %dx%dx%d + bias/ReLU) + residual add = %d kernels a request, %d streams; seed %llu\n",
-              o.ls_layers, o.ls_n, o.ls_n, o.ls_n, 2 * o.ls_layers + 1, o.ls_streams, (unsigned long long)o.seed);
-  std::printf("== static k from %s; gspace %s; the controllers' epoch %u us, step %u SMs; target %.2fx LS solo p99\n",
-              static_k_source(), gspace_built() ? "built (ptb/qos/gspace.h)" : "not built (no ptb/qos/gspace.h + controller.h)",
+  std::printf("== LS: %d x (GEMM %dx%dx%d + bias/ReLU) + residual add = %d kernels a request (%s), %d streams; seed %llu\n",
+              o.ls_layers, o.ls_n, o.ls_n, o.ls_n, 2 * o.ls_layers + 1, o.ls_graph ? "one CUDA graph" : "launched one by one",
+              o.ls_streams, (unsigned long long)o.seed);
+  std::printf("== static k from ptb::qos::static_partition_k; the controllers' epoch %u us, step %u SMs; target %.2fx LS solo p99\n",
               o.epoch_us, o.step, o.target_x);
   std::fflush(stdout);
 
@@ -540,11 +538,6 @@ int run_all(const Options& o) {
     }
     return bench.measure(x);
   };
-  auto policy_runs = [&](const std::string& c) {
-    if (c == "gspace" && !gspace_built()) return false;
-    return true;
-  };
-
   double rep_secs = 0;
   unsigned reps_done = 0;
   for (unsigned r = 0; r < o.reps; ++r) {
@@ -571,7 +564,7 @@ int run_all(const Options& o) {
     for (const auto& be : o.bes)
       for (double L : o.loads)
         for (const auto& c : o.configs)
-          if (policy_runs(c)) rep.add({be, L, c, r, coloc(c, be, L, r, false)});
+          rep.add({be, L, c, r, coloc(c, be, L, r, false)});
     rep_secs = seconds_since(R0);
     ++reps_done;
     if (r == 0 && o.trace) {  // one traced run of each policy at 50% load (not in the table: tracing slows BE)
@@ -579,7 +572,7 @@ int run_all(const Options& o) {
       std::printf("== traced runs (load %.2f; not in the table)\n", L);
       for (const auto& be : o.bes)
         for (const auto& c : o.configs)
-          if ((c == "static" || c == "gspace" || c == "feedback") && policy_runs(c)) {
+          if (c == "static" || c == "gspace" || c == "feedback") {
             const Result res = coloc(c, be, L, 0, true);
             std::printf("  traced %s %s: LS p99 %.1f us, BE SMs %.1f%s\n", be.c_str(), c.c_str(), res.p99, res.be_sms,
                         res.problems.empty() ? "" : (" CHECK FAILED: " + res.problems).c_str());
@@ -591,7 +584,7 @@ int run_all(const Options& o) {
   std::ostringstream md;
   md << "# Co-location benchmark (bench/colocate)\n\n";
   md << "Device: " << prop.name << " (" << sms << " SMs). LS: " << o.ls_layers << " x (GEMM " << o.ls_n << "^3 + bias/ReLU)"
-     << " + residual add, Poisson arrivals (seed " << o.seed << "), capacity " << fmt("%.0f", capacity)
+     << " + residual add (" << (o.ls_graph ? "one CUDA graph a request" : "launched one by one") << "), Poisson arrivals (seed " << o.seed << "), capacity " << fmt("%.0f", capacity)
      << " requests/s (back to back: " << fmt("%.1f", b2b_us) << " us a request). Medians of " << reps_done
      << " repetition(s), " << o.secs << " s windows. LS latency = host lag + device (cudaEvent pair). "
      << "Controllers' target: " << o.target_x << " x LS solo p99 of the load.\n\n";
@@ -616,11 +609,6 @@ int run_all(const Options& o) {
     const double be_solo = rep.med(be, 0, "be-alone", &Result::be_rate);
     for (double L : o.loads)
       for (const auto& c : o.configs) {
-        if (!policy_runs(c)) {
-          md << "| " << be << " | " << fmt("%.0f%%", 100 * L) << " | " << c << " | not built (no ptb/qos/gspace.h) "
-             << "| | | | | | | | |\n";
-          continue;
-        }
         const unsigned n = rep.count(be, L, c), bad = rep.count(be, L, c, true);
         md << "| " << be << " | " << fmt("%.0f%%", 100 * L) << " | " << c
            << (c == "static" && static_k.count({be, L}) ? " (k=" + std::to_string(static_k[{be, L}]) + ")" : "") << " | "
@@ -640,10 +628,6 @@ int run_all(const Options& o) {
     for (const auto& c : o.configs) {
       if (!have50) {
         md << "- " << be << " / " << c << ": 50% load not measured\n";
-        continue;
-      }
-      if (!policy_runs(c)) {
-        md << "- " << be << " / " << c << ": not built\n";
         continue;
       }
       const double x = rep.med(be, 0.5, c, &Result::p99) / solo_p99(0.5);

@@ -42,7 +42,7 @@ __global__ void ls_residual(const float* a, const float* b, float* y, size_t cou
 
 }  // namespace
 
-LsService::LsService(int n, int layers, int streams) : n_(n), layers_(layers), slots_(size_t(streams)) {
+LsService::LsService(int n, int layers, int streams, bool graph) : n_(n), layers_(layers), slots_(size_t(streams)) {
   if (n % kTile != 0 || n <= 0 || layers <= 0 || streams <= 0) {
     std::fprintf(stderr, "colocate: LS n must be a positive multiple of 16, layers and streams positive\n");
     std::exit(2);
@@ -85,9 +85,24 @@ LsService::LsService(int n, int layers, int streams) : n_(n), layers_(layers), s
   }
   reference_.resize(nn);
   for (size_t i = 0; i < nn; ++i) reference_[i] = float(h[i] + x[i]);
+  if (!graph) return;
+  // Each slot's request as a graph, captured in the slot's own stream (the graph can then be launched
+  // into the slot's plain or high-priority stream: its kernels take the priority of the stream).
+  for (int k = 0; k < streams; ++k) {
+    cudaStream_t s = slots_[size_t(k)].plain;
+    cudaGraph_t g = nullptr;
+    cudaGraphExec_t e = nullptr;
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    launch_chain(k, s);
+    CK(cudaStreamEndCapture(s, &g));
+    CK(cudaGraphInstantiate(&e, g, 0));
+    CK(cudaGraphDestroy(g));
+    execs_.push_back(e);
+  }
 }
 
 LsService::~LsService() {
+  for (cudaGraphExec_t e : execs_) cudaGraphExecDestroy(e);
   for (auto& s : slots_) {
     cudaStreamDestroy(s.plain);
     cudaStreamDestroy(s.high);
@@ -99,6 +114,14 @@ LsService::~LsService() {
 }
 
 void LsService::issue(int slot, cudaStream_t s) {
+  if (!execs_.empty()) {
+    CK(cudaGraphLaunch(execs_[size_t(slot)], s));
+    return;
+  }
+  launch_chain(slot, s);
+}
+
+void LsService::launch_chain(int slot, cudaStream_t s) {
   Slot& b = slots_[size_t(slot)];
   const size_t nn = size_t(n_) * n_;
   const dim3 tiles(unsigned(n_ / kTile), unsigned(n_ / kTile)), tile(kTile, kTile);

@@ -3,7 +3,11 @@
 //
 // One LS request is a small inference-like chain in one stream: `layers` times a tiled fp32 GEMM
 // (n x n x n, 16 x 16 tiles in shared memory) and a bias + ReLU, then a residual add: 2 * layers + 1
-// kernels, a few hundred microseconds alone on an H100 (the defaults: n = 256, 16 layers).
+// kernels, a few hundred microseconds alone on an H100 (the defaults: n = 256, 16 layers). By default the
+// chain is a CUDA graph, captured once per stream and launched whole, as inference servers run such
+// chains: the first run on the H100 (2026-11-23) issued the 33 launches one by one and the issuing thread
+// was the bottleneck (host lag p99 290-2200 us alone, against ~180 us on the device). `graph = false`
+// issues the launches one by one.
 //
 // The client (LsClient) issues requests at given arrival times (Poisson: exponential gaps from a seeded
 // generator, made by poisson_arrivals) from one host thread, each into an idle stream of a small pool,
@@ -32,7 +36,7 @@ namespace colo {
 // The LS service's data: weights and the input (shared, read only) and one set of buffers per stream.
 class LsService {
  public:
-  LsService(int n, int layers, int streams);
+  LsService(int n, int layers, int streams, bool graph = true);
   ~LsService();
   LsService(const LsService&) = delete;
   LsService& operator=(const LsService&) = delete;
@@ -45,7 +49,9 @@ class LsService {
   cudaStream_t stream(int slot, bool high_priority) const {
     return high_priority ? slots_[size_t(slot)].high : slots_[size_t(slot)].plain;
   }
-  // One request's launches into `s`, with buffers of `slot` (asynchronous; no events).
+  bool graph() const { return !execs_.empty(); }
+  // One request's launches into `s` (the graph of `slot`, or its launches), with buffers of `slot`
+  // (asynchronous; no events).
   void issue(int slot, cudaStream_t s);
   // Poison every slot's output (NaN), before a measurement.
   void poison_outputs();
@@ -61,7 +67,9 @@ class LsService {
   int n_, layers_;
   float *x_ = nullptr, *w_ = nullptr, *bias_ = nullptr;  // input n x n; weights layers x n x n; bias layers x n
   std::vector<Slot> slots_;
-  std::vector<float> reference_;  // the request's output, computed on the CPU once
+  std::vector<cudaGraphExec_t> execs_;  // one request per slot, as a graph (empty: launches one by one)
+  std::vector<float> reference_;
+  void launch_chain(int slot, cudaStream_t s);  // the request's output, computed on the CPU once
 };
 
 // Arrival times (seconds from the client's start) of a Poisson process of `rate` per second on [0, duration).
