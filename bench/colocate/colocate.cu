@@ -63,6 +63,8 @@ struct Options {
   bool policy_ls_high = true;
   double target_x = 1.10;          // --target-x
   unsigned epoch_us = 4000;        // --epoch-us
+  unsigned window = 256;           // --window: the controllers' LS p99 over the last N requests (0: one epoch's)
+  int static_k = -1;               // --static-k: the static partition's k as given (no profile)
   unsigned step = 2;               // --step: SMs per controller move
   unsigned profile_step = 8;       // --profile-step: granularity of the static profile's k
   double profile_secs = 0.3;       // --profile-secs: window of one profile probe
@@ -77,7 +79,7 @@ struct Options {
   std::fprintf(stderr,
                "colocate: %s\nusage: colocate [--out DIR] [--reps N] [--secs S] [--settle S] [--loads 0.25,0.5,0.75]\n"
                "  [--be compute,memory,wmma] [--configs plain,priority,static,gspace,feedback] [--budget-s S]\n"
-               "  [--seed N] [--ls-n N] [--ls-layers N] [--ls-streams N] [--ls-no-graph] [--policy-ls-plain] [--target-x X] [--epoch-us N]\n"
+               "  [--seed N] [--ls-n N] [--ls-layers N] [--ls-streams N] [--ls-no-graph] [--policy-ls-plain] [--target-x X] [--epoch-us N] [--window N] [--static-k K]\n"
                "  [--step N] [--profile-step N] [--profile-secs S] [--no-trace]\n"
                "  MPS roles: --role probe | --role ls --rate R [--secs S --settle S --seed N] | --role be --be-kind K\n",
                why);
@@ -115,6 +117,8 @@ Options parse(int argc, char** argv) {
     else if (a == "--ls-streams") o.ls_streams = std::stoi(val());
     else if (a == "--target-x") o.target_x = std::stod(val());
     else if (a == "--epoch-us") o.epoch_us = unsigned(std::stoul(val()));
+    else if (a == "--window") o.window = unsigned(std::stoul(val()));
+    else if (a == "--static-k") o.static_k = std::stoi(val());
     else if (a == "--step") o.step = unsigned(std::stoul(val()));
     else if (a == "--profile-step") o.profile_step = unsigned(std::stoul(val()));
     else if (a == "--profile-secs") o.profile_secs = std::stod(val());
@@ -293,6 +297,7 @@ Result Bench::measure(const Run& r) {
     p.static_k = r.static_k;
     p.max_cap = r.be->blocks_per_sm();
     p.epoch = std::chrono::microseconds(o_.epoch_us);
+    p.window = o_.window;
     ptb::qos::EpochLoop::Hooks hooks{[be = r.be] { return be->progress(); }, ptb::qos::apply_to_be(policy_),
                                      [this, &log] { client_.poll(&log); }};
     loop = make_loop(r.config, p, log, hooks);
@@ -467,8 +472,9 @@ int run_all(const Options& o) {
   std::printf("== LS: %d x (GEMM %dx%dx%d + bias/ReLU) + residual add = %d kernels a request (%s), %d streams; seed %llu\n",
               o.ls_layers, o.ls_n, o.ls_n, o.ls_n, 2 * o.ls_layers + 1, o.ls_graph ? "one CUDA graph" : "launched one by one",
               o.ls_streams, (unsigned long long)o.seed);
-  std::printf("== static k from ptb::qos::static_partition_k; the controllers' epoch %u us, step %u SMs; target %.2fx LS solo p99\n",
-              o.epoch_us, o.step, o.target_x);
+  std::printf("== static k from %s; the controllers' epoch %u us, step %u SMs; target %.2fx LS solo p99 over %s\n",
+              o.static_k >= 0 ? "--static-k" : "ptb::qos::static_partition_k", o.epoch_us, o.step, o.target_x,
+              o.window ? ("the last " + std::to_string(o.window) + " requests").c_str() : "one epoch's requests");
   std::fflush(stdout);
 
   Bench bench(o, sms);
@@ -518,6 +524,11 @@ int run_all(const Options& o) {
 
   // the static partition's profile: LS p99 with BE's twins on SMs [k, total), a few k (short windows)
   auto profile = [&](const std::string& be, double load) {
+    if (o.static_k >= 0) {
+      static_k[{be, load}] = unsigned(std::min(o.static_k, int(sms)));
+      std::printf("  static %s load %.2f: k = %d as given (--static-k)\n", be.c_str(), load, o.static_k);
+      return;
+    }
     const double target = o.target_x * solo_p99(load);
     std::printf("  static profile %s load %.2f (target %.1f us):", be.c_str(), load, target);
     auto ls_p99_at = [&](unsigned k) {

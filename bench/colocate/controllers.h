@@ -33,8 +33,9 @@ class Loop {
 template <class Ctl>
 class LoopOf : public Loop {
  public:
-  LoopOf(Ctl ctl, ptb::qos::LatencyLog& log, ptb::qos::EpochLoop::Hooks hooks, std::chrono::microseconds epoch)
-      : ctl_(std::move(ctl)), loop_(ctl_, log, std::move(hooks), epoch) {}
+  LoopOf(Ctl ctl, ptb::qos::LatencyLog& log, ptb::qos::EpochLoop::Hooks hooks, std::chrono::microseconds epoch,
+         size_t window)
+      : ctl_(std::move(ctl)), loop_(ctl_, log, std::move(hooks), epoch, 0.99, window) {}
   void start() override { loop_.start(); }
   void stop() override { loop_.stop(); }
   std::vector<ptb::qos::EpochRecord> history() const override { return loop_.history(); }
@@ -51,6 +52,7 @@ struct LoopParams {
   unsigned static_k = 0; // static: SMs kept free of BE
   unsigned max_cap = 0;  // gspace: BE's blocks per SM at full occupancy
   std::chrono::microseconds epoch{4000};
+  size_t window = 0;     // the LS p99 over the last `window` requests (0: one epoch's)
 };
 
 
@@ -63,7 +65,7 @@ inline std::unique_ptr<Loop> make_loop(const std::string& policy, const LoopPara
     c.target = p.target;
     c.step = p.step;
     return std::make_unique<LoopOf<ptb::qos::FeedbackController>>(ptb::qos::FeedbackController(c), log,
-                                                                  std::move(hooks), p.epoch);
+                                                                  std::move(hooks), p.epoch, p.window);
   }
   if (policy == "gspace") {
     ptb::qos::GSpaceConfig c;
@@ -74,11 +76,11 @@ inline std::unique_ptr<Loop> make_loop(const std::string& policy, const LoopPara
     c.start_n = 0;  // start from BE everywhere, uncapped: the search walks towards LS as LS misses
     c.start_k = p.max_cap;
     return std::make_unique<LoopOf<ptb::qos::GSpaceController>>(ptb::qos::GSpaceController(c), log,
-                                                               std::move(hooks), p.epoch);
+                                                               std::move(hooks), p.epoch, p.window);
   }
   if (policy == "static")
     return std::make_unique<LoopOf<ptb::qos::StaticPartition>>(ptb::qos::StaticPartition(p.total, p.static_k), log,
-                                                               std::move(hooks), p.epoch);
+                                                               std::move(hooks), p.epoch, p.window);
   return nullptr;
 }
 

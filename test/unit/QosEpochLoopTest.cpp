@@ -52,6 +52,37 @@ TEST(QosEpochLoop, QuantileIsTheNearestRank) {
   EXPECT_EQ(ptb::qos::quantile(none, 0.99), 0.0);
 }
 
+// With a window, an epoch's latency is the quantile over the last `window` requests, not over the epoch's
+// few: one slow request among 200 fast ones is not the window's p99, where it is the epoch's.
+TEST(QosEpochLoop, AWindowSpansEpochs) {
+  FeedbackController ctl(config(132, 100));
+  LatencyLog log;
+  EpochLoop loop(ctl, log, {nullptr, nullptr, nullptr}, 1ms, 0.99, 200);
+  const auto t0 = EpochLoop::Clock::now();
+  for (int e = 0; e < 10; ++e) {  // 10 epochs of 20 requests of 50 us
+    for (int i = 0; i < 20; ++i) log.add(50);
+    loop.step(t0 + (e + 1) * 1ms);
+  }
+  for (int i = 0; i < 9; ++i) log.add(50);
+  log.add(900);  // one slow request in the 11th epoch
+  loop.step(t0 + 11ms);
+  loop.step(t0 + 12ms);  // a quiet epoch: no latency, whatever the window holds
+  auto h = loop.history();
+  ASSERT_EQ(h.size(), 12u);
+  EXPECT_DOUBLE_EQ(h[9].sample.ls_latency, 50.0);
+  EXPECT_DOUBLE_EQ(h[10].sample.ls_latency, 50.0);  // the 900 is 1 of the last 200: above the p99's rank
+  EXPECT_EQ(h[10].ls_requests, 10u);
+  EXPECT_FALSE(h[11].sample.ls_active);
+  // Without the window the same epoch's p99 is the slow request.
+  FeedbackController ctl2(config(132, 100));
+  LatencyLog log2;
+  EpochLoop plain(ctl2, log2, {nullptr, nullptr, nullptr}, 1ms, 0.99);
+  for (int i = 0; i < 9; ++i) log2.add(50);
+  log2.add(900);
+  plain.step(t0 + 1ms);
+  EXPECT_DOUBLE_EQ(plain.history()[0].sample.ls_latency, 900.0);
+}
+
 TEST(QosEpochLoop, OneEpochHandsTheControllerWhatWasLogged) {
   FeedbackController ctl(config(132, 100));
   LatencyLog log;
