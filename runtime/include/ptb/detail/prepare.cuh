@@ -4,9 +4,6 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include <cstdlib>
-#include <cstring>
-
 #include <algorithm>
 #include <cstddef>
 #include <functional>
@@ -97,28 +94,10 @@ inline bool fits_device(const DeviceState& d, dim3 grid, dim3 block) {
 // host, or its last worker breaks the set: see leave()). Measured on the H100 (test/gpu/stress/
 // wavefront.cu): with one worker per task, about half of the 1..255-task launches under PTB_SMS=0-65
 // were stranded, ~90 us each. Extra workers on SMs outside the set leave after one load.
-// Experiment (bench/colocate, docs/qos.md): PTB_CONFINED_WORKERS=fit sizes a confined launch of many
-// tasks to the slots its policy allows (each allowed SM's cap, at most the occupancy), plus one per SM,
-// instead of the occupancy of every SM: fewer workers land outside the set or wait in the hardware queue
-// for room there.
-inline bool fit_confined_workers() {
-  static const bool fit = [] {
-    const char* e = std::getenv("PTB_CONFINED_WORKERS");
-    return e && std::strcmp(e, "fit") == 0;
-  }();
-  return fit;
-}
 inline unsigned worker_count(const DeviceState& d, const PolicyState& pol, unsigned long long full,
                              unsigned long long need) {
   const unsigned long long sms = static_cast<unsigned long long>(d.sms);
   if (pol.sms != SmSet::all() && need < sms) need = sms;
-  if (fit_confined_workers() && restricted(pol) && sms > 0 && d.discovered) {
-    const unsigned long long occ = full / sms;
-    unsigned long long slots = 0;
-    for (unsigned i = 0; i < kMaxSm; ++i)
-      if (d.dense_of[i] >= 0) slots += std::min<unsigned long long>(pol.last[d.dev][i], occ);
-    need = std::min(need, std::max(slots + sms, sms));
-  }
   return static_cast<unsigned>(std::min(full, need));
 }
 
