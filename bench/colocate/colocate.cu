@@ -50,7 +50,7 @@ struct Options {
   double settle = 0.25;            // --settle: before the window (BE fills the GPU, controllers converge)
   std::vector<double> loads{0.25, 0.5, 0.75};  // --loads: fractions of the LS solo capacity
   std::vector<std::string> bes{"compute", "memory", "wmma"};  // --be
-  std::vector<std::string> configs{"plain", "priority", "static", "gspace", "feedback"};  // --configs
+  std::vector<std::string> configs{"plain", "priority", "static", "gspace", "feedback", "gate"};  // --configs
   double budget_s = 400;           // --budget-s: no new repetition that would end after this
   uint64_t seed = 20261123;        // --seed: arrivals of (load i, rep r) use seed + 1000 i + r
   int ls_n = 256, ls_layers = 16, ls_streams = 8;  // --ls-n, --ls-layers, --ls-streams
@@ -132,7 +132,7 @@ Options parse(int argc, char** argv) {
   }
   if (o.reps == 0 || o.secs <= 0 || o.loads.empty()) usage("reps, secs and loads must be positive");
   for (const auto& c : o.configs)
-    if (c != "plain" && c != "priority" && c != "static" && c != "gspace" && c != "feedback")
+    if (c != "plain" && c != "priority" && c != "static" && c != "gspace" && c != "feedback" && c != "gate")
       usage(("unknown configuration " + c).c_str());
   return o;
 }
@@ -267,7 +267,9 @@ class Bench {
   BeFeeder feeder_;
 };
 
-bool uses_twins(const std::string& c) { return c == "be-alone-ptb" || c == "static" || c == "gspace" || c == "feedback"; }
+bool uses_twins(const std::string& c) {
+  return c == "be-alone-ptb" || c == "static" || c == "gspace" || c == "feedback" || c == "gate";
+}
 
 Result Bench::measure(const Run& r) {
   Result res;
@@ -303,8 +305,11 @@ Result Bench::measure(const Run& r) {
     loop = make_loop(r.config, p, log, hooks);
     if (loop) loop->start();
   }
+  // gate: BE yields every SM while an LS request is in flight (ptb/qos/request_gate.cuh)
+  std::unique_ptr<ptb::qos::RequestGate> gate;
+  if (with_be && with_ls && r.config == "gate") gate = std::make_unique<ptb::qos::RequestGate>(policy_);
   const auto t0 = Clock::now();
-  if (with_ls) client_.start(arrivals, ls_high);
+  if (with_ls) client_.start(arrivals, ls_high, gate.get());
   // the window: BE's progress at its start and end
   std::this_thread::sleep_until(t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(r.settle)));
   const bool tracing = with_be && twins && !r.trace_png.empty();
@@ -319,6 +324,10 @@ Result Bench::measure(const Run& r) {
   const double p1 = with_be ? r.be->progress() : 0;
   const double wsecs = seconds_since(w0);
   if (with_ls) client_.drain();  // every LS request finished, BE still running beside them
+  if (gate) {
+    std::printf("    gate: BE yielded %llu times\n", gate->yields());
+    gate.reset();  // BE gets every SM back
+  }
   std::vector<ptb::qos::EpochRecord> hist;
   if (loop) {
     loop->stop();

@@ -27,7 +27,8 @@
 #include <thread>
 #include <vector>
 
-#include <ptb/qos/epoch_loop.h>  // ptb::qos::LatencyLog (plain C++)
+#include <ptb/qos/epoch_loop.h>      // ptb::qos::LatencyLog (plain C++)
+#include <ptb/qos/request_gate.cuh>  // ptb::qos::RequestGate (the `gate` configuration)
 
 #include "util.h"
 
@@ -93,8 +94,9 @@ class LsClient {
   LsClient& operator=(const LsClient&) = delete;
 
   // Issue requests at `arrivals` (seconds from now) on a thread of its own, into the pool's streams
-  // (high priority or plain). Results of an earlier run are dropped.
-  void start(const std::vector<double>& arrivals, bool high_priority);
+  // (high priority or plain); with a gate, each request is framed by gate->begin() (its time counts as
+  // host lag) and gate->end(stream). Results of an earlier run are dropped.
+  void start(const std::vector<double>& arrivals, bool high_priority, ptb::qos::RequestGate* gate = nullptr);
   // Every request issued (returns when the last arrival has been issued).
   void join();
   // Finished requests since the last poll: to `results()` and, latency in us, to `log` if given.
@@ -114,7 +116,7 @@ class LsClient {
     double arrival_s = 0, issue_s = 0;
     cudaEvent_t begin = nullptr, end = nullptr;
   };
-  void run(bool high_priority);
+  void run(bool high_priority, ptb::qos::RequestGate* gate);
   LsService& svc_;
   std::vector<cudaEvent_t> events_;
   std::vector<double> arrivals_;

@@ -1,0 +1,123 @@
+// ptb/qos/request_gate.cuh: time-sharing between a latency-sensitive (LS) service and best-effort (BE)
+// work (issue 15; docs/qos.md, "The request gate"). While at least one LS request is in flight, BE's
+// policy holds `during` (default: no SM, BE pauses where it is); when the last one has finished on the
+// device, BE gets `between` back (default: every SM). The spatial policies (static partition, G-Space,
+// feedback) cannot keep an LS service whose kernels spread over the whole GPU near its solo latency
+// without taking the whole GPU from BE (bench/colocate, 2026-11-23); the gate gives LS the whole GPU only
+// while it has work.
+//
+//   ptb::Policy be = ptb::Policy::create();  ptb::set_stream_policy(be_stream, be);
+//   ptb::qos::RequestGate gate(be);
+//   // each LS request: gate.begin(); <its launches in stream s>; gate.end(s);
+//
+// begin() applies `during` before returning when it is the first request in flight (Policy::set: the
+// runtime's lock and one small copy to the device); end(s) records an event in s, and a thread of the
+// gate's own polls the events (every `poll_us`) and applies `between` when the last request in flight has
+// passed its event. BE's workers leave an SM after their current task (ptb::Tuning's check interval), so
+// the first kernel of a request that finds the GPU full waits about one BE task.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "../policy.cuh"
+#include "../smset.cuh"
+
+namespace ptb::qos {
+
+class RequestGate {
+public:
+  explicit RequestGate(Policy be, SmSet during = SmSet::none(), SmSet between = SmSet::all(), unsigned poll_us = 10)
+      : be_(be), during_(during), between_(between), poll_(poll_us) {
+    poller_ = std::thread([this] { poll_loop(); });
+  }
+  RequestGate(const RequestGate&) = delete;
+  RequestGate& operator=(const RequestGate&) = delete;
+  // Waits for no request: a request still in flight keeps BE at `during` until `between` is applied here.
+  ~RequestGate() {
+    stop_ = true;
+    poller_.join();
+    std::lock_guard<std::mutex> g(m_);
+    if (in_flight_ > 0) be_.set(between_);
+    for (cudaEvent_t e : free_) cudaEventDestroy(e);
+    for (cudaEvent_t e : open_) cudaEventDestroy(e);
+  }
+
+  // Before a request's first launch.
+  void begin() {
+    std::lock_guard<std::mutex> g(m_);
+    if (in_flight_++ == 0) {
+      be_.set(during_);
+      ++yields_;
+    }
+  }
+  // After the request's last launch, in its stream. On an error the request counts as finished now.
+  cudaError_t end(cudaStream_t s) {
+    std::lock_guard<std::mutex> g(m_);
+    cudaEvent_t e = nullptr;
+    if (!free_.empty()) {
+      e = free_.back();
+      free_.pop_back();
+    } else if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) {
+      finish_locked();
+      return cudaErrorMemoryAllocation;
+    }
+    const cudaError_t r = cudaEventRecord(e, s);
+    if (r != cudaSuccess) {
+      free_.push_back(e);
+      finish_locked();
+      return r;
+    }
+    open_.push_back(e);
+    return cudaSuccess;
+  }
+
+  // How many times BE yielded (a first request in flight), and requests in flight now.
+  unsigned long long yields() const {
+    std::lock_guard<std::mutex> g(m_);
+    return yields_;
+  }
+  unsigned in_flight() const {
+    std::lock_guard<std::mutex> g(m_);
+    return in_flight_;
+  }
+
+private:
+  void finish_locked() {
+    if (in_flight_ > 0 && --in_flight_ == 0) be_.set(between_);
+  }
+  void poll_loop() {
+    while (!stop_.load(std::memory_order_relaxed)) {
+      std::this_thread::sleep_for(std::chrono::microseconds(poll_));
+      std::lock_guard<std::mutex> g(m_);
+      // requests of several streams finish in any order: look at every open event. An event that reports
+      // an error (not "not ready") counts as passed: a failed request must not keep BE paused for ever.
+      for (size_t i = 0; i < open_.size();) {
+        if (cudaEventQuery(open_[i]) != cudaErrorNotReady) {
+          free_.push_back(open_[i]);
+          open_[i] = open_.back();
+          open_.pop_back();
+          finish_locked();
+        } else {
+          ++i;
+        }
+      }
+    }
+  }
+
+  Policy be_;
+  SmSet during_, between_;
+  unsigned poll_;
+  mutable std::mutex m_;
+  unsigned in_flight_ = 0;
+  unsigned long long yields_ = 0;
+  std::vector<cudaEvent_t> open_, free_;
+  std::atomic<bool> stop_{false};
+  std::thread poller_;
+};
+
+}  // namespace ptb::qos
