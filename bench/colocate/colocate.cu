@@ -323,7 +323,14 @@ Result Bench::measure(const Run& r) {
   std::this_thread::sleep_until(w0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(r.secs)));
   const double p1 = with_be ? r.be->progress() : 0;
   const double wsecs = seconds_since(w0);
-  if (with_ls) client_.drain();  // every LS request finished, BE still running beside them
+  if (with_ls)  // every LS request finished, BE still running beside them
+    client_.drain(10, [&] {
+      std::fprintf(stderr, "  config %s: BE policy %u SMs, per_sm %u; BE launches %llu%s\n", r.config.c_str(),
+                   policy_.sms().count(), policy_.per_sm(), (unsigned long long)feeder_.launches(),
+                   gate ? (", gate in flight " + std::to_string(gate->in_flight()) + ", yields " +
+                           std::to_string(gate->yields())).c_str()
+                        : "");
+    });
   if (gate) {
     std::printf("    gate: BE yielded %llu times\n", gate->yields());
     gate.reset();  // BE gets every SM back

@@ -264,7 +264,7 @@ size_t LsClient::poll(ptb::qos::LatencyLog* log) {
   return n;
 }
 
-void LsClient::drain(double timeout_s) {
+void LsClient::drain(double timeout_s, const std::function<void()>& stuck) {
   join();
   const auto t = Clock::now();
   for (;;) {
@@ -275,6 +275,13 @@ void LsClient::drain(double timeout_s) {
       if (seconds_since(t) > timeout_s) {
         std::fprintf(stderr, "colocate: %zu LS requests unfinished %.0f s after the last was issued\n",
                      pending_.size(), timeout_s);
+        for (size_t i : pending_) {  // started on the device (its begin event passed) or not
+          const Req& r = reqs_[i];
+          std::fprintf(stderr, "  request %zu: arrival %.6f s, issued %.6f s, begin event %s, end event %s\n", i,
+                       r.arrival_s, r.issue_s, cudaGetErrorName(cudaEventQuery(r.begin)),
+                       cudaGetErrorName(cudaEventQuery(r.end)));
+        }
+        if (stuck) stuck();
         std::exit(3);
       }
     }

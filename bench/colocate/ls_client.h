@@ -22,6 +22,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -104,7 +105,8 @@ class LsClient {
   size_t poll(ptb::qos::LatencyLog* log = nullptr);
   // join(), then poll until every request has finished (BE may still be running: no device-wide wait);
   // exits with a message if some request has not finished after `timeout_s`.
-  void drain(double timeout_s = 10);
+  // `stuck` (if given) prints what the caller knows before the exit.
+  void drain(double timeout_s = 10, const std::function<void()>& stuck = nullptr);
   const std::vector<LsResult>& results() const { return results_; }
   const std::vector<bool>& slots_used() const { return used_; }
   // Mean device latency of `count` requests issued back to back into one stream (each after the previous
