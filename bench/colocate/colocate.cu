@@ -483,8 +483,9 @@ int run_all(const Options& o) {
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, dev));
   const unsigned sms = unsigned(prop.multiProcessorCount);
-  std::printf("== colocate: device %s, %u SMs; CUDA_MODULE_LOADING=%s\n", prop.name, sms,
-              std::getenv("CUDA_MODULE_LOADING") ? std::getenv("CUDA_MODULE_LOADING") : "(unset)");
+  std::printf("== colocate: device %s, %u SMs; CUDA_MODULE_LOADING=%s, CUDA_DEVICE_MAX_CONNECTIONS=%s\n", prop.name,
+              sms, std::getenv("CUDA_MODULE_LOADING") ? std::getenv("CUDA_MODULE_LOADING") : "(unset)",
+              std::getenv("CUDA_DEVICE_MAX_CONNECTIONS") ? std::getenv("CUDA_DEVICE_MAX_CONNECTIONS") : "(unset)");
   std::printf("== LS: %d x (GEMM %dx%dx%d + bias/ReLU) + residual add = %d kernels a request (%s), %d streams; seed %llu\n",
               o.ls_layers, o.ls_n, o.ls_n, o.ls_n, 2 * o.ls_layers + 1, o.ls_graph ? "one CUDA graph" : "launched one by one",
               o.ls_streams, (unsigned long long)o.seed);
@@ -739,6 +740,11 @@ int main(int argc, char** argv) {
   // beside BE would wait for BE. CUDA reads the variable when it initializes: before any CUDA call.
   // A value given by the caller wins (CUDA_MODULE_LOADING=LAZY to see the difference).
   setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+  // Hardware work queues: one per stream (CUDA_DEVICE_MAX_CONNECTIONS, default 8, at most 32). With 8, the
+  // LS pool's 8 streams, BE's stream and the runtime's own share queues, and an LS request queued behind
+  // a BE launch that waits in the same queue waits for it: seen on the H100 (2026-11-23) as an LS request
+  // that never started while BE was paused by the request gate (docs/qos.md). A value given by the caller wins.
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   const colo::Options o = colo::parse(argc, argv);
   return o.role.empty() ? colo::run_all(o) : colo::run_role(o);
 }
