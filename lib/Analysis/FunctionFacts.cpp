@@ -78,15 +78,31 @@ public:
   bool TraverseLambdaExpr(LambdaExpr *e) {
     ++lambdaDepth;
     size_t before = f.indexLocs.size();
+    lambdas.push_back({e, f.slot.problems.size()});
     bool r = RecursiveASTVisitor::TraverseLambdaExpr(e);
+    const OpenLambda l = lambdas.back();
+    lambdas.pop_back();
     if (f.indexLocs.size() > before && e->getCaptureDefault() == LCD_None) f.lambdasWithoutDefaultCapture.push_back(e);
+    if (l.bodyReadsBuiltins) slot.lambdaReadsBuiltins(e, l.problemsBefore);
     --lambdaDepth;
+    return r;
+  }
+  // Whether the walk is in a lambda's body (its captures and parameters are not): SlotFacts asks about
+  // built-in variables read in the body. (No queue parameter: then the visitor walks a compound
+  // statement's children before this returns, rather than queueing them for later.)
+  bool TraverseCompoundStmt(CompoundStmt *s) {
+    const size_t at = lambdas.size();
+    const bool body = at > 0 && lambdas.back().lambda->getBody() == s;
+    if (body) lambdas[at - 1].inBody = true;
+    bool r = RecursiveASTVisitor::TraverseCompoundStmt(s);
+    if (body) lambdas[at - 1].inBody = false;  // by index: a nested lambda may have grown the vector
     return r;
   }
 
   bool VisitDeclRefExpr(DeclRefExpr *e) {
     slot.declRef(e);
     if (auto v = builtinVarOf(e)) {
+      for (OpenLambda &l : lambdas) l.bodyReadsBuiltins |= l.inBody;
       int i = int(*v);
       SourceLocation loc = e->getLocation();
       if (loc.isMacroID() && a.spelledInMacroBody(loc)) {
@@ -145,9 +161,9 @@ public:
   }
 
   bool VisitGCCAsmStmt(GCCAsmStmt *s) {
-    slot.inlineAsm(s);
-    couple("inline asm");
     std::string text = s->getAsmString()->getString().str();
+    slot.inlineAsm(s, text);
+    couple("inline asm");
     auto has = [&](const char *w) { return text.find(w) != std::string::npos; };
     if (has("%smid") || has("%nsmid"))
       f.blockers.push_back({"%smid read", "inline asm reads %smid/%nsmid; the PTB runtime owns SM gating",
@@ -180,10 +196,6 @@ public:
   }
   bool VisitDeclStmt(DeclStmt *d) {
     slot.declStmt(d);
-    return true;
-  }
-  bool VisitLambdaExpr(LambdaExpr *l) {
-    slot.lambda(l);
     return true;
   }
 
@@ -240,8 +252,7 @@ public:
         if (n.starts_with(w)) f.warpOps.push_back({n.str(), loc});
       if (q.rfind("nvcuda::wmma::", 0) == 0) f.warpOps.push_back({q, loc});
     }
-    if (n == "__syncthreads" || n == "__syncthreads_count" || n == "__syncthreads_and" ||
-        n == "__syncthreads_or" || n == "__barrier_sync") {
+    if (isBlockBarrier(n) || n == "__barrier_sync") {
       BarrierHit h{n.str(), true, loc, {}, ""};
       if (n == "__barrier_sync") {
         Expr::EvalResult id;
@@ -661,6 +672,12 @@ private:
   FunctionFacts &f;
   SlotFactsRecorder slot;  // f.slot (a default argument's visitor records into facts that are dropped)
   int lambdaDepth = 0;
+  struct OpenLambda {
+    const LambdaExpr *lambda;
+    size_t problemsBefore;  // f.slot.problems when the walk entered it
+    bool inBody = false, bodyReadsBuiltins = false;
+  };
+  std::vector<OpenLambda> lambdas;  // the lambdas the walk is in, innermost last
   int nestedFunctionDepth = 0;  // inside a function defined in the body (TraverseDecl)
   int nestedDefaults = 0;
   std::map<const CXXConstructExpr *, SourceLocation> castParens;    // `W(a)`: the cast's '('

@@ -77,9 +77,10 @@ public:
   void memberCall(const CXXMemberCallExpr *c);
   void var(const VarDecl *v);
   void declStmt(const DeclStmt *d);
-  void lambda(const LambdaExpr *l);
+  // After the scan walked lambda `l` (whose body read a built-in variable), `at` problems before it.
+  void lambdaReadsBuiltins(const LambdaExpr *l, size_t at);
   void declRef(const DeclRefExpr *e);
-  void inlineAsm(const GCCAsmStmt *s);
+  void inlineAsm(const GCCAsmStmt *s, llvm::StringRef text);
 
 private:
   ASTContext &ctx;

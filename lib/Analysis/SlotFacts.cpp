@@ -2,7 +2,7 @@
 #include "BuiltinVars.h"
 #include "FunctionFacts.h"
 
-#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/Attr.h"
 
 #include <algorithm>
 #include <cassert>
@@ -12,6 +12,11 @@ namespace ptb {
 bool isSharedVar(const clang::VarDecl *v) { return v && v->hasAttr<clang::CUDASharedAttr>(); }
 bool isDynamicShared(const clang::VarDecl *v) {
   return isSharedVar(v) && (v->hasExternalStorage() || v->getType()->isIncompleteArrayType());
+}
+
+bool isBlockBarrier(llvm::StringRef name) {
+  return name == "__syncthreads" || name == "__syncthreads_count" || name == "__syncthreads_and" ||
+         name == "__syncthreads_or";
 }
 
 const SlotFacts &slotFactsOf(const Inventory &inv, const clang::FunctionDecl *fd) {
@@ -45,11 +50,6 @@ bool Analyzer::slotDependent(const FunctionDecl *fd, std::set<const FunctionDecl
 }
 
 namespace {
-
-bool isBlockBarrier(const std::string &name) {
-  return name == "__syncthreads" || name == "__syncthreads_count" || name == "__syncthreads_and" ||
-         name == "__syncthreads_or";
-}
 
 // cooperative_groups::thread_block (what this_thread_block() returns), through references and const.
 bool isCgThreadBlock(QualType t) {
@@ -123,20 +123,13 @@ void SlotFactsRecorder::declStmt(const DeclStmt *d) {
     }
 }
 
-void SlotFactsRecorder::lambda(const LambdaExpr *l) {
+void SlotFactsRecorder::lambdaReadsBuiltins(const LambdaExpr *l, size_t at) {
   if (l->getCaptureDefault() != LCD_None) return;
   // In a slot the built-in variables are the slot function's parameters, which only a capture can reach.
-  struct Reads : RecursiveASTVisitor<Reads> {
-    bool found = false;
-    bool VisitDeclRefExpr(DeclRefExpr *e) {
-      found |= builtinVarOf(e).has_value();
-      return true;
-    }
-  } reads;
-  reads.TraverseStmt(l->getBody());
-  if (reads.found)
-    out.problems.push_back({l->getBeginLoc(), "has a lambda without a capture default that reads a built-in index "
-                                              "variable (give it [&] or [=]: in a slot they are the slot's variables)"});
+  // `at`: the problems met before the lambda (the ones inside it were recorded while the scan walked it).
+  out.problems.insert(out.problems.begin() + static_cast<std::ptrdiff_t>(std::min(at, out.problems.size())),
+                      {l->getBeginLoc(), "has a lambda without a capture default that reads a built-in index "
+                                         "variable (give it [&] or [=]: in a slot they are the slot's variables)"});
 }
 
 void SlotFactsRecorder::declRef(const DeclRefExpr *e) {
@@ -156,10 +149,9 @@ void SlotFactsRecorder::declRef(const DeclRefExpr *e) {
                                                   "size, group_index, thread_index and dim_threads work"});
 }
 
-void SlotFactsRecorder::inlineAsm(const GCCAsmStmt *s) {
-  std::string text = s->getAsmString()->getString().str();
+void SlotFactsRecorder::inlineAsm(const GCCAsmStmt *s, llvm::StringRef text) {
   for (const char *w : {"%tid", "%ntid", "%ctaid", "%nctaid", "bar.", "barrier."})
-    if (text.find(w) != std::string::npos) {
+    if (text.contains(w)) {
       out.problems.push_back({s->getAsmLoc(), std::string("inline asm uses '") + w +
                                                   "', which is the hardware block's, not the slot's"});
       return;

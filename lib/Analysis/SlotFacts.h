@@ -17,6 +17,8 @@ namespace ptb {
 struct Inventory;
 
 bool isSharedVar(const clang::VarDecl *v);      // a __shared__ variable
+// __syncthreads and its _count, _and, _or forms: the barriers of the whole block, by the callee's name.
+bool isBlockBarrier(llvm::StringRef name);
 bool isDynamicShared(const clang::VarDecl *v);  // extern __shared__, or an array of unknown size
 
 struct SlotFacts {

@@ -86,4 +86,27 @@ TEST(SlotFacts, ProblemsInTheOrderWrittenAndOnlyTheBodysOwnText) {
   EXPECT_FALSE(ptb::slotDependent(tu->inv, calleeOf(df.userCalls[0])));
 }
 
+// A capture-less lambda whose body reads a built-in variable is a problem; a nested one makes both
+// lambdas problems (the outer's body holds the inner), in the order written; an init-capture is read
+// where the lambda is written, not in its body.
+TEST(SlotFacts, LambdasReadingBuiltinsNestedAndInitCaptures) {
+  PTB_REQUIRE_CUDA();
+  const std::string src = "__global__ void n(int *p) {\n"
+                          "  auto outer = []() { auto inner = []() { return (int)threadIdx.x; }; return inner(); };\n"
+                          "  auto cap = [i = (int)threadIdx.x]() { return i; };\n"
+                          "  auto ok = [&]() { return (int)threadIdx.y; };\n"
+                          "  p[0] = outer() + cap() + ok();\n"
+                          "}\n";
+  auto tu = parseCuda(src, "lambdas.cu");
+  ASSERT_TRUE(tu->ok) << tu->diags->all();
+  const ptb::Kernel *n = tu->kernel("n");
+  ASSERT_NE(n, nullptr);
+  const ptb::SlotFacts &f = ptb::slotFactsOf(tu->inv, n->decl);
+  ASSERT_EQ(f.problems.size(), 2u);
+  auto &sm = tu->ast->getSourceManager();
+  EXPECT_EQ(sm.getSpellingColumnNumber(f.problems[0].loc), 16u);  // outer's [
+  EXPECT_EQ(sm.getSpellingColumnNumber(f.problems[1].loc), 36u);  // inner's [
+  EXPECT_TRUE(f.readsBuiltins);
+}
+
 } // namespace
