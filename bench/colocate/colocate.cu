@@ -332,7 +332,7 @@ Result Bench::measure(const Run& r) {
                         : "");
     });
   if (gate) {
-    std::printf("    gate: BE yielded %llu times\n", gate->yields());
+    std::printf("    gate: BE yielded %llu times, %llu of them ended by the hold limit\n", gate->yields(), gate->releases());
     gate.reset();  // BE gets every SM back
   }
   std::vector<ptb::qos::EpochRecord> hist;

@@ -15,6 +15,13 @@
 // gate's own polls the events (every `poll_us`) and applies `between` when the last request in flight has
 // passed its event. BE's workers leave an SM after their current task (ptb::Tuning's check interval), so
 // the first kernel of a request that finds the GPU full waits about one BE task.
+//
+// A pause can block LS: CUDA maps streams onto a few hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, default
+// 8), and a BE launch paused in one of them holds every command queued behind it there, an LS request's
+// included; that request then never finishes and never ends the pause (seen on the H100, 2026-11-23). So
+// the gate gives BE `between` back when a request has been in flight for `hold_limit_us` (default 20 ms)
+// without the last one ending, and counts it (releases()); set CUDA_DEVICE_MAX_CONNECTIONS=32 before the
+// first CUDA call so that LS's streams do not share BE's queue.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -31,8 +38,9 @@ namespace ptb::qos {
 
 class RequestGate {
 public:
-  explicit RequestGate(Policy be, SmSet during = SmSet::none(), SmSet between = SmSet::all(), unsigned poll_us = 10)
-      : be_(be), during_(during), between_(between), poll_(poll_us) {
+  explicit RequestGate(Policy be, SmSet during = SmSet::none(), SmSet between = SmSet::all(), unsigned poll_us = 10,
+                       unsigned hold_limit_us = 20000)
+      : be_(be), during_(during), between_(between), poll_(poll_us), hold_limit_(hold_limit_us) {
     poller_ = std::thread([this] { poll_loop(); });
   }
   RequestGate(const RequestGate&) = delete;
@@ -42,7 +50,7 @@ public:
     stop_ = true;
     poller_.join();
     std::lock_guard<std::mutex> g(m_);
-    if (in_flight_ > 0) be_.set(between_);
+    if (in_flight_ > 0 && !released_) be_.set(between_);
     for (cudaEvent_t e : free_) cudaEventDestroy(e);
     for (cudaEvent_t e : open_) cudaEventDestroy(e);
   }
@@ -53,6 +61,8 @@ public:
     if (in_flight_++ == 0) {
       be_.set(during_);
       ++yields_;
+      since_ = std::chrono::steady_clock::now();
+      released_ = false;
     }
   }
   // After the request's last launch, in its stream. On an error the request counts as finished now.
@@ -76,10 +86,15 @@ public:
     return cudaSuccess;
   }
 
-  // How many times BE yielded (a first request in flight), and requests in flight now.
+  // How many times BE yielded (a first request in flight), how many of those ended by the hold limit,
+  // and requests in flight now.
   unsigned long long yields() const {
     std::lock_guard<std::mutex> g(m_);
     return yields_;
+  }
+  unsigned long long releases() const {
+    std::lock_guard<std::mutex> g(m_);
+    return releases_;
   }
   unsigned in_flight() const {
     std::lock_guard<std::mutex> g(m_);
@@ -88,7 +103,7 @@ public:
 
 private:
   void finish_locked() {
-    if (in_flight_ > 0 && --in_flight_ == 0) be_.set(between_);
+    if (in_flight_ > 0 && --in_flight_ == 0 && !released_) be_.set(between_);
   }
   void poll_loop() {
     while (!stop_.load(std::memory_order_relaxed)) {
@@ -106,15 +121,23 @@ private:
           ++i;
         }
       }
+      if (in_flight_ > 0 && !released_ &&
+          std::chrono::steady_clock::now() - since_ > std::chrono::microseconds(hold_limit_)) {
+        be_.set(between_);  // held too long: BE's launches must be able to drain (see the top of this file)
+        released_ = true;
+        ++releases_;
+      }
     }
   }
 
   Policy be_;
   SmSet during_, between_;
-  unsigned poll_;
+  unsigned poll_, hold_limit_;
   mutable std::mutex m_;
   unsigned in_flight_ = 0;
-  unsigned long long yields_ = 0;
+  unsigned long long yields_ = 0, releases_ = 0;
+  std::chrono::steady_clock::time_point since_{};  // when the first request in flight began
+  bool released_ = false;                           // the hold limit gave BE its SMs back meanwhile
   std::vector<cudaEvent_t> open_, free_;
   std::atomic<bool> stop_{false};
   std::thread poller_;
