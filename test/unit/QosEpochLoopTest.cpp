@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -81,6 +82,48 @@ TEST(QosEpochLoop, AWindowSpansEpochs) {
   log2.add(900);
   plain.step(t0 + 1ms);
   EXPECT_DOUBLE_EQ(plain.history()[0].sample.ls_latency, 900.0);
+}
+
+// Bad input is reported, once per transition: a target out of reach with BE at its floor, and an LS
+// service that goes quiet (and each coming back).
+TEST(QosEpochLoop, ReportsATargetOutOfReachAndAQuietService) {
+  FeedbackConfig c = config(8, 100);
+  c.be_floor = 2;
+  FeedbackController ctl(c);
+  LatencyLog log;
+  std::vector<std::string> said;
+  EpochLoop loop(ctl, log, {nullptr, nullptr, nullptr, [&](const std::string& m) { said.push_back(m); }}, 1ms);
+  const auto t0 = EpochLoop::Clock::now();
+  int e = 0;
+  auto epoch = [&](double latency, int requests) {
+    for (int i = 0; i < requests; ++i) log.add(latency);
+    loop.step(t0 + (++e) * 1ms);
+  };
+  for (int i = 0; i < 12; ++i) epoch(1000, 5);  // 10x the target: LS takes 6 SMs, then BE is at its floor
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("cannot be met"), std::string::npos) << said[0];
+  EXPECT_NE(said[0].find("feedback"), std::string::npos) << said[0];
+  EXPECT_EQ(loop.history().back().decided.be, 2u);
+  // within the target: no longer saturated once the running mean is back under it too (about 22 epochs at
+  // the default weight of 1/8)
+  int good = 0;
+  while (said.size() < 2 && good < 60) {
+    epoch(50, 5);
+    ++good;
+  }
+  ASSERT_EQ(said.size(), 2u);
+  EXPECT_GT(good, 10);
+  EXPECT_NE(said[1].find("within reach"), std::string::npos) << said[1];
+  for (int i = 0; i < 9; ++i) epoch(0, 0);
+  EXPECT_EQ(said.size(), 2u);  // 9 quiet epochs: nothing yet
+  epoch(0, 0);
+  ASSERT_EQ(said.size(), 3u);
+  EXPECT_NE(said[2].find("no LS request finished in 10 epochs"), std::string::npos) << said[2];
+  for (int i = 0; i < 5; ++i) epoch(0, 0);
+  EXPECT_EQ(said.size(), 3u);  // once per quiet stretch
+  epoch(50, 3);
+  ASSERT_EQ(said.size(), 4u);
+  EXPECT_NE(said[3].find("finish again"), std::string::npos) << said[3];
 }
 
 TEST(QosEpochLoop, OneEpochHandsTheControllerWhatWasLogged) {

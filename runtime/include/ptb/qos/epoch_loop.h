@@ -22,8 +22,10 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <cstdio>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -77,7 +79,12 @@ public:
     std::function<double()> be_progress;                 // only grows; empty: BE's rate is 0
     std::function<void(const Allocation&)> apply;        // at start(), then when a decision changes it
     std::function<void()> collect;                       // first in each epoch: fill the log (RequestTimer::poll)
+    // What a user must hear about (bad input, docs/qos.md): the target out of reach with BE at its floor,
+    // and back in reach; LS quiet for kQuietEpochs epochs in a row, and back. Empty: one line on stderr
+    // ("ptb::qos: ..."); a hook that does nothing silences it.
+    std::function<void(const std::string&)> report;
   };
+  static constexpr unsigned kQuietEpochs = 10;
 
   EpochLoop(Controller& controller, LatencyLog& log, Hooks hooks, std::chrono::microseconds epoch,
             double percentile = 0.99, size_t window = 0)
@@ -137,6 +144,7 @@ public:
     last_progress_ = progress_now;
     r.decided = ctl_.epoch(r.sample);
     r.saturated = ctl_.saturated();
+    tell(r);
     // Only a change is applied: Policy::set takes the runtime's lock and waits for a copy to the device,
     // and an unchanged allocation has nothing to apply.
     if (hooks_.apply && r.decided != applied_) {
@@ -157,6 +165,39 @@ public:
 private:
   double progress() const { return hooks_.be_progress ? hooks_.be_progress() : 0; }
 
+  // The transitions a user must hear about (Hooks::report).
+  void tell(const EpochRecord& r) {
+    char line[200];
+    if (r.saturated != saturated_) {
+      saturated_ = r.saturated;
+      if (saturated_)
+        std::snprintf(line, sizeof line,
+                      "ptb::qos: %s: LS misses its target (%g) with BE at its floor (%u SMs left to BE): the "
+                      "target cannot be met by taking SMs from BE",
+                      ctl_.name(), r.sample.ls_latency, r.decided.be);
+      else
+        std::snprintf(line, sizeof line, "ptb::qos: %s: LS is within reach of its target again", ctl_.name());
+      say(line);
+    }
+    quiet_ = r.sample.ls_active ? 0 : quiet_ + 1;
+    if (quiet_ == kQuietEpochs) {
+      std::snprintf(line, sizeof line, "ptb::qos: %s: no LS request finished in %u epochs (LS quiet or gone)",
+                    ctl_.name(), kQuietEpochs);
+      say(line);
+      was_quiet_ = true;
+    } else if (quiet_ == 0 && was_quiet_) {
+      std::snprintf(line, sizeof line, "ptb::qos: %s: LS requests finish again", ctl_.name());
+      say(line);
+      was_quiet_ = false;
+    }
+  }
+  void say(const char* line) {
+    if (hooks_.report)
+      hooks_.report(line);
+    else
+      std::fprintf(stderr, "%s\n", line);
+  }
+
   Controller& ctl_;
   LatencyLog& log_;
   Hooks hooks_;
@@ -169,6 +210,8 @@ private:
   Clock::time_point t0_ = Clock::now(), last_ = t0_;
   double last_progress_ = 0;
   Allocation applied_;  // the last allocation applied (before start(): the controller's starting one)
+  bool saturated_ = false, was_quiet_ = false;  // what was last reported
+  unsigned quiet_ = 0;                          // epochs in a row with no LS request
   mutable std::mutex m_;
   std::vector<EpochRecord> history_;
 };
