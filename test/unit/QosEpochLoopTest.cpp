@@ -92,7 +92,8 @@ TEST(QosEpochLoop, ReportsATargetOutOfReachAndAQuietService) {
   FeedbackController ctl(c);
   LatencyLog log;
   std::vector<std::string> said;
-  EpochLoop loop(ctl, log, {nullptr, nullptr, nullptr, [&](const std::string& m) { said.push_back(m); }}, 1ms);
+  EpochLoop loop(ctl, log, {nullptr, nullptr, nullptr}, 1ms);
+  loop.report_to([&](const std::string& m) { said.push_back(m); });
   const auto t0 = EpochLoop::Clock::now();
   int e = 0;
   auto epoch = [&](double latency, int requests) {

@@ -79,10 +79,6 @@ public:
     std::function<double()> be_progress;                 // only grows; empty: BE's rate is 0
     std::function<void(const Allocation&)> apply;        // at start(), then when a decision changes it
     std::function<void()> collect;                       // first in each epoch: fill the log (RequestTimer::poll)
-    // What a user must hear about (bad input, docs/qos.md): the target out of reach with BE at its floor,
-    // and back in reach; LS quiet for kQuietEpochs epochs in a row, and back. Empty: one line on stderr
-    // ("ptb::qos: ..."); a hook that does nothing silences it.
-    std::function<void(const std::string&)> report;
   };
   static constexpr unsigned kQuietEpochs = 10;
 
@@ -156,6 +152,11 @@ public:
     return r.decided;
   }
 
+  // What a user must hear about (bad input, docs/qos.md), once per transition: the target out of reach
+  // with BE at its floor, and back in reach; LS quiet for kQuietEpochs epochs in a row, and back. By
+  // default one line on stderr ("ptb::qos: ..."); a function that does nothing silences it. Before start().
+  void report_to(std::function<void(const std::string&)> f) { report_ = std::move(f); }
+
   // Every epoch so far (a copy; safe while the loop runs).
   std::vector<EpochRecord> history() const {
     std::lock_guard<std::mutex> g(m_);
@@ -165,7 +166,7 @@ public:
 private:
   double progress() const { return hooks_.be_progress ? hooks_.be_progress() : 0; }
 
-  // The transitions a user must hear about (Hooks::report).
+  // The transitions a user must hear about (report_to).
   void tell(const EpochRecord& r) {
     char line[200];
     if (r.saturated != saturated_) {
@@ -192,8 +193,8 @@ private:
     }
   }
   void say(const char* line) {
-    if (hooks_.report)
-      hooks_.report(line);
+    if (report_)
+      report_(line);
     else
       std::fprintf(stderr, "%s\n", line);
   }
@@ -210,6 +211,7 @@ private:
   Clock::time_point t0_ = Clock::now(), last_ = t0_;
   double last_progress_ = 0;
   Allocation applied_;  // the last allocation applied (before start(): the controller's starting one)
+  std::function<void(const std::string&)> report_;  // empty: stderr
   bool saturated_ = false, was_quiet_ = false;  // what was last reported
   unsigned quiet_ = 0;                          // epochs in a row with no LS request
   mutable std::mutex m_;
