@@ -33,6 +33,7 @@
 #include <algorithm>
 
 #include "controller.h"
+#include "ls_history.h"
 
 namespace ptb::qos {
 
@@ -68,26 +69,21 @@ public:
     rate_last_ = s.be_rate;
     saturated_ = false;
     if (!s.ls_active) {
-      if (++quiet_ > c_.release_after_quiet && a_.ls > 0) giveBack();
+      if (ls_.quiet(c_.release_after_quiet) && a_.ls > 0) giveBack();
       return a_;
     }
-    quiet_ = 0;
-    mean_ = has_mean_ ? mean_ + c_.mean_weight * (s.ls_latency - mean_) : s.ls_latency;
-    has_mean_ = true;
-    const double mean = mean_;
+    ls_.active(s.ls_latency, c_.mean_weight);
+    const double mean = ls_.mean();
     const bool probed = gave_back_;  // the previous epoch gave a step back
     gave_back_ = false;
-    if (hold_ > 0) --hold_;
     if (s.ls_latency > c_.target || mean > c_.target) {
-      if (probed) {  // the step given back was needed: hold the next give-back, longer each time in a row
-        hold_len_ = hold_len_ ? std::min(2 * hold_len_, c_.hold_max) : c_.hold_initial;
-        hold_ = hold_len_;
-      }
+      // the step given back was needed: hold the next give-back, longer each time in a row
+      if (probed) ls_.probe_missed(c_.hold_initial, c_.hold_max);
       takeForLs();  // Algorithm 1, lines 3-4, and Algorithm 3, precondition 1
     } else {
-      if (probed) hold_len_ = 0;  // the give-back held
+      if (probed) ls_.probe_held();  // the give-back held
       const double limit = c_.target * (1 - c_.headroom);
-      if (s.ls_latency <= limit && mean <= limit && a_.ls > 0 && hold_ == 0) {
+      if (s.ls_latency <= limit && mean <= limit && a_.ls > 0 && !ls_.holding()) {
         giveBack();  // Algorithm 1, line 6; Algorithm 3, precondition 2
         gave_back_ = true;
       }
@@ -104,7 +100,7 @@ public:
   // The last epoch missed, and nothing was left to take: the target cannot be met with BE at its floor.
   bool saturated() const override { return saturated_; }
   // Forget the LS running mean (a new phase of the LS load, or a new target).
-  void reset_mean() { has_mean_ = false; }
+  void reset_mean() { ls_.forget_mean(); }
 
 private:
   enum class Move { none, be_in, be_out };
@@ -169,11 +165,8 @@ private:
   double rate_last_ = 0;
   unsigned opt_k_ = 0;
   bool upper_k_ = false, lower_k_ = false, saturated_ = false;
-  double mean_ = 0;
-  bool has_mean_ = false;
-  unsigned quiet_ = 0;
+  LsHistory ls_;
   bool gave_back_ = false;
-  unsigned hold_ = 0, hold_len_ = 0;
 };
 
 }  // namespace ptb::qos

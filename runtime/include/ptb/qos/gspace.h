@@ -34,6 +34,7 @@
 #include <algorithm>
 
 #include "controller.h"
+#include "ls_history.h"
 
 namespace ptb::qos {
 
@@ -66,19 +67,15 @@ public:
     saturated_ = false;
     if (!s.ls_active) {
       probed_ = false;  // a probe that no LS request answered is not undone later
-      if (++quiet_ > c_.release_after_quiet && yielded(cur_) > 0) go(mostForBe());
+      if (ls_.quiet(c_.release_after_quiet) && yielded(cur_) > 0) go(mostForBe());
       return a_;
     }
-    quiet_ = 0;
-    mean_ = has_mean_ ? mean_ + c_.mean_weight * (s.ls_latency - mean_) : s.ls_latency;
-    has_mean_ = true;
+    ls_.active(s.ls_latency, c_.mean_weight);
     const bool probed = probed_;  // the previous epoch moved towards BE
     probed_ = false;
-    if (hold_ > 0) --hold_;
     if (s.ls_latency > c_.target) {
       if (probed) {  // the probe went too far: back to where it came from, and hold the next one
-        hold_len_ = hold_len_ ? std::min(2 * hold_len_, c_.hold_max) : c_.hold_initial;
-        hold_ = hold_len_;
+        ls_.probe_missed(c_.hold_initial, c_.hold_max);
         go(before_probe_);
         return a_;
       }
@@ -87,9 +84,9 @@ public:
       else saturated_ = true;
       return a_;
     }
-    if (probed) hold_len_ = 0;  // the probe held
+    if (probed) ls_.probe_held();  // the probe held
     const double limit = c_.target * (1 - c_.headroom);
-    if (s.ls_latency <= limit && mean_ <= limit && hold_ == 0) {
+    if (s.ls_latency <= limit && ls_.mean() <= limit && !ls_.holding()) {
       const Cell next = leastTowardsBe();
       if (!(next == cur_)) {
         before_probe_ = cur_;
@@ -174,11 +171,8 @@ private:
   Cell cur_, before_probe_;
   Allocation a_;
   bool saturated_ = false;
-  double mean_ = 0;
-  bool has_mean_ = false;
-  unsigned quiet_ = 0;
+  LsHistory ls_;
   bool probed_ = false;
-  unsigned hold_ = 0, hold_len_ = 0;
 };
 
 }  // namespace ptb::qos
