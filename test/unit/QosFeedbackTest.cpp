@@ -5,6 +5,8 @@
 // and no more, BE never below its floor, no SM counted twice.
 #include "ptb/qos/feedback.h"
 
+#include "QosSimulatedLs.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,15 +23,10 @@ using ptb::qos::FeedbackController;
 constexpr unsigned kSms = 132;
 constexpr double kTarget = 100;  // us
 
-// An LS service that meets the target (at 80% of it) with `need` SMs free of BE, and misses it by up to
-// 60% with fewer; 2% noise from `rng`.
+// The simulated LS service (QosSimulatedLs.h), needing `need` SMs free of BE.
 struct LsModel {
   unsigned need;
-  double operator()(unsigned ls, std::mt19937 &rng) const {
-    std::uniform_real_distribution<double> noise(0.99, 1.01);
-    const double base = ls >= need ? 0.8 * kTarget : kTarget * (1.05 + 0.55 * double(need - ls) / need);
-    return base * noise(rng);
-  }
+  double operator()(unsigned ls, std::mt19937 &rng) const { return qos_test::simulatedLsLatency(kTarget, need, ls, rng); }
 };
 
 // Runs `epochs` epochs; `need(e)` gives the LS need at epoch e, `rate(be)` BE's throughput. Returns the

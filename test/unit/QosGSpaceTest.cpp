@@ -5,6 +5,8 @@
 // target with few misses, BE not squeezed much beyond LS's need, every configuration on the grid.
 #include "ptb/qos/gspace.h"
 
+#include "QosSimulatedLs.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -29,11 +31,9 @@ GSpaceConfig config(unsigned start_n = 0, unsigned start_k = kCap) {
   return c;
 }
 
-// The LS latency with `yielded` slots left to it: 80% of the target from `need` on, 5-60% over it below.
+// The simulated LS service (QosSimulatedLs.h), needing `need` worker slots yielded to it.
 double lsLatency(unsigned need, unsigned yielded, std::mt19937& rng) {
-  std::uniform_real_distribution<double> noise(0.99, 1.01);
-  const double base = yielded >= need ? 0.8 * kTarget : kTarget * (1.05 + 0.55 * double(need - yielded) / need);
-  return base * noise(rng);
+  return qos_test::simulatedLsLatency(kTarget, need, yielded, rng);
 }
 
 // Runs epochs with LS needing need(e) slots; checks every allocation on the way (BE on every SM, the
