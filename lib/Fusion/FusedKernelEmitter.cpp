@@ -112,4 +112,68 @@ std::string emitCandidateTable(const std::vector<SlotKernel> &kernels, const std
   return t;
 }
 
+std::string emitDecisionLauncher(const std::vector<SlotKernel> &kernels, const std::string &base,
+                                 const std::vector<FusedCandidate> &fused, const std::vector<FusionDecision> &decisions,
+                                 const std::string &file) {
+  const std::string n = std::to_string(kernels.size());
+  std::string t = "\n// What ran fastest at each problem size the tuning harness measured (fuse-kernels --decisions-from " +
+                  file + "):\n// each kernel's tasks there, and the kernels fused, in two streams or one after the other.\n";
+  t += "static const ::ptb::FusedDecision<" + n + "> " + base + "_decisions[] = {\n";
+  for (const FusionDecision &d : decisions) {
+    std::vector<std::string> tasks;
+    for (unsigned long long v : d.tasks) tasks.push_back(std::to_string(v) + "ull");
+    int index = -1;
+    const char *choice = "sequential";
+    if (d.choice == FusionDecision::Choice::streams) choice = "streams";
+    if (d.choice == FusionDecision::Choice::fused) {
+      choice = "fused";
+      for (size_t i = 0; i < fused.size(); ++i)
+        if (fused[i].slots == d.slots && fused[i].minBlocks == d.minBlocks) index = static_cast<int>(i);
+    }
+    t += "    {{" + llvm::join(tasks, ", ") + "}, ::ptb::FusedChoice::" + choice + ", " + std::to_string(index) + ", \"" +
+         d.label + "\"}," + (d.measured.empty() ? "" : "  // " + d.measured) + "\n";
+  }
+  t += "};\n";
+  std::vector<std::string> lparams, args, counts;
+  std::vector<std::string> launches[2];  // [0]: one after the other; [1]: the last kernel on the side stream
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const SlotKernel &k = kernels[i];
+    const std::string c = "ptb_config" + std::to_string(i);
+    lparams.push_back("const ::ptb::LaunchConfig& " + c);
+    args.push_back(c);
+    std::vector<std::string> kargs;
+    for (size_t j = 0; j < k.paramTypes.size(); ++j) {
+      const std::string pn = "k" + std::to_string(i) + "_" + k.paramNames[j];
+      lparams.push_back(k.paramTypes[j] + " " + pn);
+      args.push_back(pn);
+      kargs.push_back(pn);
+    }
+    counts.push_back("::ptb::grid_tasks(" + c + ".grid)");
+    const std::string head = k.kernelRef + "<<<" + c + ".grid, " + c + ".block, " + c + ".shmem, ";
+    launches[0].push_back(head + c + ".stream>>>(" + llvm::join(kargs, ", ") + ");\n");
+    launches[1].push_back(head + (i + 1 == kernels.size() ? std::string("ptb_side.side()") : c + ".stream") + ">>>(" +
+                          llvm::join(kargs, ", ") + ");\n");
+  }
+  const std::string last = "ptb_config" + std::to_string(kernels.size() - 1);
+  t += "// Runs the kernels' launches as the decision of the nearest measured size says (::ptb::nearest_decision):\n"
+       "// fused (the candidate's launcher; it falls back to one after the other when the fused kernel cannot take\n"
+       "// the launch), in two streams (the last kernel on a side stream ordered after the caller's stream and before\n"
+       "// what follows in it, ::ptb::SideStream; configs on different streams keep theirs), or one after the other.\n"
+       "// True when a fused kernel ran.\n";
+  t += "static inline bool " + base + "_launch(" + llvm::join(lparams, ", ") + ") {\n";
+  t += "  const unsigned long long ptb_tasks[" + n + "] = {" + llvm::join(counts, ", ") + "};\n";
+  t += "  const ::ptb::FusedDecision<" + n + ">& ptb_d = ::ptb::nearest_decision(" + base + "_decisions, ptb_tasks);\n";
+  if (!fused.empty())
+    t += "  if (ptb_d.choice == ::ptb::FusedChoice::fused) return " + base + "_candidates[ptb_d.candidate].launch(" +
+         llvm::join(args, ", ") + ");\n";
+  t += "  if (ptb_d.choice == ::ptb::FusedChoice::streams";
+  for (size_t i = 0; i + 1 < kernels.size(); ++i) t += " && ptb_config" + std::to_string(i) + ".stream == " + last + ".stream";
+  t += ") {\n    const ::ptb::SideStream ptb_side(" + last + ".stream);\n";
+  for (const std::string &l : launches[1]) t += "    " + l;
+  t += "    return false;\n  }\n";
+  for (const std::string &l : launches[0]) t += "  " + l;
+  t += "  return false;\n}\n";
+  return t;
+}
+
 } // namespace ptb

@@ -2,6 +2,7 @@
 // launcher, and the candidate table a tuning harness reads.
 #pragma once
 
+#include "FusionJob.h"
 #include "FusionTypes.h"
 
 #include <string>
@@ -23,5 +24,12 @@ struct FusedCandidate {
 // A table of the fused kernels written (for a tuning harness): `base`_candidates[].
 std::string emitCandidateTable(const std::vector<SlotKernel> &kernels, const std::string &base,
                                const std::vector<FusedCandidate> &fused);
+
+// The decision table `base`_decisions[] and the launcher `base`_launch that runs, for each launch, what the
+// nearest measured size says (fused through `base`_candidates[], two streams, or one after the other).
+// `fused` are the candidates written (the fused decisions' ratios); `file` names the decisions' file.
+std::string emitDecisionLauncher(const std::vector<SlotKernel> &kernels, const std::string &base,
+                                 const std::vector<FusedCandidate> &fused, const std::vector<FusionDecision> &decisions,
+                                 const std::string &file);
 
 } // namespace ptb

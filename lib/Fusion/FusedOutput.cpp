@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <tuple>
 
 namespace ptb {
 
@@ -60,8 +61,37 @@ std::optional<std::string> assembleFusedOutput(const FusionJob &job, const std::
   // The candidates: every ratio with every number of blocks per SM asked for. Explicit ones must be
   // feasible; with --all-ratios the infeasible ones are left out.
   std::vector<FusedCandidate> candidates;
-  std::vector<std::vector<unsigned>> ratios = job.allRatios ? feasibleRatios(kernels, limits) : job.ratios;
-  if (ratios.empty())
+  if (!job.decisions.empty()) {
+    // --decisions-from: the fused decisions' candidates, each once, in the candidate table's usual order
+    // (ratio, then blocks per SM); each must be feasible (an error at its decide line).
+    for (const FusionDecision &d : job.decisions) {
+      if (d.choice != FusionDecision::Choice::fused) continue;
+      FusedCandidate c;
+      c.slots = d.slots;
+      c.minBlocks = d.minBlocks;
+      if (std::any_of(candidates.begin(), candidates.end(),
+                      [&](const FusedCandidate &e) { return e.slots == c.slots && e.minBlocks == c.minBlocks; }))
+        continue;
+      std::vector<std::string> problems = fusionProblems(kernels, c.slots, limits, c.minBlocks);
+      for (const std::string &p : problems)
+        diagnostics.push_back({clang::DiagnosticsEngine::Error, job.decisionsFile, d.line, d.column,
+                               "ratio " + c.label() + " cannot be fused: " + p});
+      if (!problems.empty()) {
+        failed = true;
+        continue;
+      }
+      c.name = base;
+      for (unsigned s : c.slots) c.name += "_" + std::to_string(s);
+      if (c.minBlocks > 1) c.name += "_mb" + std::to_string(c.minBlocks);
+      candidates.push_back(c);
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const FusedCandidate &a, const FusedCandidate &b) {
+      return std::tie(a.slots, a.minBlocks) < std::tie(b.slots, b.minBlocks);
+    });
+  }
+  std::vector<std::vector<unsigned>> ratios =
+      !job.decisions.empty() ? std::vector<std::vector<unsigned>>{} : job.allRatios ? feasibleRatios(kernels, limits) : job.ratios;
+  if (ratios.empty() && job.decisions.empty())
     error("no ratio of these kernels fits one block: " +
           llvm::join(fusionProblems(kernels, std::vector<unsigned>(kernels.size(), 1), limits), "; "));
   const bool several = ratios.size() * job.minBlocks.size() > 1 || job.allRatios;
@@ -124,6 +154,16 @@ std::optional<std::string> assembleFusedOutput(const FusionJob &job, const std::
                                        registers)});
   }
   out += emitCandidateTable(kernels, base, candidates);
+  if (!job.decisions.empty()) {
+    out += emitDecisionLauncher(kernels, base, candidates, job.decisions,
+                                llvm::sys::path::filename(job.decisionsFile).str());
+    unsigned counts[3] = {0, 0, 0};
+    for (const FusionDecision &d : job.decisions) ++counts[static_cast<int>(d.choice)];
+    diagnostics.push_back({clang::DiagnosticsEngine::Note, "", 0, 0,
+                           fmt::format("{}_launch: decides by problem size between {} measured sizes ({} fused, {} "
+                                       "two streams, {} sequential)",
+                                       base, job.decisions.size(), counts[2], counts[1], counts[0])});
+  }
   return out;
 }
 

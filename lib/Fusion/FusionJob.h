@@ -3,6 +3,7 @@
 // A parser that explains its refusal returns an llvm::Error whose message the tool prints as a diagnostic.
 #pragma once
 
+#include "Diagnostics.h"
 #include "FusionTypes.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -13,6 +14,19 @@
 
 namespace ptb {
 
+// One problem size a tuning harness measured (its `decide` line) and what ran fastest there: the kernels
+// one after the other, in two streams, or a fused candidate (docs/fuse-kernels.md, "Decisions").
+struct FusionDecision {
+  enum class Choice { sequential, streams, fused };
+  std::vector<unsigned long long> tasks;  // each kernel's task count (grid.x * grid.y * grid.z), slot order
+  Choice choice = Choice::sequential;
+  std::vector<unsigned> slots;            // fused: the candidate's ratio
+  unsigned minBlocks = 1;                 // fused: its blocks per SM
+  std::string label;                      // "2:2/2", "sequential" or "streams"
+  std::string measured;                   // the rest of the line (the measured times), for a comment
+  unsigned line = 0, column = 0;          // where the decision (its ratio for `fused`) is in the file
+};
+
 // One fused output: the kernels (in slot order), the ratios to emit, names and where it goes.
 struct FusionJob {
   std::vector<FusionKernelRequest> kernels;
@@ -21,6 +35,9 @@ struct FusionJob {
   std::vector<unsigned> minBlocks = {1};      // fused blocks per SM to ask for, each ratio (--min-blocks)
   std::string name;    // base name of the fused kernels ("" : <k0>__<k1>__fused)
   std::string output;  // "" : standard output
+  // --decisions-from: the candidates are the fused decisions' ratios, and name_launch decides per size.
+  std::vector<FusionDecision> decisions;
+  std::string decisionsFile;
 };
 
 // Every kernel the jobs name, once (a kernel may be in several jobs, or twice in one), in first-use order.
@@ -42,6 +59,15 @@ bool parseCandidateLabel(llvm::StringRef text, std::vector<unsigned> &slots, uns
 // The ratio a tuning harness chose: the first line "winner <ratio>[/<min blocks>]" of its output
 // ("winner none": none). Without `minBlocks`, a winner with blocks per SM is not a ratio.
 llvm::Error ratioFromHarnessOutput(llvm::StringRef text, std::vector<unsigned> &out, unsigned *minBlocks = nullptr);
+// The decisions a tuning harness printed (test/fusion/fusion_pair.cu --bench) for `kernels` (slot order),
+// from its lines
+//   decide <k0>+<k1> [scale <s>] tasks <t0> <t1>: fused <a:b[/m]> [(<measured>)]
+//   decide <k0>+<k1> [scale <s>] tasks <t0> <t1>: sequential | streams [(<measured>)]
+// in file order. Other lines, and decide lines of other kernels, are skipped. An error, located in `file`
+// (`error`, false returned): a malformed decide line of these kernels, a ratio that is not one of
+// kernels.size() counts, a second decision for the same task counts, no decision for these kernels.
+bool decisionsFromHarnessOutput(llvm::StringRef text, const std::string &file, const std::vector<std::string> &kernels,
+                                std::vector<FusionDecision> &out, Diagnostic &error);
 // A batch: {"fusions": [{"kernels": [{"name": "k", "block": "32x8", "dynamic_shared": 0}, ...],
 //                        "ratio": "1:2" | "ratios": ["1:1", "1:2"] | "all_ratios": true,
 //                        "name": "...", "output": "..."}]} (docs/fuse-kernels.md).

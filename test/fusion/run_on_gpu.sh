@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # On the GPU machine: builds test/fusion/fusion_pair.cu once per pair against the outputs of
-# test/fusion/transform.sh, runs the bit-identity checks, and with --bench times every ratio.
-#   bash test/fusion/run_on_gpu.sh [--bench] [--only PAIR_REGEX] [GENERATED_DIR] [-- harness args]
+# test/fusion/transform.sh (and once more against <pair>.decided.cu, the decision launcher, where there is
+# one), runs the bit-identity checks at each of the pair's problem sizes (the scales column of pairs.txt),
+# and with --bench times every ratio and prints the decision per size.
+#   bash test/fusion/run_on_gpu.sh [--bench] [--only PAIR_REGEX] [--scales S,S,...] [GENERATED_DIR] [-- harness args]
+# --scales replaces every pair's list (e.g. --scales 1). FUSION_DEADLINE (seconds since the epoch): no pair
+# starts after it, and each gets at most the time left (else 300 s).
 # Without a GPU (CI) use --compile-only: builds every pair and runs nothing.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 NVCC="${NVCC:-nvcc}"
 command -v "$NVCC" >/dev/null || NVCC=/usr/local/cuda/bin/nvcc
-BENCH=""; ONLY="."; COMPILE_ONLY=0; GEN=build/fusion-generated; EXTRA=()
+BENCH=""; ONLY="."; COMPILE_ONLY=0; GEN=build/fusion-generated; EXTRA=(); SCALES=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --bench) BENCH=--bench ;;
     --only) ONLY="$2"; shift ;;
+    --scales) SCALES="$2"; shift ;;
     --compile-only) COMPILE_ONLY=1 ;;
     --) shift; EXTRA=("$@"); break ;;
     *) GEN="$1" ;;
@@ -21,27 +26,48 @@ done
 BIN="${GEN}-bin"
 mkdir -p "$BIN"
 C=test/fusion/corpus
-pass=0; fail=0
-build() {  # pair pa ka fa pb kb fb
+pass=0; fail=0; skipped=0
+build() {  # output source pair pa ka fa pb kb fb [extra flags]
+  local out="$1" src="$2"; shift 2
   "$NVCC" -arch=sm_90 -std=c++17 -O3 -lineinfo -I runtime/include -I "$C" -I "$GEN" \
-    -DFUSED_SOURCE="\"$1.cu\"" -DPROBLEM_A="$2" -DPROBLEM_B="$5" -DKERNEL_A="$3" -DKERNEL_B="$6" \
-    -DPROBLEM_A_HEADER="\"${4}_problem.cuh\"" -DPROBLEM_B_HEADER="\"${7}_problem.cuh\"" \
-    test/fusion/fusion_pair.cu -o "$BIN/$1" >"$BIN/$1.build.log" 2>&1
+    -DFUSED_SOURCE="\"$src\"" -DPROBLEM_A="$2" -DPROBLEM_B="$5" -DKERNEL_A="$3" -DKERNEL_B="$6" \
+    -DPROBLEM_A_HEADER="\"${4}_problem.cuh\"" -DPROBLEM_B_HEADER="\"${7}_problem.cuh\"" "${@:8}" \
+    test/fusion/fusion_pair.cu -o "$out" >"$out.build.log" 2>&1
 }
 # Build every pair at once (they are independent), then run them one at a time.
 pids=()
-while read -r pair pa ka fa pb kb fb sa sb; do
+while read -r pair pa ka fa pb kb fb sa sb sc; do
   echo "$pair" | grep -Eq "$ONLY" || continue
-  rm -f "$BIN/$pair"
-  build "$pair" "$pa" "$ka" "$fa" "$pb" "$kb" "$fb" &
+  rm -f "$BIN/$pair" "$BIN/$pair.decided"
+  build "$BIN/$pair" "$pair.cu" "$pair" "$pa" "$ka" "$fa" "$pb" "$kb" "$fb" &
   pids+=($!)
+  if [ -f "$GEN/$pair.decided.cu" ]; then
+    build "$BIN/$pair.decided" "$pair.decided.cu" "$pair" "$pa" "$ka" "$fa" "$pb" "$kb" "$fb" -DFUSED_DECISIONS &
+    pids+=($!)
+  fi
 done <"$GEN/pairs.list"
 for p in "${pids[@]}"; do wait "$p"; done
-while read -r pair pa ka fa pb kb fb sa sb; do
+run() {  # name binary scale_a scale_b scales
+  local name="$1" bin="$2" limit=300
+  if [ ! -x "$bin" ]; then echo "$name: BUILD FAILED"; cat "$bin.build.log"; fail=$((fail + 1)); return; fi
+  if [ "$COMPILE_ONLY" = 1 ]; then echo "$name: built"; pass=$((pass + 1)); return; fi
+  if [ -n "${FUSION_DEADLINE:-}" ]; then
+    limit=$((FUSION_DEADLINE - $(date +%s)))
+    if [ "$limit" -lt 10 ]; then echo "$name: SKIPPED (no time left)"; skipped=$((skipped + 1)); return; fi
+    [ "$limit" -gt 300 ] && limit=300
+  fi
+  local t0; t0=$(date +%s)
+  timeout "$limit" "$bin" --scale-a "$3" --scale-b "$4" --scales "$5" $BENCH "${EXTRA[@]}"
+  local rc=$?
+  if [ "$rc" = 0 ]; then pass=$((pass + 1)); echo "$name: passed in $(( $(date +%s) - t0 )) s"
+  elif [ "$rc" = 124 ]; then echo "$name: FAILED (timed out after $limit s)"; fail=$((fail + 1))
+  else echo "$name: FAILED"; fail=$((fail + 1)); fi
+}
+while read -r pair pa ka fa pb kb fb sa sb sc; do
   echo "$pair" | grep -Eq "$ONLY" || continue
-  if [ ! -x "$BIN/$pair" ]; then echo "$pair: BUILD FAILED"; cat "$BIN/$pair.build.log"; fail=$((fail + 1)); continue; fi
-  if [ "$COMPILE_ONLY" = 1 ]; then echo "$pair: built"; pass=$((pass + 1)); continue; fi
-  if timeout 300 "$BIN/$pair" --scale-a "$sa" --scale-b "$sb" $BENCH "${EXTRA[@]}"; then pass=$((pass + 1)); else echo "$pair: FAILED"; fail=$((fail + 1)); fi
+  scales="${SCALES:-${sc:-1}}"
+  run "$pair" "$BIN/$pair" "$sa" "$sb" "$scales"
+  if [ -f "$GEN/$pair.decided.cu" ]; then run "$pair.decided" "$BIN/$pair.decided" "$sa" "$sb" "$scales"; fi
 done <"$GEN/pairs.list"
-echo "fusion pairs: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+echo "fusion pairs: $pass passed, $fail failed$([ "$skipped" = 0 ] || echo ", $skipped skipped")"
+[ "$fail" = 0 ] && [ "$skipped" = 0 ]

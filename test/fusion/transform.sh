@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
 # Runs fuse-kernels on every pair of test/fusion/pairs.txt (every feasible ratio) into
-# build/fusion-generated/<pair>.cu, for test/fusion/run_on_gpu.sh (and the nvcc compile check).
+# build/fusion-generated/<pair>.cu, for test/fusion/run_on_gpu.sh (and the nvcc compile check). Pairs that
+# the decisions file (DECISIONS, default test/fusion/decisions-demo.txt) has `decide` lines for are also
+# fused with --decisions-from into <pair>.decided.cu (the decision launcher fused_pair_launch).
 #   bash test/fusion/transform.sh [OUTPUT_DIR]
+#   DECISIONS=harness-output.txt bash test/fusion/transform.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 TOOL="${FUSE_KERNELS:-build/tools/fuse-kernels/fuse-kernels}"
 OUTDIR="${1:-build/fusion-generated}"
+DECISIONS="${DECISIONS:-test/fusion/decisions-demo.txt}"
 rm -rf "$OUTDIR"
 mkdir -p "$OUTDIR"
 C=test/fusion/corpus
-while read -r pair pa ka fa ba pb kb fb bb sa sb; do
+while read -r pair pa ka fa ba pb kb fb bb sa sb sc; do
   case "$pair" in ''|'#'*) continue ;; esac
   "$TOOL" "$C/$fa.cu" "$C/$fb.cu" --kernel "$ka=$ba" --kernel "$kb=$bb" --all-ratios --min-blocks 1,2 --name fused_pair \
     -o "$OUTDIR/$pair.cu" 2>"$OUTDIR/$pair.log" || { cat "$OUTDIR/$pair.log"; exit 1; }
-  printf '%s %s %s %s %s %s %s %s %s\n' "$pair" "$pa" "$ka" "$fa" "$pb" "$kb" "$fb" "${sa:-1}" "${sb:-1}" >>"$OUTDIR/pairs.list"
+  printf '%s %s %s %s %s %s %s %s %s %s\n' "$pair" "$pa" "$ka" "$fa" "$pb" "$kb" "$fb" "${sa:-1}" "${sb:-1}" "${sc:-1}" >>"$OUTDIR/pairs.list"
   echo "$pair: $(grep -c '^note: ' "$OUTDIR/$pair.log") ratios -> $OUTDIR/$pair.cu"
+  if [ -f "$DECISIONS" ] && grep -Eq "^[[:space:]]*decide[[:space:]]+$ka\+$kb[[:space:]]" "$DECISIONS"; then
+    "$TOOL" "$C/$fa.cu" "$C/$fb.cu" --kernel "$ka=$ba" --kernel "$kb=$bb" --decisions-from "$DECISIONS" --name fused_pair \
+      -o "$OUTDIR/$pair.decided.cu" 2>"$OUTDIR/$pair.decided.log" || { cat "$OUTDIR/$pair.decided.log"; exit 1; }
+    echo "$pair: $(tail -1 "$OUTDIR/$pair.decided.log" | sed 's/^note: //') -> $OUTDIR/$pair.decided.cu"
+  fi
 done <test/fusion/pairs.txt

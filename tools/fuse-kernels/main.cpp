@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
   app.name("fuse-kernels");
   ptb::ParseRequest req;
   std::vector<std::string> kernelSpecs;
-  std::string ratio, ratioFrom, name, output, config, dependencyFile, format = "text";
+  std::string ratio, ratioFrom, decisionsFrom, name, output, config, dependencyFile, format = "text";
   bool allRatios = false, listKernels = false;
   ptb::FusionLimits limits;
   ptb::addParseOptions(app, req);
@@ -64,6 +64,9 @@ int main(int argc, char **argv) {
       ->check(CLI::Range(1, 32));
   app.add_flag("--all-ratios", allRatios, "Emit every feasible ratio (and a candidate table for tuning/fusion_tune)");
   app.add_option("--ratio-from", ratioFrom, "Take the ratio from a tuning harness's output (its 'winner a:b' line)");
+  app.add_option("--decisions-from", decisionsFrom,
+                 "Take the candidates and a per-problem-size decision (fused, two streams or one after the other) "
+                 "from a tuning harness's output (its 'decide' lines); name_launch then decides per launch");
   app.add_option("--name", name, "Base name of the fused kernel (default <kernel>__<kernel>__fused)");
   app.add_option("-o", output, "Output file (default: standard output)");
   app.add_option("--config", config, "JSON batch of fusions (docs/fuse-kernels.md); each names its output");
@@ -89,8 +92,10 @@ int main(int argc, char **argv) {
   // What to fuse.
   std::vector<ptb::FusionJob> jobs;
   if (!config.empty()) {
-    if (!kernelSpecs.empty() || !ratio.empty() || allRatios || !ratioFrom.empty()) {
-      printError("--config replaces --kernel, --ratio, --all-ratios and --ratio-from");
+    if (!kernelSpecs.empty() || !ratio.empty() || allRatios || !ratioFrom.empty() || !decisionsFrom.empty()) {
+      printError(decisionsFrom.empty() ? "--config replaces --kernel, --ratio, --all-ratios and --ratio-from"
+                                       : "--config replaces --kernel, --ratio, --all-ratios, --ratio-from and "
+                                         "--decisions-from");
       return 2;
     }
     llvm::Expected<std::vector<ptb::FusionJob>> parsed = readFusionConfig(config);
@@ -113,9 +118,34 @@ int main(int argc, char **argv) {
       printError("name at least two kernels with --kernel NAME=BLOCK (or use --config)");
       return 2;
     }
-    if ((!ratio.empty()) + allRatios + (!ratioFrom.empty()) != 1) {
-      printError("give exactly one of --ratio, --all-ratios and --ratio-from");
+    if ((!ratio.empty()) + allRatios + (!ratioFrom.empty()) + (!decisionsFrom.empty()) != 1) {
+      printError(decisionsFrom.empty() ? "give exactly one of --ratio, --all-ratios and --ratio-from"
+                                       : "give exactly one of --ratio, --all-ratios, --ratio-from and --decisions-from");
       return 2;
+    }
+    if (!decisionsFrom.empty()) {
+      if (job.kernels.size() != 2) {
+        printError("--decisions-from fuses two kernels (the harness measures pairs)");
+        return 2;
+      }
+      if (!minBlocks.empty()) {
+        printError("--decisions-from takes the blocks per SM from the decisions; leave out --min-blocks");
+        return 2;
+      }
+      llvm::Expected<std::string> text = readFile(decisionsFrom);
+      if (!text) {
+        printError(llvm::toString(text.takeError()), decisionsFrom);
+        return 1;
+      }
+      std::vector<std::string> names;
+      for (const ptb::FusionKernelRequest &k : job.kernels) names.push_back(k.name);
+      ptb::Diagnostic error;
+      if (!ptb::decisionsFromHarnessOutput(*text, decisionsFrom, names, job.decisions, error)) {
+        ptb::print(llvm::errs(), error);
+        llvm::errs() << "fuse-kernels: nothing written (errors above)\n";
+        return 1;
+      }
+      job.decisionsFile = decisionsFrom;
     }
     if (!ratioFrom.empty()) {
       llvm::Expected<std::string> text = readFile(ratioFrom);
@@ -174,6 +204,7 @@ int main(int argc, char **argv) {
   for (const std::string &f : req.files) reads.push_back({f, "the input"});
   if (!config.empty()) reads.push_back({config, "the --config file"});
   if (!ratioFrom.empty()) reads.push_back({ratioFrom, "the --ratio-from file"});
+  if (!decisionsFrom.empty()) reads.push_back({decisionsFrom, "the --decisions-from file"});
   std::vector<ptb::FusionFile> files;
   bool ok = ptb::forEachTranslationUnit(req, [&](clang::CompilerInstance &ci, clang::ASTContext &ctx) {
     ptb::addFilesRead(ci.getSourceManager(), reads);

@@ -1,10 +1,13 @@
 // ptb/fused.cuh: launching a fused kernel (fuse-kernels; docs/fuse-kernels.md). A fused block holds
 // slots of several kernels; each kernel keeps its own launch control block (task counter, SM gating,
-// yield), so when one kernel's tasks run out its slots leave and the others go on.
+// yield), so when one kernel's tasks run out its slots leave and the others go on. A decision launcher
+// (fuse-kernels --decisions-from) picks per problem size between the fused kernel, the kernels one after the
+// other and the kernels in two streams: FusedDecision, nearest_decision, SideStream.
 // Part of the header-only runtime; include <ptb/ptb.cuh>, not this file.
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstddef>
 #include <mutex>
 #include <tuple>
@@ -184,5 +187,124 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[N], Args... args) 
   }
   return true;
 }
+
+// ---- Decisions (fuse-kernels --decisions-from; docs/fuse-kernels.md, "Decisions") ----
+
+// What a decision launcher runs for one problem size: the kernels one after the other in the caller's
+// stream, the kernels in two streams (SideStream), or a fused candidate.
+enum class FusedChoice : int { sequential = 0, streams = 1, fused = 2 };
+
+// One measured problem size: each kernel's task count there (grid.x * grid.y * grid.z of its launch) and
+// what ran fastest. With `fused`, `candidate` indexes the output's candidate table (else -1); `label` is
+// the candidate's ratio ("2:2/2"), "sequential" or "streams".
+template <size_t N>
+struct FusedDecision {
+  unsigned long long tasks[N];
+  FusedChoice choice;
+  int candidate;
+  const char* label;
+};
+
+// A launch's task count: grid.x * grid.y * grid.z (what a decision's `tasks` hold).
+inline unsigned long long grid_tasks(dim3 grid) {
+  return static_cast<unsigned long long>(grid.x) * grid.y * static_cast<unsigned long long>(grid.z);
+}
+
+// The decision measured nearest to a launch with `tasks` tasks per kernel: the least sum over the kernels of
+// |ln(tasks / measured tasks)| (sizes compare by ratio: 2x larger is as far as 2x smaller), the first one of
+// equal distance. A task count of 0 counts as 1.
+template <size_t N, size_t M>
+inline const FusedDecision<N>& nearest_decision(const FusedDecision<N> (&table)[M], const unsigned long long (&tasks)[N]) {
+  static_assert(M >= 1, "a decision table has at least one entry");
+  size_t best = 0;
+  double best_d = 0;
+  for (size_t i = 0; i < M; ++i) {
+    double d = 0;
+    for (size_t k = 0; k < N; ++k) {
+      const double a = tasks[k] ? static_cast<double>(tasks[k]) : 1.0;
+      const double b = table[i].tasks[k] ? static_cast<double>(table[i].tasks[k]) : 1.0;
+      d += std::fabs(std::log(a / b));
+    }
+    if (i == 0 || d < best_d) {
+      best = i;
+      best_d = d;
+    }
+  }
+  return table[best];
+}
+
+namespace detail {
+// One side stream and its two events per device, made on first use and kept for the process's life.
+struct SideStreamSlot {
+  bool tried = false, ok = false;
+  cudaStream_t side = nullptr;
+  cudaEvent_t fork = nullptr, join = nullptr;
+};
+constexpr int kMaxSideStreamDevices = 64;
+inline std::mutex& side_stream_mutex() {
+  static std::mutex m;
+  return m;
+}
+inline SideStreamSlot& side_stream_slot(int dev) {
+  static SideStreamSlot slots[kMaxSideStreamDevices];
+  return slots[dev];
+}
+}  // namespace detail
+
+// Runs work beside `stream` on a side stream, ordered both ways: made, it records an event in `stream`
+// and makes the side stream wait for it (what `stream` had before comes first); ended, it records an event
+// in the side stream and makes `stream` wait for it (what follows in `stream` comes after the side's work).
+// Launch the first part in `stream` and the second in side() while it lives. One non-blocking side stream
+// and two timing-free events per device, created once and never destroyed; a mutex held for the object's
+// life keeps one fork/join at a time (host threads that use it at once take turns; their kernels still
+// overlap on the GPU). Under stream capture of `stream`, or when the stream or events cannot be made,
+// nothing forks: side() is `stream` and the parts run one after the other (a shared side stream cannot be
+// part of a graph that may be replayed while the program uses it).
+class SideStream {
+ public:
+  explicit SideStream(cudaStream_t stream) : stream_(stream), lock_(detail::side_stream_mutex()) {
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return;
+    }
+    int dev = 0;
+    if (cs != cudaStreamCaptureStatusNone || cudaGetDevice(&dev) != cudaSuccess || dev < 0 ||
+        dev >= detail::kMaxSideStreamDevices)
+      return;
+    detail::SideStreamSlot& s = detail::side_stream_slot(dev);
+    if (!s.tried) {
+      s.tried = true;
+      s.ok = cudaStreamCreateWithFlags(&s.side, cudaStreamNonBlocking) == cudaSuccess &&
+             cudaEventCreateWithFlags(&s.fork, cudaEventDisableTiming) == cudaSuccess &&
+             cudaEventCreateWithFlags(&s.join, cudaEventDisableTiming) == cudaSuccess;
+      if (!s.ok) (void)cudaGetLastError();
+    }
+    if (!s.ok) return;
+    if (cudaEventRecord(s.fork, stream) != cudaSuccess || cudaStreamWaitEvent(s.side, s.fork, 0) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return;
+    }
+    slot_ = &s;
+  }
+  ~SideStream() {
+    if (!slot_) return;
+    if (cudaEventRecord(slot_->join, slot_->side) != cudaSuccess || cudaStreamWaitEvent(stream_, slot_->join, 0) != cudaSuccess) {
+      // The caller's stream could not be made to wait: wait here, so that nothing after it overtakes.
+      (void)cudaGetLastError();
+      (void)cudaStreamSynchronize(slot_->side);
+    }
+  }
+  SideStream(const SideStream&) = delete;
+  SideStream& operator=(const SideStream&) = delete;
+  // Where the second part goes: the side stream, or `stream` itself when nothing forked.
+  cudaStream_t side() const { return slot_ ? slot_->side : stream_; }
+  bool forked() const { return slot_ != nullptr; }
+
+ private:
+  cudaStream_t stream_;
+  std::lock_guard<std::mutex> lock_;
+  detail::SideStreamSlot* slot_ = nullptr;
+};
 
 }  // namespace ptb

@@ -65,6 +65,8 @@ struct CoulombProblem {
     return out;
   }
 
+  std::vector<FusionBuffer> device_outputs() const { return {{dPot, sizeof(float) * (size_t)nx * ny}}; }
+
   bool check_cpu() const
   {
     const std::vector<unsigned char> bytes = outputs();

@@ -82,6 +82,11 @@ struct MriqProblem {
     return out;
   }
 
+  std::vector<FusionBuffer> device_outputs() const
+  {
+    return {{dQr, sizeof(float) * numX}, {dQi, sizeof(float) * numX}};
+  }
+
   bool check_cpu() const
   {
     const std::vector<unsigned char> bytes = outputs();

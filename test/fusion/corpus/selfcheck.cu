@@ -1,4 +1,4 @@
-// Self-check of the fusion corpus: all five kernel files and their problem headers in one translation unit
+// Self-check of the fusion corpus: all eight kernel files and their problem headers in one translation unit
 // (so they cannot clash), each original kernel launched through its problem's with_args, checked against
 // the CPU reference and timed (median of 7 launches, cudaEvents).
 //
@@ -11,12 +11,18 @@
 #include "cd_mriq.cu"
 #include "cd_stencil.cu"
 #include "cd_hash.cu"
+#include "cd_triad.cu"
+#include "cd_transpose.cu"
+#include "cd_histogram.cu"
 
 #include "tc_gemm_problem.cuh"
 #include "cd_coulomb_problem.cuh"
 #include "cd_mriq_problem.cuh"
 #include "cd_stencil_problem.cuh"
 #include "cd_hash_problem.cuh"
+#include "cd_triad_problem.cuh"
+#include "cd_transpose_problem.cuh"
+#include "cd_histogram_problem.cuh"
 
 #include <algorithm>
 #include <cstdio>
@@ -90,7 +96,7 @@ int main(int argc, char** argv)
     } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
       opt.only = argv[++i];
     } else {
-      fprintf(stderr, "usage: %s [--scale X] [--seed S] [--only tc_gemm|coulomb|mriq|stencil|hash]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--scale X] [--seed S] [--only tc_gemm|coulomb|mriq|stencil|hash|triad|transpose|histogram]\n", argv[0]);
       return 2;
     }
   }
@@ -107,5 +113,8 @@ int main(int argc, char** argv)
   ok &= run_problem<MriqProblem>(opt, rd, [&](dim3 g, dim3 b, size_t s, auto... a) { mriq_compute_q<<<g, b, s>>>(a...); });
   ok &= run_problem<StencilProblem>(opt, rd, [&](dim3 g, dim3 b, size_t s, auto... a) { stencil_5pt<<<g, b, s>>>(a...); });
   ok &= run_problem<HashProblem>(opt, rd, [&](dim3 g, dim3 b, size_t s, auto... a) { hash_mix<<<g, b, s>>>(a...); });
+  ok &= run_problem<TriadProblem>(opt, rd, [&](dim3 g, dim3 b, size_t s, auto... a) { triad_stream<<<g, b, s>>>(a...); });
+  ok &= run_problem<TransposeProblem>(opt, rd, [&](dim3 g, dim3 b, size_t s, auto... a) { transpose_tiled<<<g, b, s>>>(a...); });
+  ok &= run_problem<HistogramProblem>(opt, rd, [&](dim3 g, dim3 b, size_t s, auto... a) { histogram_bytes<<<g, b, s>>>(a...); });
   return ok ? 0 : 1;
 }
