@@ -3,17 +3,17 @@
 // controller.h: the timings come from the caller (%globaltimer stamps or the runtime's trace), and the
 // models are tested on the CPU (test/unit/QosDurationModelTest.cpp).
 //
-// DurationModel: one kernel (one key) on one SM set. observe(tasks, ns) after a launch of `tasks` blocks
-// (the original grid's blocks: a PTB twin's tasks) took `ns` on the device; predict(tasks) before one.
-// Tacker fits a line, t = a + b * tasks. A GPU runs blocks in waves, so the time of a launch is a staircase
-// in its block count: a compute-bound block keeps its SM's pipes busy, so t grows with the blocks per SM,
-// ceil(tasks / sms); a block that waits on latency shares its SM for free until the SM's slots are full,
-// ceil(tasks / slots); a memory-bound kernel shares the device's bandwidth and is close to a line; a
-// kernel whose blocks wait on latency takes about the same time for any grid up to a knee, where the SMs'
-// pipes or the memory saturate, and grows linearly past it. The model fits each of these forms (each a
-// linear regression, up to three coefficients) to the samples it holds and predicts with the one whose
-// leave-one-out error is smallest (a simpler one when it is within 5% of the best): the data decide, per kernel, and bench/duration_model measured which form wins on the
-// H100. Errors are relative (each sample weighted 1/ns^2): a launch of 10 us and one of 10 ms count alike.
+// DurationModel: one kernel (one key) on one SM set. observe(tasks, ns) after a launch of `tasks` blocks (the
+// original grid's blocks: a PTB twin's tasks) took `ns` on the device; predict(tasks) before one. Tacker fits a
+// line, t = a + b * tasks. A GPU runs blocks in waves, so the time of a launch is a staircase in its block count: a
+// compute-bound block keeps its SM's pipes busy, so t grows with the blocks per SM, ceil(tasks / sms); a block that
+// waits on latency shares its SM for free until the SM's slots are full, ceil(tasks / slots); a memory-bound kernel
+// shares the device's bandwidth and is close to a line; a kernel whose blocks wait on latency takes about the same
+// time for any grid up to a knee, where the SMs' pipes or the memory saturate, and grows linearly past it. The model
+// fits each of these forms (each a linear regression, up to three coefficients) to the samples it holds and predicts
+// with the one whose leave-one-out error is smallest (a simpler one when it is within 5% of the best): the data
+// decide, per kernel, and bench/duration_model measured which form wins on the H100. Errors are relative (each
+// sample weighted 1/ns^2): a launch of 10 us and one of 10 ms count alike.
 //
 // FusedDurationModel: a fused kernel (fuse-kernels: slots of part A and part B in one block) as Tacker's
 // two-segment model in the load ratio r = x_b / x_a, where x_a and x_b are the parts' own predicted
