@@ -131,11 +131,9 @@ __global__ void k_triad(float4* a, const float4* b, const float4* c, size_t base
 }
 
 // wmma: the colocate WMMA program's block (4 warps, a 32x32 tile of C = A B, K = 1024, no shared memory).
-__global__ void k_wmma(const half* A, const half* B, float* C, int N, int K, Stamp* st) {
-  stamp_start(st);
+// One warp's 16x16 tile of C = A B (half in, float out, row-major, K a multiple of 16).
+__device__ __forceinline__ void wmma_tile(const half* A, const half* B, float* C, int row, int col, int K, int N) {
   using namespace nvcuda;
-  const int warp = threadIdx.x / 32, tiles_n = N / 32;
-  const int row = (blockIdx.x / tiles_n) * 32 + (warp / 2) * 16, col = (blockIdx.x % tiles_n) * 32 + (warp % 2) * 16;
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
   wmma::fill_fragment(acc, 0.f);
   for (int k = 0; k < K; k += 16) {
@@ -146,6 +144,13 @@ __global__ void k_wmma(const half* A, const half* B, float* C, int N, int K, Sta
     wmma::mma_sync(acc, a, b, acc);
   }
   wmma::store_matrix_sync(C + size_t(row) * N + col, acc, N, wmma::mem_row_major);
+}
+
+__global__ void k_wmma(const half* A, const half* B, float* C, int N, int K, Stamp* st) {
+  stamp_start(st);
+  const int warp = threadIdx.x / 32, tiles_n = N / 32;
+  const int row = (blockIdx.x / tiles_n) * 32 + (warp / 2) * 16, col = (blockIdx.x % tiles_n) * 32 + (warp % 2) * 16;
+  wmma_tile(A, B, C, row, col, K, N);
   stamp_end(st);
 }
 
@@ -183,7 +188,6 @@ __global__ void __launch_bounds__(256) k_fused(const half* A, const half* B, flo
                                                int iters, unsigned tc_tasks, unsigned cd_tasks, unsigned* next,
                                                Stamp* st) {
   stamp_start(st);
-  using namespace nvcuda;
   const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const bool tc = warp < 4;
   for (;;) {
@@ -193,16 +197,7 @@ __global__ void __launch_bounds__(256) k_fused(const half* A, const half* B, flo
     if (t >= (tc ? tc_tasks : cd_tasks)) break;
     if (tc) {
       const int tiles_n = N / 16, row = int(t / tiles_n) * 16, col = int(t % tiles_n) * 16;
-      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-      wmma::fill_fragment(acc, 0.f);
-      for (int k = 0; k < K; k += 16) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> b;
-        wmma::load_matrix_sync(a, A + size_t(row) * K + k, K);
-        wmma::load_matrix_sync(b, B + size_t(k) * N + col, N);
-        wmma::mma_sync(acc, a, b, acc);
-      }
-      wmma::store_matrix_sync(C + size_t(row) * N + col, acc, N, wmma::mem_row_major);
+      wmma_tile(A, B, C, row, col, K, N);
     } else {
       out[t * 32 + lane] = chain(t * 32 + lane, iters);
     }
