@@ -301,7 +301,8 @@ Result Bench::measure(const Run& r) {
     p.epoch = std::chrono::microseconds(o_.epoch_us);
     p.window = o_.window;
     ptb::qos::EpochLoop::Hooks hooks{[be = r.be] { return be->progress(); }, ptb::qos::apply_to_be(policy_),
-                                     [this, &log] { client_.poll(&log); }};
+                                     [this, &log] { client_.poll(&log); },
+                                     [this] { return double(policy_.launches()); }};  // BE not PTB: said
     loop = make_loop(r.config, p, log, hooks);
     if (loop) loop->start();
   }

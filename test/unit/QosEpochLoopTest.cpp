@@ -127,6 +127,55 @@ TEST(QosEpochLoop, ReportsATargetOutOfReachAndAQuietService) {
   EXPECT_NE(said[3].find("finish again"), std::string::npos) << said[3];
 }
 
+// BE that progresses while no launch ever ran under its policy is not PTB: said once after kQuietEpochs
+// such epochs, and again (once) when its launches do run under the policy; BE that makes no progress, or
+// whose launches run under the policy from the start, is never reported.
+TEST(QosEpochLoop, ReportsBeWorkThatIsNotPtb) {
+  std::mt19937 rng(std::random_device{}());
+  const unsigned quiet_first = 1 + rng() % 5;  // epochs of no BE progress before it starts (not counted)
+  FeedbackController ctl(config(8, 100));
+  LatencyLog log;
+  double progress = 0, launches = 0;
+  std::vector<std::string> said;
+  EpochLoop loop(ctl, log, {[&] { return progress; }, nullptr, nullptr, [&] { return launches; }}, 1ms);
+  loop.report_to([&](const std::string& m) { said.push_back(m); });
+  const auto t0 = EpochLoop::Clock::now();
+  int e = 0;
+  auto epoch = [&](double work) {
+    log.add(50);
+    progress += work;
+    loop.step(t0 + (++e) * 1ms);
+  };
+  for (unsigned i = 0; i < quiet_first + 20; ++i) epoch(0);  // BE idle: nothing to say
+  EXPECT_TRUE(said.empty()) << said[0];
+  for (unsigned i = 0; i + 1 < EpochLoop::kQuietEpochs; ++i) epoch(1 + rng() % 100);
+  EXPECT_TRUE(said.empty());
+  epoch(1 + rng() % 100);
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("not twins"), std::string::npos) << said[0];
+  for (int i = 0; i < 30; ++i) epoch(1 + rng() % 100);
+  EXPECT_EQ(said.size(), 1u);  // once
+  launches = 1 + rng() % 3;
+  epoch(5);
+  ASSERT_EQ(said.size(), 2u);
+  EXPECT_NE(said[1].find("run under its policy now"), std::string::npos) << said[1];
+  for (int i = 0; i < 30; ++i) epoch(1 + rng() % 100);
+  EXPECT_EQ(said.size(), 2u);
+
+  // Launches under the policy from the start: never reported, however long BE runs.
+  FeedbackController ctl2(config(8, 100));
+  double progress2 = 0;
+  std::vector<std::string> said2;
+  EpochLoop loop2(ctl2, log, {[&] { return progress2; }, nullptr, nullptr, [] { return 7.0; }}, 1ms);
+  loop2.report_to([&](const std::string& m) { said2.push_back(m); });
+  for (int i = 1; i <= 40; ++i) {
+    log.add(50);
+    progress2 += 10;
+    loop2.step(t0 + i * 1ms);
+  }
+  EXPECT_TRUE(said2.empty()) << said2[0];
+}
+
 TEST(QosEpochLoop, OneEpochHandsTheControllerWhatWasLogged) {
   FeedbackController ctl(config(132, 100));
   LatencyLog log;

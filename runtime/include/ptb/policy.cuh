@@ -29,6 +29,11 @@ class Policy {
   SmSet sms() const;
   unsigned per_sm() const;
   SmSet capped() const;  // the SMs the cap applies on (SmSet::all(): every allowed SM)
+  // Twin launches made under this policy so far (resume launches of a running one not counted). A launch
+  // that ran its original kernel (a plain <<<>>> the tool did not rewrite, or one the twin could not
+  // take) is not counted: nothing could confine it. The QoS epoch loop uses it to tell BE work that is
+  // not PTB (docs/qos.md, "Bad input").
+  unsigned long long launches() const;
   explicit operator bool() const { return p_ != nullptr; }
   bool operator==(const Policy& o) const { return p_ == o.p_; }
   detail::PolicyState* state() const { return p_; }
@@ -97,6 +102,10 @@ inline unsigned Policy::per_sm() const {
 inline SmSet Policy::capped() const {
   std::lock_guard<std::mutex> g(detail::rt().m);
   return p_ ? p_->capped : SmSet::all();
+}
+inline unsigned long long Policy::launches() const {
+  std::lock_guard<std::mutex> g(detail::rt().m);
+  return p_ ? p_->launches : 0;
 }
 inline Policy process_policy() {
   std::lock_guard<std::mutex> g(detail::rt().m);

@@ -16,8 +16,10 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 __device__ __forceinline__ void spin_cycles(long long cycles) {
   const long long t0 = clock64();
@@ -121,6 +123,8 @@ int main() {
   const auto period = std::chrono::microseconds(500);
   auto be_progress = [&] { return double(*reinterpret_cast<volatile unsigned long long*>(seen)); };
 
+  int not_twin_reports = 0;  // "BE is not PTB" reports of the loop (hooks.be_launches) with twin BE: must be 0
+
   // BE feeder: keeps up to 2 launches of BE queued until stopped.
   std::atomic<bool> be_stop{false};
   int launches = 0;
@@ -183,8 +187,14 @@ int main() {
     cfg.target = target;
     cfg.step = 2;
     ptb::qos::FeedbackController ctl(cfg);
-    ptb::qos::EpochLoop loop(ctl, log, {be_progress, ptb::qos::apply_to_be(policy), collect},
+    ptb::qos::EpochLoop loop(ctl, log,
+                             {be_progress, ptb::qos::apply_to_be(policy), collect,
+                              [&] { return double(policy.launches()); }},
                              std::chrono::milliseconds(2));
+    loop.report_to([&](const std::string& m) {
+      std::printf("  loop said: %s\n", m.c_str());
+      if (m.find("not twins") != std::string::npos) ++not_twin_reports;
+    });
     const double p0 = be_progress();
     c.run(ls, x, period);
     if (control) loop.start();
@@ -249,6 +259,62 @@ int main() {
   std::printf("BE: %d launches, %zu tasks, %zu not run exactly once; %llu counted\n", launches, h.size(), bad,
               counted);
   EXPECT(bad == 0, "%zu BE tasks not run exactly once", bad);
+  // Every BE launch ran as a twin under BE's policy (the stream's), and the loop never took it for non-PTB.
+  EXPECT(policy.launches() == (unsigned long long)launches, "policy counted %llu twin launches, %d made",
+         policy.launches(), launches);
+  EXPECT(not_twin_reports == 0, "the loop reported twin BE work as not PTB %d times", not_twin_reports);
+
+  // 3. BE that is not PTB: the untransformed kernel launched with <<<>>> in a stream with a policy. It makes
+  // progress, nothing runs under the policy, and the loop must say so (docs/qos.md, "Bad input").
+  {
+    cudaStream_t be2;
+    CK(cudaStreamCreateWithFlags(&be2, cudaStreamNonBlocking));
+    ptb::Policy plain_policy = ptb::Policy::create();
+    ptb::set_stream_policy(be2, plain_policy);
+    unsigned* cnt2 = nullptr;
+    unsigned long long* done2 = nullptr;
+    CK(cudaMalloc(&cnt2, sizeof(unsigned) * tasks));
+    CK(cudaMalloc(&done2, sizeof(unsigned long long)));
+    CK(cudaMemset(cnt2, 0, sizeof(unsigned) * tasks));
+    CK(cudaMemset(done2, 0, sizeof(unsigned long long)));
+    *seen = 0;
+    ptb::qos::FeedbackConfig cfg;
+    cfg.total = unsigned(sms);
+    cfg.target = target;
+    ptb::qos::FeedbackController ctl(cfg);
+    ptb::qos::LatencyLog log;
+    std::vector<std::string> said;
+    std::mutex sm;
+    ptb::qos::EpochLoop loop(ctl, log,
+                             {be_progress, ptb::qos::apply_to_be(plain_policy), nullptr,
+                              [&] { return double(plain_policy.launches()); }},
+                             std::chrono::milliseconds(2));
+    loop.report_to([&](const std::string& m) {
+      std::lock_guard<std::mutex> g(sm);
+      said.push_back(m);
+    });
+    be_work<<<tasks, 128, 0, be2>>>(cnt2, done2, seen_dev);  // ~2 ms on every SM: about 2 epochs
+    loop.start();
+    for (int i = 0; i < 40; ++i) {  // keep BE busy for ~80 ms: 40 epochs
+      be_work<<<tasks, 128, 0, be2>>>(cnt2, done2, seen_dev);
+      CK(cudaGetLastError());
+      CK(cudaStreamSynchronize(be2));
+    }
+    loop.stop();
+    size_t told = 0;
+    for (const auto& m : said) {
+      std::printf("  loop said (plain BE): %s\n", m.c_str());
+      told += m.find("not twins") != std::string::npos;
+    }
+    std::printf("plain BE: %llu twin launches under its policy, %zu reports that BE is not PTB\n",
+                plain_policy.launches(), told);
+    EXPECT(plain_policy.launches() == 0, "a <<<>>> launch counted as a twin launch (%llu)", plain_policy.launches());
+    EXPECT(told == 1, "the loop reported plain BE as not PTB %zu times (1 expected)", told);
+    ptb::set_stream_policy(be2, ptb::Policy());
+    CK(cudaFree(cnt2));
+    CK(cudaFree(done2));
+    CK(cudaStreamDestroy(be2));
+  }
   EXPECT(counted == h.size(), "BE counted %llu tasks, launched %zu", counted, h.size());
   EXPECT(!solo.empty() && !plain_lat.empty() && !ctl_lat.empty(), "an LS phase had no requests");
   EXPECT(ctl_p99 <= 1.5 * target, "LS p99 under the controller %.1f us, target %.1f us", ctl_p99, target);

@@ -19,6 +19,7 @@ struct PolicyState {
   SmSet capped = SmSet::all();  // the allowed SMs the cap applies on; the other allowed SMs have no cap
   unsigned char* caps[kMaxDevices] = {};  // device copies, allocated on first use on each device
   unsigned char last[kMaxDevices][kMaxSm] = {};  // what was last written there
+  unsigned long long launches = 0;  // twin launches made under it (under the runtime's lock; Policy::launches)
 };
 
 // A cap restricts wherever it applies: on a subset too (G-Space's k workers on n SMs). A capped set that

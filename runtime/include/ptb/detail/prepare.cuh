@@ -189,6 +189,7 @@ inline void commit(const Prepared& p, std::function<cudaError_t(const Launch&, u
   if (!r.captured) r.gen = (r.gen + 1) & 0x7fffffffu;  // the generation the control block will be at when free
   r.launch = p.launch;
   r.policy = p.policy;
+  if (p.policy) ++p.policy->launches;
   r.resume_workers = p.resume_workers;
   r.relaunch = std::move(f);
   r.registered = true;

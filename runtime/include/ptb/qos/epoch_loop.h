@@ -79,6 +79,9 @@ public:
     std::function<double()> be_progress;                 // only grows; empty: BE's rate is 0
     std::function<void(const Allocation&)> apply;        // at start(), then when a decision changes it
     std::function<void()> collect;                       // first in each epoch: fill the log (RequestTimer::poll)
+    // Twin launches made under BE's policy since it was made (e.g. [be] { return double(be.launches()); });
+    // empty: not checked. BE that progresses while none ever ran under its policy is not PTB: reported.
+    std::function<double()> be_launches;
   };
   static constexpr unsigned kQuietEpochs = 10;
 
@@ -153,7 +156,9 @@ public:
   }
 
   // What a user must hear about (bad input, docs/qos.md), once per transition: the target out of reach
-  // with BE at its floor, and back in reach; LS quiet for kQuietEpochs epochs in a row, and back. By
+  // with BE at its floor, and back in reach; LS quiet for kQuietEpochs epochs in a row, and back; BE
+  // progressing for kQuietEpochs epochs with no launch under its policy (hooks.be_launches), and BE's
+  // launches running under it after such a report. By
   // default one line on stderr ("ptb::qos: ..."); a function that does nothing silences it. Before start().
   void report_to(std::function<void(const std::string&)> f) { report_ = std::move(f); }
 
@@ -165,6 +170,7 @@ public:
 
 private:
   double progress() const { return hooks_.be_progress ? hooks_.be_progress() : 0; }
+  double be_launches() const { return hooks_.be_launches ? hooks_.be_launches() : 0; }
 
   // The transitions a user must hear about (report_to).
   void tell(const EpochRecord& r) {
@@ -191,6 +197,21 @@ private:
       say(line);
       was_quiet_ = false;
     }
+    if (!hooks_.be_launches) return;
+    const bool none = be_launches() == 0;  // since the policy was made: a BE twin launched earlier counts
+    unconfined_ = none && r.sample.be_rate > 0 ? unconfined_ + 1 : 0;
+    if (unconfined_ == kQuietEpochs && !told_unconfined_) {
+      std::snprintf(line, sizeof line,
+                    "ptb::qos: %s: BE progressed for %u epochs but no PTB launch ran under its policy: its "
+                    "kernels are not twins (code ptb-transform did not rewrite?) and no allocation can move them",
+                    ctl_.name(), kQuietEpochs);
+      say(line);
+      told_unconfined_ = true;
+    } else if (!none && told_unconfined_) {
+      std::snprintf(line, sizeof line, "ptb::qos: %s: BE's launches run under its policy now", ctl_.name());
+      say(line);
+      told_unconfined_ = false;
+    }
   }
   void say(const char* line) {
     if (report_)
@@ -214,6 +235,8 @@ private:
   std::function<void(const std::string&)> report_;  // empty: stderr
   bool saturated_ = false, was_quiet_ = false;  // what was last reported
   unsigned quiet_ = 0;                          // epochs in a row with no LS request
+  unsigned unconfined_ = 0;                     // epochs in a row BE progressed with no launch under its policy
+  bool told_unconfined_ = false;
   mutable std::mutex m_;
   std::vector<EpochRecord> history_;
 };
