@@ -9,7 +9,7 @@
 #             module, no twin kernel, no runtime call)
 #   auto      the transformed program, default launch mode (runs the original kernel)
 #   twin      the transformed program, PTB_MODE=ptb
-#   small     the original plus one small kernel it never launches (unused_kernels.cuh)
+#   small     the original plus one small kernel it never launches (probes/unused_kernels.cuh)
 #   big       the original plus one large kernel (about the twin's size) it never launches
 #   many      the original plus 16 small kernels it never launches
 # each with CUDA's default lazy module loading and with CUDA_MODULE_LOADING=EAGER (modules loaded when the
@@ -28,9 +28,9 @@ echo "nvcc ${FLAGS[*]}"
 "$NVCC" "${FLAGS[@]}" bench/programs/sobel_once.cu -o $B/orig &
 "$NVCC" "${FLAGS[@]}" -I runtime/include -include ptb/ptb.cuh bench/programs/sobel_once.cu -o $B/header &
 "$NVCC" "${FLAGS[@]}" -I runtime/include "$TDIR/sobel_once.cu" -o $B/ptb &
-"$NVCC" "${FLAGS[@]}" -include unused_kernels.cuh -DPTB_UNUSED_SMALL bench/programs/sobel_once.cu -o $B/small &
-"$NVCC" "${FLAGS[@]}" -include unused_kernels.cuh -DPTB_UNUSED_BIG bench/programs/sobel_once.cu -o $B/big &
-"$NVCC" "${FLAGS[@]}" -include unused_kernels.cuh -DPTB_UNUSED_MANY=16 bench/programs/sobel_once.cu -o $B/many &
+"$NVCC" "${FLAGS[@]}" -include bench/programs/probes/unused_kernels.cuh -DPTB_UNUSED_SMALL bench/programs/sobel_once.cu -o $B/small &
+"$NVCC" "${FLAGS[@]}" -include bench/programs/probes/unused_kernels.cuh -DPTB_UNUSED_BIG bench/programs/sobel_once.cu -o $B/big &
+"$NVCC" "${FLAGS[@]}" -include bench/programs/probes/unused_kernels.cuh -DPTB_UNUSED_MANY=16 bench/programs/sobel_once.cu -o $B/many &
 wait
 for f in orig header ptb small big many; do
   [ -x $B/$f ] || { echo "build $f failed"; exit 1; }

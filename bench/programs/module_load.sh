@@ -5,10 +5,10 @@
 #   bash bench/programs/module_load.sh [--reps 41] [TRANSFORMED_DIR]
 #
 # Builds sobel_once's device code four ways (orig: the original; header: the original with
-# <ptb/ptb.cuh> included; big: the original and a large kernel it never launches, unused_kernels.cuh;
+# <ptb/ptb.cuh> included; big: the original and a large kernel it never launches, probes/unused_kernels.cuh;
 # ptb: the transformed source), each as a cubin, a fatbin (nvcc's default compression) and an
 # uncompressed fatbin (-no-compress), with and without -lineinfo, and times loading
-# each image with the driver API (module_load.cu: load, get the original kernel, launch it once, unload;
+# each image with the driver API (probes/module_load.cu: load, get the original kernel, launch it once, unload;
 # medians), through the module API and through the library API (which the CUDA runtime uses). The loads
 # run lazily (CUDA's default) and eagerly.
 set -u
@@ -20,14 +20,14 @@ done
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 B=build/module-load; mkdir -p $B
 FLAGS=(-std=c++17 -O2 -arch=sm_90 -I bench/programs -I runtime/include)
-"$NVCC" -O2 -std=c++17 bench/programs/module_load.cu -o $B/module_load -lcuda || exit 1
+"$NVCC" -O2 -std=c++17 bench/programs/probes/module_load.cu -o $B/module_load -lcuda || exit 1
 declare -A SRC=([orig]=bench/programs/sobel_once.cu [header]=bench/programs/sobel_once.cu
                 [big]=bench/programs/sobel_once.cu [ptb]=$TDIR/sobel_once.cu)
 IMAGES=()
 for f in orig header big ptb; do
   extra=()
   [ $f = header ] && extra=(-include ptb/ptb.cuh)
-  [ $f = big ] && extra=(-include unused_kernels.cuh -DPTB_UNUSED_BIG)
+  [ $f = big ] && extra=(-include bench/programs/probes/unused_kernels.cuh -DPTB_UNUSED_BIG)
   for li in "" -lineinfo; do
     tag=$f${li:+-li}
     "$NVCC" "${FLAGS[@]}" "${extra[@]}" $li -cubin "${SRC[$f]}" -o $B/$tag.cubin &
