@@ -10,6 +10,10 @@
 # (the decide lines: fuse-kernels --decisions-from reads them); OUT defaults to build/fusion-bench-out.
 # Stops starting pairs after BUDGET_S seconds (default 420) so that it ends within 8 minutes; REPS (default
 # 9) runs per median. The last line is a summary. Exit 0 iff everything ran and passed.
+# Register budgets (since 2026-11-24): where build/fusion-generated holds <pair>.budget.cu (transform.sh
+# writes one per pair with a budgets column in pairs.txt), that output, built for sm_90a, runs in place of
+# <pair>.cu: the same candidates plus 3 with register budgets per pair, checked and timed at every size and
+# part of the decision; gemm_stencil and gemm_coulomb also check it built for plain sm_90 at scale 0.3.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 START=$(date +%s)
@@ -33,5 +37,8 @@ pairs=$(grep '^fusion pairs: ' "$LOG" | tail -1 | sed 's/^fusion pairs: //')
 cpu=$(grep -cE '^[a-z_]+ +\(.*(PASS|FAIL)' "$LOG")
 cpufail=$(grep -cE '^[a-z_]+ +\(.*FAIL' "$LOG")
 diffs=$(grep -c 'DIFFERS' "$LOG")
-echo "summary: $([ "$rc" = 0 ] && echo PASS || echo FAIL); corpus vs CPU: $((cpu - cpufail))/$cpu; pairs: ${pairs:-none run}; outputs that differ: $diffs; decisions at $sizes sizes: fused $fused, two streams $streams, sequential $sequential; $(( $(date +%s) - START )) s" | tee -a "$LOG"
+budgeted=$(grep -c '^candidate .*budgets ' "$LOG")
+budget_wins=$(grep -c '^decide .*: fused [0-9:/]*@' "$LOG")
+setmaxnreg=$(grep -c '^setmaxnreg .*: compiled in' "$LOG")
+echo "summary: $([ "$rc" = 0 ] && echo PASS || echo FAIL); corpus vs CPU: $((cpu - cpufail))/$cpu; pairs: ${pairs:-none run}; outputs that differ: $diffs; decisions at $sizes sizes: fused $fused (with register budgets $budget_wins), two streams $streams, sequential $sequential; budgeted candidates $budgeted in $setmaxnreg sm_90a builds; $(( $(date +%s) - START )) s" | tee -a "$LOG"
 exit "$rc"

@@ -1,5 +1,6 @@
 #include "Feasibility.h"
 
+#include <algorithm>
 #include <functional>
 
 namespace ptb {
@@ -55,6 +56,54 @@ std::vector<std::string> fusionProblems(const std::vector<SlotKernel> &kernels, 
                          " bytes of shared memory; an SM has " + std::to_string(limits.maxSharedPerSm));
   }
   return problems;
+}
+
+unsigned launchRegisters(unsigned threads, unsigned minBlocks, const FusionLimits &limits) {
+  if (threads == 0 || minBlocks == 0) return 0;
+  const unsigned r = limits.registersPerSm / (minBlocks * threads) / limits.registerUnit * limits.registerUnit;
+  const unsigned top = (limits.maxRegistersPerThread + limits.registerUnit - 1) / limits.registerUnit * limits.registerUnit;
+  return std::min(r, top);
+}
+
+std::vector<std::string> budgetProblems(const std::vector<SlotKernel> &kernels, const std::vector<unsigned> &slots,
+                                        const std::vector<unsigned> &budgets, const FusionLimits &limits,
+                                        unsigned minBlocks) {
+  std::vector<std::string> problems;
+  if (budgets.size() != kernels.size()) {
+    problems.push_back(std::to_string(budgets.size()) + " register budgets for " + std::to_string(kernels.size()) +
+                       " kernels");
+    return problems;
+  }
+  const unsigned wg = limits.warpgroup;
+  unsigned first = 0;
+  uint64_t need = 0;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const unsigned n = slots[i] * kernels[i].request.threads();
+    if (first % wg || n % wg)
+      problems.push_back("the slots of '" + kernels[i].qualifiedName + "' are threads " + std::to_string(first) + ".." +
+                         std::to_string(first + n - 1) + "; setmaxnreg changes the registers of whole warpgroups (" +
+                         std::to_string(wg) + " threads), so each kernel's slots must start and end on a multiple of " +
+                         std::to_string(wg));
+    need += static_cast<uint64_t>(n) * budgets[i];
+    first += n;
+  }
+  const unsigned r = launchRegisters(first, minBlocks, limits);
+  if (need > static_cast<uint64_t>(r) * first)
+    problems.push_back("the register budgets need " + std::to_string(need) + " registers per block; " +
+                       std::to_string(minBlocks) + " block" + (minBlocks > 1 ? "s" : "") + " of " +
+                       std::to_string(first) + " threads per SM " + (minBlocks > 1 ? "hold " : "holds ") +
+                       std::to_string(r) + " per thread, " +
+                       std::to_string(static_cast<uint64_t>(r) * first) + " per block (" +
+                       std::to_string(limits.registersPerSm) + " per SM)");
+  return problems;
+}
+
+unsigned budgetBlocks(const std::vector<SlotKernel> &kernels, const std::vector<unsigned> &slots,
+                      const std::vector<unsigned> &budgets, const FusionLimits &limits) {
+  for (unsigned m = limits.maxBlocksPerSm; m >= 1; --m)
+    if (fusionProblems(kernels, slots, limits, m).empty() && budgetProblems(kernels, slots, budgets, limits, m).empty())
+      return m;
+  return 0;
 }
 
 std::vector<std::vector<unsigned>> feasibleRatios(const std::vector<SlotKernel> &kernels, const FusionLimits &limits) {

@@ -4,6 +4,8 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
+
 namespace ptb {
 
 namespace {
@@ -11,11 +13,13 @@ std::string u(unsigned v) { return std::to_string(v) + "u"; }
 } // namespace
 
 std::string FusedCandidate::label() const {
+  if (!budgets.empty()) return ratioString(slots) + "/" + std::to_string(minBlocks) + "@" + ratioString(budgets);
   return ratioString(slots) + (minBlocks > 1 ? "/" + std::to_string(minBlocks) : "");
 }
 
 std::string emitFusedKernel(const std::vector<SlotKernel> &kernels, const std::vector<unsigned> &slots,
-                            const std::string &name, unsigned minBlocks) {
+                            const std::string &name, unsigned minBlocks, const std::vector<unsigned> &budgets) {
+  const bool budgeted = !budgets.empty();
   const FusedShape shape = fusedShape(kernels, slots);
   const unsigned threads = shape.threads, total = shape.slots;
   std::vector<std::string> sig, args, describe;
@@ -35,12 +39,23 @@ std::string emitFusedKernel(const std::vector<SlotKernel> &kernels, const std::v
        " threads in " + std::to_string(total) + " slots" +
        (minBlocks > 1 ? ", " + std::to_string(minBlocks) + " blocks per SM asked for" : "") +
        " (fuse-kernels; docs/fuse-kernels.md).\n";
+  const FusionLimits limits;
+  const unsigned launchRegs = budgeted ? launchRegisters(threads, minBlocks, limits) : 0;
+  const unsigned entryRegs = std::min(launchRegs, limits.maxRegistersPerThread);
+  if (budgeted) {
+    std::vector<std::string> each;
+    for (size_t i = 0; i < kernels.size(); ++i)
+      each.push_back(std::to_string(budgets[i]) + " for " + kernels[i].qualifiedName);
+    t += "// Register budgets (registers per thread): " + llvm::join(each, ", ") + ", through setmaxnreg on sm_90a;\n"
+         "// launched with " + std::to_string(entryRegs) + " per thread (" + std::to_string(minBlocks) +
+         " block" + (minBlocks > 1 ? "s" : "") + " per SM), which every slot keeps on other targets.\n";
+  }
   std::vector<std::string> kparams = sig;
   for (size_t i = 0; i < kernels.size(); ++i) kparams.push_back("const ::ptb::Launch ptb_launch" + std::to_string(i));
   kparams.push_back("const ::ptb::FusedShared ptb_layout");
   t += "__global__ void __launch_bounds__(" + std::to_string(threads) +
-       (minBlocks > 1 ? ", " + std::to_string(minBlocks) : "") + ") " + name + "(" + llvm::join(kparams, ", ") +
-       ") {\n";
+       (minBlocks > 1 || budgeted ? ", " + std::to_string(minBlocks) : "") + ") " + name + "(" +
+       llvm::join(kparams, ", ") + ") {\n";
   t += "  extern __shared__ __align__(16) unsigned char ptb_dyn_[];\n";
   t += "  __shared__ ::ptb::SlotShared ptb_slot_[" + std::to_string(total) + "];\n";
   t += "  const unsigned ptb_t = threadIdx.x;\n";
@@ -50,23 +65,41 @@ std::string emitFusedKernel(const std::vector<SlotKernel> &kernels, const std::v
     const unsigned n = k.request.threads();
     std::vector<std::string> kargs;
     for (const std::string &pn : k.paramNames) kargs.push_back("k" + std::to_string(i) + "_" + pn);
+    // With budgets, each kernel's slots are one branch (its warpgroups run one setmaxnreg, then their
+    // slots), indented one more level.
+    const std::string in = budgeted ? "  " : "";
+    if (budgeted) {
+      const bool lastKernel = i + 1 == kernels.size();
+      const unsigned end = first + slots[i] * n;
+      t += std::string(i == 0 ? "  " : " else ") + (lastKernel ? "{\n" : "if (ptb_t < " + u(end) + ") {\n");
+      if (budgets[i] != entryRegs) {
+        const bool inc = budgets[i] > entryRegs;
+        t += "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)  // sm_90a: " + std::to_string(budgets[i]) +
+             " registers per thread for these warpgroups (" + (inc ? "taken from" : "given back to") +
+             " the block's pool)\n";
+        t += "    ::ptb::setmaxnreg_" + std::string(inc ? "inc" : "dec") + "<" + std::to_string(budgets[i]) + ">();\n";
+        t += "#endif\n";
+      }
+    }
     for (unsigned j = 0; j < slots[i]; ++j, ++slot) {
       const unsigned bar = slot + 1, end = first + n;
-      const bool last = slot + 1 == total;
-      t += std::string(slot == 0 ? "  " : " else ") + (last ? "{\n" : "if (ptb_t < " + u(end) + ") {\n");
+      const bool last = budgeted ? j + 1 == slots[i] : slot + 1 == total;
+      if (budgeted && slots[i] == 1) t += "    {\n";
+      else t += ((budgeted ? j : slot) == 0 ? "  " + in : std::string(" else ")) + (last ? "{\n" : "if (ptb_t < " + u(end) + ") {\n");
       std::string local = first ? "ptb_t - " + u(first) : "ptb_t";
-      t += "    ::ptb::run_slot_tasks<::ptb::TaskSync::" + std::string(k.tasksIndependent ? "none" : "block") + ", " +
+      t += in + "    ::ptb::run_slot_tasks<::ptb::TaskSync::" + std::string(k.tasksIndependent ? "none" : "block") + ", " +
            std::to_string(bar) + ", " + std::to_string(n) + ">(ptb_launch" + std::to_string(i) + ", ptb_slot_[" +
            std::to_string(slot) + "], " + local + ", blockIdx.x * " + u(slots[i]) + " + " + u(j) +
            ", [&](const uint3 ptb_block, const dim3 ptb_grid) {\n";
-      t += "      " + k.slotFunction + "<" + std::to_string(bar) + ", " + std::to_string(n) +
+      t += in + "      " + k.slotFunction + "<" + std::to_string(bar) + ", " + std::to_string(n) +
            ">(ptb_block, ptb_grid, ::ptb::slot_thread_index(" + local + ", " + u(k.request.block[0]) + ", " +
            u(k.request.block[1]) + "), dim3(" + u(k.request.block[0]) + ", " + u(k.request.block[1]) + ", " +
            u(k.request.block[2]) + "), ptb_dyn_ + ptb_layout.offset[" + std::to_string(slot) + "]" +
            (kargs.empty() ? "" : ", " + llvm::join(kargs, ", ")) + ");\n";
-      t += "    });\n  }";
+      t += in + "    });\n  " + in + "}";
       first = end;
     }
+    if (budgeted) t += "\n  }";
   }
   t += "\n}\n";
   // The launcher: each kernel's original launch and arguments.
@@ -128,7 +161,8 @@ std::string emitDecisionLauncher(const std::vector<SlotKernel> &kernels, const s
     if (d.choice == FusionDecision::Choice::fused) {
       choice = "fused";
       for (size_t i = 0; i < fused.size(); ++i)
-        if (fused[i].slots == d.slots && fused[i].minBlocks == d.minBlocks) index = static_cast<int>(i);
+        if (fused[i].slots == d.slots && fused[i].minBlocks == d.minBlocks && fused[i].budgets == d.budgets)
+          index = static_cast<int>(i);
     }
     t += "    {{" + llvm::join(tasks, ", ") + "}, ::ptb::FusedChoice::" + choice + ", " + std::to_string(index) + ", \"" +
          d.label + "\"}," + (d.measured.empty() ? "" : "  // " + d.measured) + "\n";

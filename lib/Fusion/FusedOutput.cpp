@@ -58,21 +58,42 @@ std::optional<std::string> assembleFusedOutput(const FusionJob &job, const std::
     for (const SlotKernel &k : kernels) names.push_back(k.name);
     base = llvm::join(names, "__") + "__fused";
   }
-  // The candidates: every ratio with every number of blocks per SM asked for. Explicit ones must be
-  // feasible; with --all-ratios the infeasible ones are left out.
+  // The candidates: every ratio with every number of blocks per SM asked for, then the ones with register
+  // budgets. Explicit ones must be feasible; with --all-ratios the infeasible ones are left out.
+  auto candidateProblems = [&](const FusedCandidate &c) {
+    std::vector<std::string> problems = fusionProblems(kernels, c.slots, limits, c.minBlocks);
+    if (!c.budgets.empty())
+      for (const std::string &p : budgetProblems(kernels, c.slots, c.budgets, limits, c.minBlocks)) problems.push_back(p);
+    return problems;
+  };
+  auto candidateName = [&](const FusedCandidate &c, bool several) {
+    std::string name = base;
+    if (!several) return name;
+    for (unsigned s : c.slots) name += "_" + std::to_string(s);
+    if (c.minBlocks > 1) name += "_mb" + std::to_string(c.minBlocks);
+    if (!c.budgets.empty()) {
+      name += "_r";
+      for (size_t i = 0; i < c.budgets.size(); ++i) name += (i ? "_" : "") + std::to_string(c.budgets[i]);
+    }
+    return name;
+  };
   std::vector<FusedCandidate> candidates;
+  std::vector<FusionDecision> decisions = job.decisions;  // with the blocks per SM of budgeted ones resolved
   if (!job.decisions.empty()) {
     // --decisions-from: the fused decisions' candidates, each once, in the candidate table's usual order
     // (ratio, then blocks per SM); each must be feasible (an error at its decide line).
-    for (const FusionDecision &d : job.decisions) {
+    for (FusionDecision &d : decisions) {
       if (d.choice != FusionDecision::Choice::fused) continue;
+      if (d.minBlocks == 0) d.minBlocks = std::max(1u, budgetBlocks(kernels, d.slots, d.budgets, limits));
       FusedCandidate c;
       c.slots = d.slots;
       c.minBlocks = d.minBlocks;
-      if (std::any_of(candidates.begin(), candidates.end(),
-                      [&](const FusedCandidate &e) { return e.slots == c.slots && e.minBlocks == c.minBlocks; }))
+      c.budgets = d.budgets;
+      if (std::any_of(candidates.begin(), candidates.end(), [&](const FusedCandidate &e) {
+            return e.slots == c.slots && e.minBlocks == c.minBlocks && e.budgets == c.budgets;
+          }))
         continue;
-      std::vector<std::string> problems = fusionProblems(kernels, c.slots, limits, c.minBlocks);
+      std::vector<std::string> problems = candidateProblems(c);
       for (const std::string &p : problems)
         diagnostics.push_back({clang::DiagnosticsEngine::Error, job.decisionsFile, d.line, d.column,
                                "ratio " + c.label() + " cannot be fused: " + p});
@@ -80,40 +101,85 @@ std::optional<std::string> assembleFusedOutput(const FusionJob &job, const std::
         failed = true;
         continue;
       }
-      c.name = base;
-      for (unsigned s : c.slots) c.name += "_" + std::to_string(s);
-      if (c.minBlocks > 1) c.name += "_mb" + std::to_string(c.minBlocks);
+      c.name = candidateName(c, true);
       candidates.push_back(c);
     }
     std::sort(candidates.begin(), candidates.end(), [](const FusedCandidate &a, const FusedCandidate &b) {
-      return std::tie(a.slots, a.minBlocks) < std::tie(b.slots, b.minBlocks);
+      return std::tie(a.slots, a.minBlocks, a.budgets) < std::tie(b.slots, b.minBlocks, b.budgets);
     });
   }
   std::vector<std::vector<unsigned>> ratios =
       !job.decisions.empty() ? std::vector<std::vector<unsigned>>{} : job.allRatios ? feasibleRatios(kernels, limits) : job.ratios;
-  if (ratios.empty() && job.decisions.empty())
+  const bool budgetsOnly = job.decisions.empty() && !job.plain;
+  if (ratios.empty() && job.decisions.empty() && !budgetsOnly)
     error("no ratio of these kernels fits one block: " +
           llvm::join(fusionProblems(kernels, std::vector<unsigned>(kernels.size(), 1), limits), "; "));
-  const bool several = ratios.size() * job.minBlocks.size() > 1 || job.allRatios;
-  for (const auto &r : ratios)
-    for (unsigned m : job.minBlocks) {
-      FusedCandidate c;
-      c.slots = r;
-      c.minBlocks = m;
-      auto problems = fusionProblems(kernels, r, limits, m);
-      if (!problems.empty()) {
-        if (!job.allRatios)
-          for (const std::string &p : problems)
-            error("ratio " + c.label() + " cannot be fused: " + p);
+  // Register budgets (--reg-budget): for one ratio, or for each ratio of the job; the blocks per SM asked
+  // for, or the most the budgets allow.
+  std::vector<FusedCandidate> budgeted;
+  if (job.decisions.empty())
+    for (const RegisterBudget &b : job.budgets) {
+      const bool explicitRatio = !b.slots.empty() || !job.allRatios;
+      const std::vector<std::vector<unsigned>> forRatios = b.slots.empty() ? ratios : std::vector<std::vector<unsigned>>{b.slots};
+      const std::string what = b.slots.empty() ? ratioString(b.registers) : ratioString(b.slots) + "@" + ratioString(b.registers);
+      if (b.registers.size() != kernels.size() || (!b.slots.empty() && b.slots.size() != kernels.size())) {
+        error("register budgets " + what + " do not give one count per kernel (" + std::to_string(kernels.size()) + ")");
         continue;
       }
-      c.name = base;
-      if (several) {
-        for (unsigned s : r) c.name += "_" + std::to_string(s);
-        if (m > 1) c.name += "_mb" + std::to_string(m);
+      size_t fitting = 0;
+      std::vector<std::string> firstProblems;
+      for (const auto &r : forRatios) {
+        FusedCandidate c;
+        c.slots = r;
+        c.budgets = b.registers;
+        c.minBlocks = b.minBlocks ? b.minBlocks : budgetBlocks(kernels, r, b.registers, limits);
+        std::vector<std::string> problems =
+            c.minBlocks ? candidateProblems(c) : budgetProblems(kernels, r, b.registers, limits, 1);
+        if (!c.minBlocks && problems.empty()) problems = fusionProblems(kernels, r, limits, 1);
+        if (!problems.empty()) {
+          if (explicitRatio)
+            for (const std::string &p : problems)
+              error("ratio " + ratioString(r) + (b.minBlocks ? "/" + std::to_string(b.minBlocks) : "") + "@" +
+                    ratioString(b.registers) + " cannot be fused: " + p);
+          else if (firstProblems.empty())
+            firstProblems = problems, firstProblems.insert(firstProblems.begin(), ratioString(r));
+          continue;
+        }
+        ++fitting;
+        if (std::none_of(budgeted.begin(), budgeted.end(), [&](const FusedCandidate &e) {
+              return e.slots == c.slots && e.minBlocks == c.minBlocks && e.budgets == c.budgets;
+            }))
+          budgeted.push_back(c);
       }
-      candidates.push_back(c);
+      if (!explicitRatio && fitting == 0)
+        error("register budgets " + what + " fit no ratio of these kernels" +
+              (firstProblems.empty() ? std::string()
+                                     : " (ratio " + firstProblems[0] + ": " +
+                                           llvm::join(std::vector<std::string>(firstProblems.begin() + 1, firstProblems.end()), "; ") +
+                                           ")"));
     }
+  const size_t plainCount = job.plain ? ratios.size() * job.minBlocks.size() : 0;
+  const bool several = plainCount + budgeted.size() > 1 || job.allRatios;
+  if (job.plain)
+    for (const auto &r : ratios)
+      for (unsigned m : job.minBlocks) {
+        FusedCandidate c;
+        c.slots = r;
+        c.minBlocks = m;
+        auto problems = fusionProblems(kernels, r, limits, m);
+        if (!problems.empty()) {
+          if (!job.allRatios)
+            for (const std::string &p : problems)
+              error("ratio " + c.label() + " cannot be fused: " + p);
+          continue;
+        }
+        c.name = candidateName(c, several);
+        candidates.push_back(c);
+      }
+  for (FusedCandidate &c : budgeted) {
+    c.name = candidateName(c, several);
+    candidates.push_back(c);
+  }
   if (failed) return std::nullopt;
 
   std::vector<std::string> sources;
@@ -141,12 +207,21 @@ std::optional<std::string> assembleFusedOutput(const FusionJob &job, const std::
   for (const FusedCandidate &c : candidates) {
     const std::vector<unsigned> &r = c.slots;
     out += "#line " + std::to_string(kernels.front().loc.line) + " \"" + quoteForLineDirective(kernels.front().loc.file) + "\"";
-    out += emitFusedKernel(kernels, r, c.name, c.minBlocks);
+    out += emitFusedKernel(kernels, r, c.name, c.minBlocks, c.budgets);
     const FusedShape f = fusedShape(kernels, r);
     std::string registers = c.minBlocks > 1 ? fmt::format("at most {} per thread ({} blocks per SM asked for)",
                                                           limits.registersPerSm / (c.minBlocks * f.threads) / 8 * 8,
                                                           c.minBlocks)
                                             : std::string("see the harness or nvcc -Xptxas -v");
+    if (!c.budgets.empty()) {
+      std::vector<std::string> each;
+      for (size_t i = 0; i < kernels.size(); ++i)
+        each.push_back(fmt::format("{} for {}'s slots", c.budgets[i], kernels[i].qualifiedName));
+      const unsigned launch = std::min(launchRegisters(f.threads, c.minBlocks, limits), limits.maxRegistersPerThread);
+      registers = fmt::format("{} on sm_90a (setmaxnreg); launched with {} per thread, {} block{} per SM asked for, "
+                              "which every slot keeps on other targets",
+                              llvm::join(each, ", "), launch, c.minBlocks, c.minBlocks > 1 ? "s" : "");
+    }
     diagnostics.push_back({clang::DiagnosticsEngine::Note, "", 0, 0,
                            fmt::format("{}: ratio {}, {} threads, {} slots; shared memory per block: {} B static "
                                        "(slots' variables and bookkeeping) + {} B dynamic; registers: {}",
@@ -155,7 +230,7 @@ std::optional<std::string> assembleFusedOutput(const FusionJob &job, const std::
   }
   out += emitCandidateTable(kernels, base, candidates);
   if (!job.decisions.empty()) {
-    out += emitDecisionLauncher(kernels, base, candidates, job.decisions,
+    out += emitDecisionLauncher(kernels, base, candidates, decisions,
                                 llvm::sys::path::filename(job.decisionsFile).str());
     unsigned counts[3] = {0, 0, 0};
     for (const FusionDecision &d : job.decisions) ++counts[static_cast<int>(d.choice)];

@@ -89,15 +89,53 @@ std::string ratioString(const std::vector<unsigned> &slots) {
 }
 
 bool parseCandidateLabel(llvm::StringRef text, std::vector<unsigned> &slots, unsigned &minBlocks) {
-  auto [ratio, blocks] = text.split('/');
-  unsigned m = 1;
-  if (!blocks.empty() && (blocks.getAsInteger(10, m) || m == 0 || m > 32)) return false;
-  if (!parseRatio(ratio, slots)) return false;
-  minBlocks = m;
+  std::vector<unsigned> budgets;
+  return parseCandidateLabel(text, slots, minBlocks, budgets) && budgets.empty();
+}
+
+bool parseRegisterCounts(llvm::StringRef text, std::vector<unsigned> &out) {
+  llvm::SmallVector<llvm::StringRef, 4> parts;
+  text.split(parts, ':');
+  std::vector<unsigned> r;
+  for (llvm::StringRef p : parts) {
+    unsigned v = 0;
+    if (p.trim().getAsInteger(10, v) || v < 24 || v > 256 || v % 8) return false;
+    r.push_back(v);
+  }
+  if (r.size() < 2) return false;
+  out = r;
   return true;
 }
 
-llvm::Error ratioFromHarnessOutput(llvm::StringRef text, std::vector<unsigned> &out, unsigned *minBlocks) {
+bool parseCandidateLabel(llvm::StringRef text, std::vector<unsigned> &slots, unsigned &minBlocks,
+                         std::vector<unsigned> &budgets) {
+  auto [candidate, registers] = text.split('@');
+  std::vector<unsigned> b;
+  if (text.contains('@') && (!parseRegisterCounts(registers, b))) return false;
+  auto [ratio, blocks] = candidate.split('/');
+  unsigned m = b.empty() ? 1 : 0;
+  if (candidate.contains('/') && (blocks.getAsInteger(10, m) || m == 0 || m > 32)) return false;
+  std::vector<unsigned> r;
+  if (!parseRatio(ratio, r) || (!b.empty() && b.size() != r.size())) return false;
+  slots = r;
+  minBlocks = m;
+  budgets = b;
+  return true;
+}
+
+llvm::Expected<RegisterBudget> parseRegisterBudget(llvm::StringRef text) {
+  RegisterBudget b;
+  if (!text.contains('@')) {
+    if (parseRegisterCounts(text, b.registers)) return b;
+  } else if (parseCandidateLabel(text, b.slots, b.minBlocks, b.registers)) {
+    return b;
+  }
+  return failure("'" + text.str() + "': expected register counts per kernel (R:R, each a multiple of 8 from 24 to 256, "
+                 "as setmaxnreg takes), optionally for one ratio (A:B[/BLOCKS]@R:R), e.g. 112:32 or 1:2@112:32");
+}
+
+llvm::Error ratioFromHarnessOutput(llvm::StringRef text, std::vector<unsigned> &out, unsigned *minBlocks,
+                                   std::vector<unsigned> *budgets) {
   llvm::SmallVector<llvm::StringRef, 64> lines;
   text.split(lines, '\n');
   for (llvm::StringRef line : lines) {
@@ -107,9 +145,11 @@ llvm::Error ratioFromHarnessOutput(llvm::StringRef text, std::vector<unsigned> &
     if (ratio == "none")
       return failure("the harness found no ratio faster than running the kernels one after the other (winner none)");
     unsigned m = 1;
-    if (!parseCandidateLabel(ratio, out, m) || (m > 1 && !minBlocks))
+    std::vector<unsigned> b;
+    if (!parseCandidateLabel(ratio, out, m, b) || (m != 1 && !minBlocks) || (!b.empty() && !budgets))
       return failure("the harness's winner line names '" + ratio.str() + "', not a ratio");
     if (minBlocks) *minBlocks = m;
+    if (budgets) *budgets = b;
     return llvm::Error::success();
   }
   return failure("no 'winner <ratio>' line in the harness output");
@@ -199,7 +239,7 @@ bool decisionsFromHarnessOutput(llvm::StringRef text, const std::string &file, c
         return fail(lineNo, static_cast<unsigned>(rest + 1), "expected the fused candidate's ratio (like 2:1 or 2:1/2) after 'fused'");
       d.choice = FusionDecision::Choice::fused;
       d.column = body[1].column;
-      if (!parseCandidateLabel(body[1].text, d.slots, d.minBlocks) || d.slots.size() != kernels.size())
+      if (!parseCandidateLabel(body[1].text, d.slots, d.minBlocks, d.budgets) || d.slots.size() != kernels.size())
         return fail(lineNo, d.column,
                     "'" + body[1].text.str() + "' is not a ratio of " + std::to_string(kernels.size()) +
                         " kernels (like 2:1, or 2:1/2 with blocks per SM)");
@@ -286,8 +326,26 @@ llvm::Expected<std::vector<FusionJob>> parseFusionConfig(llvm::StringRef json) {
         job.minBlocks.push_back(static_cast<unsigned>(*m));
       }
     }
-    if (job.ratios.empty() && !job.allRatios)
+    if (const llvm::json::Value *rb = f->get("reg_budgets")) {
+      const llvm::json::Array *items = rb->getAsArray();
+      if (!items) return failure(where + ": \"reg_budgets\" must list register budgets (\"112:32\" or \"1:2@112:32\")");
+      for (const llvm::json::Value &v : *items) {
+        auto s = v.getAsString();
+        if (!s) return failure(where + ": \"reg_budgets\" must list register budgets (\"112:32\" or \"1:2@112:32\")");
+        llvm::Expected<RegisterBudget> b = parseRegisterBudget(*s);
+        if (!b) return failure(where + ": \"reg_budgets\": " + llvm::toString(b.takeError()));
+        if (b->registers.size() != job.kernels.size() || (!b->slots.empty() && b->slots.size() != job.kernels.size()))
+          return failure(where + ": \"reg_budgets\": '" + s->str() + "' must give one count per kernel");
+        job.budgets.push_back(*b);
+      }
+    }
+    if (job.ratios.empty() && !job.allRatios && job.budgets.empty())
       return failure(where + ": give \"ratio\", \"ratios\" or \"all_ratios\": true");
+    // Budgets for one ratio each and no ratio: only those candidates.
+    if (job.ratios.empty() && !job.allRatios) job.plain = false;
+    for (const RegisterBudget &b : job.budgets)
+      if (b.slots.empty() && job.ratios.empty() && !job.allRatios)
+        return failure(where + ": \"reg_budgets\" without a ratio need \"ratio\", \"ratios\" or \"all_ratios\"");
     if (auto n = f->getString("name")) {
       job.name = n->str();
       if (llvm::Error e = checkFusedName(job.name)) return failure(where + ": \"name\": " + llvm::toString(std::move(e)));

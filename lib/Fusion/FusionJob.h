@@ -21,10 +21,20 @@ struct FusionDecision {
   std::vector<unsigned long long> tasks;  // each kernel's task count (grid.x * grid.y * grid.z), slot order
   Choice choice = Choice::sequential;
   std::vector<unsigned> slots;            // fused: the candidate's ratio
-  unsigned minBlocks = 1;                 // fused: its blocks per SM
-  std::string label;                      // "2:2/2", "sequential" or "streams"
+  unsigned minBlocks = 1;                 // fused: its blocks per SM (0: the most its register budgets allow)
+  std::vector<unsigned> budgets;          // fused: its register budgets per kernel (setmaxnreg), or none
+  std::string label;                      // "2:2/2", "1:2/2@112:32", "sequential" or "streams"
   std::string measured;                   // the rest of the line (the measured times), for a comment
   unsigned line = 0, column = 0;          // where the decision (its ratio for `fused`) is in the file
+};
+
+// Register budgets of a fused candidate (--reg-budget; docs/fuse-kernels.md, "Register budgets"): the
+// registers per thread each kernel's slots run with on sm_90a (setmaxnreg), one count per kernel in slot
+// order, each a multiple of 8 from 24 to 256.
+struct RegisterBudget {
+  std::vector<unsigned> slots;      // the ratio they are for; empty: every ratio of the job
+  unsigned minBlocks = 0;           // fused blocks per SM asked for; 0: the most the budgets allow
+  std::vector<unsigned> registers;  // per kernel, slot order
 };
 
 // One fused output: the kernels (in slot order), the ratios to emit, names and where it goes.
@@ -33,6 +43,8 @@ struct FusionJob {
   std::vector<std::vector<unsigned>> ratios;  // explicit ratios; empty with allRatios
   bool allRatios = false;
   std::vector<unsigned> minBlocks = {1};      // fused blocks per SM to ask for, each ratio (--min-blocks)
+  bool plain = true;                          // the ratios x minBlocks candidates without budgets are written
+  std::vector<RegisterBudget> budgets;        // candidates with register budgets (--reg-budget), after those
   std::string name;    // base name of the fused kernels ("" : <k0>__<k1>__fused)
   std::string output;  // "" : standard output
   // --decisions-from: the candidates are the fused decisions' ratios, and name_launch decides per size.
@@ -54,14 +66,25 @@ llvm::Expected<FusionKernelRequest> parseKernelRequest(llvm::StringRef text);
 // "1:2" -> {1, 2}; every count >= 1.
 bool parseRatio(llvm::StringRef text, std::vector<unsigned> &out);
 std::string ratioString(const std::vector<unsigned> &slots);  // "1:2"
-// "1:2/2" -> {1, 2} and 2 blocks per SM ("1:2": 1).
+// "1:2/2" -> {1, 2} and 2 blocks per SM ("1:2": 1). A label with register budgets ("1:2/2@112:32") is not
+// accepted here.
 bool parseCandidateLabel(llvm::StringRef text, std::vector<unsigned> &slots, unsigned &minBlocks);
+// The same, also with register budgets: "1:2/2@112:32" -> {1, 2}, 2, {112, 32}; "1:2@112:32" -> minBlocks 0
+// (the most the budgets allow); "1:2" -> minBlocks 1, no budgets.
+bool parseCandidateLabel(llvm::StringRef text, std::vector<unsigned> &slots, unsigned &minBlocks,
+                         std::vector<unsigned> &budgets);
+// "112:32" -> {112, 32}: two or more register counts, each a multiple of 8 from 24 to 256 (setmaxnreg's range).
+bool parseRegisterCounts(llvm::StringRef text, std::vector<unsigned> &out);
+// One --reg-budget item: "112:32" (every ratio of the job) or "1:2[/2]@112:32" (that ratio only).
+llvm::Expected<RegisterBudget> parseRegisterBudget(llvm::StringRef text);
 // The ratio a tuning harness chose: the first line "winner <ratio>[/<min blocks>]" of its output
-// ("winner none": none). Without `minBlocks`, a winner with blocks per SM is not a ratio.
-llvm::Error ratioFromHarnessOutput(llvm::StringRef text, std::vector<unsigned> &out, unsigned *minBlocks = nullptr);
+// ("winner none": none). Without `minBlocks`, a winner with blocks per SM is not a ratio; without `budgets`,
+// neither is a winner with register budgets ("winner 1:2/2@112:32").
+llvm::Error ratioFromHarnessOutput(llvm::StringRef text, std::vector<unsigned> &out, unsigned *minBlocks = nullptr,
+                                   std::vector<unsigned> *budgets = nullptr);
 // The decisions a tuning harness printed (test/fusion/fusion_pair.cu --bench) for `kernels` (slot order),
 // from its lines
-//   decide <k0>+<k1> [scale <s>] tasks <t0> <t1>: fused <a:b[/m]> [(<measured>)]
+//   decide <k0>+<k1> [scale <s>] tasks <t0> <t1>: fused <a:b[/m][@r0:r1]> [(<measured>)]
 //   decide <k0>+<k1> [scale <s>] tasks <t0> <t1>: sequential | streams [(<measured>)]
 // in file order. Other lines, and decide lines of other kernels, are skipped. An error, located in `file`
 // (`error`, false returned): a malformed decide line of these kernels, a ratio that is not one of
@@ -70,7 +93,8 @@ bool decisionsFromHarnessOutput(llvm::StringRef text, const std::string &file, c
                                 std::vector<FusionDecision> &out, Diagnostic &error);
 // A batch: {"fusions": [{"kernels": [{"name": "k", "block": "32x8", "dynamic_shared": 0}, ...],
 //                        "ratio": "1:2" | "ratios": ["1:1", "1:2"] | "all_ratios": true,
-//                        "name": "...", "output": "..."}]} (docs/fuse-kernels.md).
+//                        "reg_budgets": ["112:32", "1:2@112:32"], "name": "...", "output": "..."}]}
+// (docs/fuse-kernels.md).
 llvm::Expected<std::vector<FusionJob>> parseFusionConfig(llvm::StringRef json);
 
 } // namespace ptb

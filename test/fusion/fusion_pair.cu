@@ -16,6 +16,9 @@
 //   decide <kernel A>+<kernel B> scale <s> tasks <tasks A> <tasks B>: fused <ratio> (...) | streams (...) | sequential (...)
 // A fused candidate is chosen only when it is at least --min-margin percent (default 2) faster than both
 // sequential and two streams; two streams only when that much faster than sequential.
+// Candidates with register budgets (fuse-kernels --reg-budget, labels like 1:2/2@80:40) are checked and timed
+// like the others; whether their setmaxnreg path is compiled in (-arch=sm_90a) is printed once ("setmaxnreg"
+// line), and each candidate line gives its resident warps per SM of each kernel.
 #include FUSED_SOURCE
 #include PROBLEM_A_HEADER
 #include PROBLEM_B_HEADER
@@ -63,6 +66,23 @@ static bool run_decided(cudaStream_t s) {
   return fused;
 }
 #endif
+
+// Whether this binary's device code has the setmaxnreg path of budgeted candidates (sm_90a).
+__global__ void fusion_pair_setmaxnreg_probe(int* on) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  *on = 1;
+#else
+  *on = 0;
+#endif
+}
+
+// The slot counts of a candidate label ("1:2", "1:2/2", "1:2/2@80:40") and its register budgets ("" if none).
+static void parse_label(const char* label, unsigned& a, unsigned& b, std::string& budgets) {
+  a = b = 0;
+  std::sscanf(label, "%u:%u", &a, &b);
+  const char* at = std::strchr(label, '@');
+  budgets = at ? at + 1 : "";
+}
 
 template <class F>
 static float median_ms(int reps, F&& f) {
@@ -181,6 +201,19 @@ int main(int argc, char** argv) {
   const size_t n = sizeof(fused_pair_candidates) / sizeof(fused_pair_candidates[0]);
   int failures = 0;
   Reference ref_a, ref_b;
+  bool any_budgets = false;
+  for (size_t i = 0; i < n; ++i) any_budgets |= std::strchr(fused_pair_candidates[i].ratio, '@') != nullptr;
+  if (any_budgets) {
+    int* d_on = nullptr;
+    int on = 0;
+    CUDA_CHECK(cudaMalloc(&d_on, sizeof(int)));
+    fusion_pair_setmaxnreg_probe<<<1, 1>>>(d_on);
+    CUDA_CHECK(cudaMemcpy(&on, d_on, sizeof(int), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(d_on));
+    std::printf("setmaxnreg %s: %s\n", pair.c_str(),
+                on ? "compiled in (sm_90a): budgeted candidates give each kernel's warpgroups their budget"
+                   : "not compiled in (not sm_90a): budgeted candidates run every slot at the launch count");
+  }
 
   for (size_t si = 0; si < scales.size(); ++si) {
     const double s = scales[si];
@@ -230,8 +263,14 @@ int main(int argc, char** argv) {
         CUDA_CHECK(cudaFuncGetAttributes(&fa, c.kernel));
         int occ = 0;
         CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, c.kernel, static_cast<int>(c.threads), 0));
-        std::printf("candidate %-5s threads %4u regs %3d static_smem %6zu local %zu blocks/SM %d\n", c.ratio, c.threads,
-                    fa.numRegs, fa.sharedSizeBytes, fa.localSizeBytes, occ);
+        unsigned sa = 0, sb = 0;
+        std::string budgets;
+        parse_label(c.ratio, sa, sb, budgets);
+        const unsigned ta = pa.block.x * pa.block.y * pa.block.z, tb = pb.block.x * pb.block.y * pb.block.z;
+        std::printf("candidate %-5s threads %4u regs %3d static_smem %6zu local %zu blocks/SM %d warps/SM %s %u %s %u%s%s\n",
+                    c.ratio, c.threads, fa.numRegs, fa.sharedSizeBytes, fa.localSizeBytes, occ, PROBLEM_A::name,
+                    occ * sa * ta / 32, PROBLEM_B::name, occ * sb * tb / 32, budgets.empty() ? "" : " budgets ",
+                    budgets.c_str());
       }
       pa.poison();
       pb.poison();

@@ -7,6 +7,12 @@
 # --scales replaces every pair's list (e.g. --scales 1). FUSION_DEADLINE (seconds since the epoch): no pair
 # starts after it, and each gets at most the time left (else 300 s).
 # Without a GPU (CI) use --compile-only: builds every pair and runs nothing.
+# Register budgets: where transform.sh wrote <pair>.budget.cu (the pair's candidates plus those with
+# register budgets), that output is built with -arch=sm_90a (setmaxnreg) and -Xptxas -v, and runs in place
+# of <pair>.cu; a build whose ptxas says it ignored or refused setmaxnreg (C7508, C7406, ...) fails.
+# FUSION_BUDGETS=0 runs <pair>.cu instead. The pairs matching BUDGET_PLAIN (default gemm_stencil|gemm_coulomb)
+# also build <pair>.budget.cu for plain sm_90 (no setmaxnreg) and check it at one size (BUDGET_PLAIN_SCALE,
+# default 0.3), without timing.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 NVCC="${NVCC:-nvcc}"
@@ -27,28 +33,49 @@ BIN="${GEN}-bin"
 mkdir -p "$BIN"
 C=test/fusion/corpus
 pass=0; fail=0; skipped=0
+BUDGETS="${FUSION_BUDGETS:-1}"
+BUDGET_PLAIN="${BUDGET_PLAIN:-gemm_stencil|gemm_coulomb}"
 build() {  # output source pair pa ka fa pb kb fb [extra flags]
-  local out="$1" src="$2"; shift 2
-  "$NVCC" -arch=sm_90 -std=c++17 -O3 -lineinfo -I runtime/include -I "$C" -I "$GEN" \
+  local out="$1" src="$2" arch=sm_90; shift 2
+  case "$src" in *.budget.cu) case "$out" in *-sm90) ;; *) arch=sm_90a ;; esac ;; esac
+  "$NVCC" -arch=$arch -std=c++17 -O3 -lineinfo -I runtime/include -I "$C" -I "$GEN" \
     -DFUSED_SOURCE="\"$src\"" -DPROBLEM_A="$2" -DPROBLEM_B="$5" -DKERNEL_A="$3" -DKERNEL_B="$6" \
     -DPROBLEM_A_HEADER="\"${4}_problem.cuh\"" -DPROBLEM_B_HEADER="\"${7}_problem.cuh\"" "${@:8}" \
-    test/fusion/fusion_pair.cu -o "$out" >"$out.build.log" 2>&1
+    $([ "$arch" = sm_90a ] && echo -Xptxas -v) test/fusion/fusion_pair.cu -o "$out" >"$out.build.log" 2>&1 || return 1
+  # setmaxnreg ignored (no register count at entry) or refused: the budgets would not be what was asked.
+  if [ "$arch" = sm_90a ] && grep -Eq "\(C7[0-9]+\).*setmaxnreg" "$out.build.log"; then
+    grep -E "\(C7[0-9]+\).*setmaxnreg" "$out.build.log" | sort | uniq -c >&2
+    rm -f "$out"
+    return 1
+  fi
 }
+has_budgets() { [ "$BUDGETS" != 0 ] && [ -f "$GEN/$1.budget.cu" ]; }
 # Build every pair at once (they are independent), then run them one at a time.
 pids=()
 while read -r pair pa ka fa pb kb fb sa sb sc; do
   echo "$pair" | grep -Eq "$ONLY" || continue
-  rm -f "$BIN/$pair" "$BIN/$pair.decided"
-  build "$BIN/$pair" "$pair.cu" "$pair" "$pa" "$ka" "$fa" "$pb" "$kb" "$fb" &
-  pids+=($!)
+  rm -f "$BIN/$pair" "$BIN/$pair.decided" "$BIN/$pair.budget" "$BIN/$pair.budget-sm90"
+  if ! has_budgets "$pair" || [ "$COMPILE_ONLY" = 1 ]; then
+    build "$BIN/$pair" "$pair.cu" "$pair" "$pa" "$ka" "$fa" "$pb" "$kb" "$fb" &
+    pids+=($!)
+  fi
+  if has_budgets "$pair"; then
+    build "$BIN/$pair.budget" "$pair.budget.cu" "$pair" "$pa" "$ka" "$fa" "$pb" "$kb" "$fb" &
+    pids+=($!)
+    if echo "$pair" | grep -Eq "^($BUDGET_PLAIN)\$"; then
+      build "$BIN/$pair.budget-sm90" "$pair.budget.cu" "$pair" "$pa" "$ka" "$fa" "$pb" "$kb" "$fb" &
+      pids+=($!)
+    fi
+  fi
   if [ -f "$GEN/$pair.decided.cu" ]; then
     build "$BIN/$pair.decided" "$pair.decided.cu" "$pair" "$pa" "$ka" "$fa" "$pb" "$kb" "$fb" -DFUSED_DECISIONS &
     pids+=($!)
   fi
 done <"$GEN/pairs.list"
 for p in "${pids[@]}"; do wait "$p"; done
-run() {  # name binary scale_a scale_b scales
-  local name="$1" bin="$2" limit=300
+run() {  # name binary scale_a scale_b scales [--check-only]
+  local name="$1" bin="$2" limit=300 bench="$BENCH"
+  [ "${6:-}" = --check-only ] && bench=""
   if [ ! -x "$bin" ]; then echo "$name: BUILD FAILED"; cat "$bin.build.log"; fail=$((fail + 1)); return; fi
   if [ "$COMPILE_ONLY" = 1 ]; then echo "$name: built"; pass=$((pass + 1)); return; fi
   if [ -n "${FUSION_DEADLINE:-}" ]; then
@@ -57,7 +84,7 @@ run() {  # name binary scale_a scale_b scales
     [ "$limit" -gt 300 ] && limit=300
   fi
   local t0; t0=$(date +%s)
-  timeout "$limit" "$bin" --scale-a "$3" --scale-b "$4" --scales "$5" $BENCH "${EXTRA[@]}"
+  timeout "$limit" "$bin" --scale-a "$3" --scale-b "$4" --scales "$5" $bench "${EXTRA[@]}"
   local rc=$?
   if [ "$rc" = 0 ]; then pass=$((pass + 1)); echo "$name: passed in $(( $(date +%s) - t0 )) s"
   elif [ "$rc" = 124 ]; then echo "$name: FAILED (timed out after $limit s)"; fail=$((fail + 1))
@@ -66,7 +93,15 @@ run() {  # name binary scale_a scale_b scales
 while read -r pair pa ka fa pb kb fb sa sb sc; do
   echo "$pair" | grep -Eq "$ONLY" || continue
   scales="${SCALES:-${sc:-1}}"
-  run "$pair" "$BIN/$pair" "$sa" "$sb" "$scales"
+  if has_budgets "$pair"; then
+    [ "$COMPILE_ONLY" = 1 ] && run "$pair" "$BIN/$pair" "$sa" "$sb" "$scales"
+    run "$pair.budget" "$BIN/$pair.budget" "$sa" "$sb" "$scales"
+    if echo "$pair" | grep -Eq "^($BUDGET_PLAIN)\$"; then
+      run "$pair.budget-sm90" "$BIN/$pair.budget-sm90" "$sa" "$sb" "${BUDGET_PLAIN_SCALE:-0.3}" --check-only
+    fi
+  else
+    run "$pair" "$BIN/$pair" "$sa" "$sb" "$scales"
+  fi
   if [ -f "$GEN/$pair.decided.cu" ]; then run "$pair.decided" "$BIN/$pair.decided" "$sa" "$sb" "$scales"; fi
 done <"$GEN/pairs.list"
 echo "fusion pairs: $pass passed, $fail failed$([ "$skipped" = 0 ] || echo ", $skipped skipped")"

@@ -62,6 +62,12 @@ int main(int argc, char **argv) {
                  "kernel per ratio and value (default 1)")
       ->delimiter(',')
       ->check(CLI::Range(1, 32));
+  std::vector<std::string> regBudgets;
+  app.add_option("--reg-budget", regBudgets,
+                 "Also write candidates whose kernels' slots run with their own registers per thread on sm_90a "
+                 "(setmaxnreg): R:R (one count per kernel, for every ratio) or A:B[/BLOCKS]@R:R (one ratio); "
+                 "docs/fuse-kernels.md, \"Register budgets\"")
+      ->delimiter(',');
   app.add_flag("--all-ratios", allRatios, "Emit every feasible ratio (and a candidate table for tuning/fusion_tune)");
   app.add_option("--ratio-from", ratioFrom, "Take the ratio from a tuning harness's output (its 'winner a:b' line)");
   app.add_option("--decisions-from", decisionsFrom,
@@ -132,6 +138,10 @@ int main(int argc, char **argv) {
         printError("--decisions-from takes the blocks per SM from the decisions; leave out --min-blocks");
         return 2;
       }
+      if (!regBudgets.empty()) {
+        printError("--decisions-from takes the register budgets from the decisions; leave out --reg-budget");
+        return 2;
+      }
       llvm::Expected<std::string> text = readFile(decisionsFrom);
       if (!text) {
         printError(llvm::toString(text.takeError()), decisionsFrom);
@@ -149,25 +159,55 @@ int main(int argc, char **argv) {
     }
     if (!ratioFrom.empty()) {
       llvm::Expected<std::string> text = readFile(ratioFrom);
-      std::vector<unsigned> r;
+      std::vector<unsigned> r, b;
       unsigned m = 1;
-      if (llvm::Error e = text ? ptb::ratioFromHarnessOutput(*text, r, &m) : text.takeError()) {
+      if (llvm::Error e = text ? ptb::ratioFromHarnessOutput(*text, r, &m, &b) : text.takeError()) {
         printError(llvm::toString(std::move(e)), ratioFrom);
         return 1;
       }
-      ratio = ptb::ratioString(r) + (m > 1 ? "/" + std::to_string(m) : "");
+      ratio = ptb::ratioString(r) + (m > 1 || !b.empty() ? "/" + std::to_string(m) : "") +
+              (b.empty() ? "" : "@" + ptb::ratioString(b));
     }
     if (!minBlocks.empty()) job.minBlocks = minBlocks;
     if (!ratio.empty()) {
-      std::vector<unsigned> r;
+      std::vector<unsigned> r, b;
       unsigned m = 1;
-      if (!ptb::parseCandidateLabel(ratio, r, m) || r.size() != job.kernels.size()) {
+      if (!ptb::parseCandidateLabel(ratio, r, m, b) || r.size() != job.kernels.size()) {
         printError("--ratio '" + ratio + "' must give one slot count (1..15) per kernel, like 1:2 (or 1:2/2 with "
-                   "blocks per SM)");
+                   "blocks per SM, or 1:2@112:32 with register budgets)");
         return 2;
       }
-      if (ratio.find('/') != std::string::npos) job.minBlocks = {m};
-      job.ratios.push_back(r);
+      if (!b.empty()) {
+        // One candidate with register budgets, and none without.
+        if (!minBlocks.empty()) {
+          printError("--ratio '" + ratio + "' has register budgets: give its blocks per SM in it (1:2/2@112:32), not "
+                     "with --min-blocks");
+          return 2;
+        }
+        job.plain = false;
+        job.budgets.push_back({r, m, b});
+      } else {
+        if (ratio.find('/') != std::string::npos) job.minBlocks = {m};
+        job.ratios.push_back(r);
+      }
+    }
+    for (const std::string &item : regBudgets) {
+      llvm::Expected<ptb::RegisterBudget> b = ptb::parseRegisterBudget(item);
+      if (!b) {
+        printError("--reg-budget " + llvm::toString(b.takeError()));
+        return 2;
+      }
+      if (b->registers.size() != job.kernels.size()) {
+        printError("--reg-budget '" + item + "' must give one register count per kernel (" +
+                   std::to_string(job.kernels.size()) + ")");
+        return 2;
+      }
+      if (b->slots.empty() && job.ratios.empty() && !allRatios) {
+        printError("--reg-budget '" + item + "' is for every ratio of the job, and --ratio already has register "
+                   "budgets; give A:B@R:R");
+        return 2;
+      }
+      job.budgets.push_back(*b);
     }
     job.allRatios = allRatios;
     if (!name.empty())

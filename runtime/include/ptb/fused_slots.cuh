@@ -29,6 +29,27 @@ __device__ __forceinline__ void run_slot_tasks(const Launch& launch, SlotShared&
   detail::task_loop<Sync>(detail::SlotGroup<Bar, Threads>{local, worker}, launch, shared, static_cast<Task&&>(task));
 }
 
+// Register budgets (fuse-kernels --reg-budget; docs/fuse-kernels.md, "Register budgets"): every thread of
+// a warpgroup (4 consecutive warps, 128 threads, aligned) runs the same one at its slots' entry, before any
+// barrier. dec gives the registers above N back to the block's pool; inc waits until the pool holds enough
+// to raise the warpgroup to N (the fuser checks that the budgets of all warpgroups fit the block's launch
+// registers, so the decs of the other warpgroups always come). PTX setmaxnreg, sm_90a only (PTX ISA 8.0):
+// on any other target these do nothing, and every warpgroup keeps the launch count.
+template <unsigned N>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg takes a multiple of 8 from 24 to 256");
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+template <unsigned N>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg takes a multiple of 8 from 24 to 256");
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+
 // The thread's index within its slot's original block shape (bx, by, *) from its linear index there.
 __device__ __forceinline__ uint3 slot_thread_index(unsigned local, unsigned bx, unsigned by) {
   const unsigned q = local / bx;
