@@ -10,7 +10,8 @@
 # Register budgets: where transform.sh wrote <pair>.budget.cu (the pair's candidates plus those with
 # register budgets), that output is built with -arch=sm_90a (setmaxnreg) and -Xptxas -v, and runs in place
 # of <pair>.cu; a build whose ptxas says it ignored or refused setmaxnreg (C7508, C7406, ...) fails.
-# FUSION_BUDGETS=0 runs <pair>.cu instead. The pairs matching BUDGET_PLAIN (default gemm_stencil|gemm_coulomb)
+# DECIDED_ONLY=1 builds and runs only the decision launchers (<pair>.decided.cu; those whose decisions name
+# budgeted candidates are built for sm_90a). FUSION_BUDGETS=0 runs <pair>.cu instead. The pairs matching BUDGET_PLAIN (default gemm_stencil|gemm_coulomb)
 # also build <pair>.budget.cu for plain sm_90 (no setmaxnreg) and check it at one size (BUDGET_PLAIN_SCALE,
 # default 0.3), without timing.
 set -uo pipefail
@@ -37,7 +38,9 @@ BUDGETS="${FUSION_BUDGETS:-1}"
 BUDGET_PLAIN="${BUDGET_PLAIN:-gemm_stencil|gemm_coulomb}"
 build() {  # output source pair pa ka fa pb kb fb [extra flags]
   local out="$1" src="$2" arch=sm_90; shift 2
+  # budget outputs, and decision launchers whose decisions name budgeted candidates (`@`), are for sm_90a
   case "$src" in *.budget.cu) case "$out" in *-sm90) ;; *) arch=sm_90a ;; esac ;; esac
+  case "$src" in *.decided.cu) grep -q '^// Register budgets' "$GEN/$src" && arch=sm_90a ;; esac
   "$NVCC" -arch=$arch -std=c++17 -O3 -lineinfo -I runtime/include -I "$C" -I "$GEN" \
     -DFUSED_SOURCE="\"$src\"" -DPROBLEM_A="$2" -DPROBLEM_B="$5" -DKERNEL_A="$3" -DKERNEL_B="$6" \
     -DPROBLEM_A_HEADER="\"${4}_problem.cuh\"" -DPROBLEM_B_HEADER="\"${7}_problem.cuh\"" "${@:8}" \
@@ -55,11 +58,12 @@ pids=()
 while read -r pair pa ka fa pb kb fb sa sb sc; do
   echo "$pair" | grep -Eq "$ONLY" || continue
   rm -f "$BIN/$pair" "$BIN/$pair.decided" "$BIN/$pair.budget" "$BIN/$pair.budget-sm90"
-  if ! has_budgets "$pair" || [ "$COMPILE_ONLY" = 1 ]; then
+  if [ "${DECIDED_ONLY:-0}" = 1 ]; then :
+  elif ! has_budgets "$pair" || [ "$COMPILE_ONLY" = 1 ]; then
     build "$BIN/$pair" "$pair.cu" "$pair" "$pa" "$ka" "$fa" "$pb" "$kb" "$fb" &
     pids+=($!)
   fi
-  if has_budgets "$pair"; then
+  if [ "${DECIDED_ONLY:-0}" != 1 ] && has_budgets "$pair"; then
     build "$BIN/$pair.budget" "$pair.budget.cu" "$pair" "$pa" "$ka" "$fa" "$pb" "$kb" "$fb" &
     pids+=($!)
     if echo "$pair" | grep -Eq "^($BUDGET_PLAIN)\$"; then
@@ -93,7 +97,8 @@ run() {  # name binary scale_a scale_b scales [--check-only]
 while read -r pair pa ka fa pb kb fb sa sb sc; do
   echo "$pair" | grep -Eq "$ONLY" || continue
   scales="${SCALES:-${sc:-1}}"
-  if has_budgets "$pair"; then
+  if [ "${DECIDED_ONLY:-0}" = 1 ]; then :
+  elif has_budgets "$pair"; then
     [ "$COMPILE_ONLY" = 1 ] && run "$pair" "$BIN/$pair" "$sa" "$sb" "$scales"
     run "$pair.budget" "$BIN/$pair.budget" "$sa" "$sb" "$scales"
     if echo "$pair" | grep -Eq "^($BUDGET_PLAIN)\$"; then
