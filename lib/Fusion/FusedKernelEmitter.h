@@ -26,6 +26,10 @@ struct FusedCandidate {
   // "1:2", "1:2/2" with two blocks per SM asked for, "1:2/2@112:32" with register budgets (always with
   // the blocks per SM, which the budgets' launch count depends on).
   std::string label() const;
+  // The same fused kernel (ratio, blocks per SM and budgets; the name aside).
+  bool sameKernel(const FusedCandidate &o) const {
+    return slots == o.slots && minBlocks == o.minBlocks && budgets == o.budgets;
+  }
 };
 // A table of the fused kernels written (for a tuning harness): `base`_candidates[].
 std::string emitCandidateTable(const std::vector<SlotKernel> &kernels, const std::string &base,

@@ -89,9 +89,7 @@ std::optional<std::string> assembleFusedOutput(const FusionJob &job, const std::
       c.slots = d.slots;
       c.minBlocks = d.minBlocks;
       c.budgets = d.budgets;
-      if (std::any_of(candidates.begin(), candidates.end(), [&](const FusedCandidate &e) {
-            return e.slots == c.slots && e.minBlocks == c.minBlocks && e.budgets == c.budgets;
-          }))
+      if (std::any_of(candidates.begin(), candidates.end(), [&](const FusedCandidate &e) { return e.sameKernel(c); }))
         continue;
       std::vector<std::string> problems = candidateProblems(c);
       for (const std::string &p : problems)
@@ -146,9 +144,7 @@ std::optional<std::string> assembleFusedOutput(const FusionJob &job, const std::
           continue;
         }
         ++fitting;
-        if (std::none_of(budgeted.begin(), budgeted.end(), [&](const FusedCandidate &e) {
-              return e.slots == c.slots && e.minBlocks == c.minBlocks && e.budgets == c.budgets;
-            }))
+        if (std::none_of(budgeted.begin(), budgeted.end(), [&](const FusedCandidate &e) { return e.sameKernel(c); }))
           budgeted.push_back(c);
       }
       if (!explicitRatio && fitting == 0)

@@ -68,18 +68,26 @@ llvm::Expected<FusionKernelRequest> parseKernelRequest(llvm::StringRef text) {
   return r;
 }
 
-bool parseRatio(llvm::StringRef text, std::vector<unsigned> &out) {
+namespace {
+// "a:b[:c...]": two or more counts, each one `accept` takes.
+template <class Accept>
+bool parseCounts(llvm::StringRef text, std::vector<unsigned> &out, Accept accept) {
   llvm::SmallVector<llvm::StringRef, 4> parts;
   text.split(parts, ':');
   std::vector<unsigned> r;
   for (llvm::StringRef p : parts) {
     unsigned v = 0;
-    if (p.trim().getAsInteger(10, v) || v == 0 || v > 15) return false;
+    if (p.trim().getAsInteger(10, v) || !accept(v)) return false;
     r.push_back(v);
   }
   if (r.size() < 2) return false;
   out = r;
   return true;
+}
+} // namespace
+
+bool parseRatio(llvm::StringRef text, std::vector<unsigned> &out) {
+  return parseCounts(text, out, [](unsigned v) { return v >= 1 && v <= 15; });
 }
 
 std::string ratioString(const std::vector<unsigned> &slots) {
@@ -94,17 +102,7 @@ bool parseCandidateLabel(llvm::StringRef text, std::vector<unsigned> &slots, uns
 }
 
 bool parseRegisterCounts(llvm::StringRef text, std::vector<unsigned> &out) {
-  llvm::SmallVector<llvm::StringRef, 4> parts;
-  text.split(parts, ':');
-  std::vector<unsigned> r;
-  for (llvm::StringRef p : parts) {
-    unsigned v = 0;
-    if (p.trim().getAsInteger(10, v) || v < 24 || v > 256 || v % 8) return false;
-    r.push_back(v);
-  }
-  if (r.size() < 2) return false;
-  out = r;
-  return true;
+  return parseCounts(text, out, [](unsigned v) { return v >= 24 && v <= 256 && v % 8 == 0; });
 }
 
 bool parseCandidateLabel(llvm::StringRef text, std::vector<unsigned> &slots, unsigned &minBlocks,
@@ -134,25 +132,36 @@ llvm::Expected<RegisterBudget> parseRegisterBudget(llvm::StringRef text) {
                  "as setmaxnreg takes), optionally for one ratio (A:B[/BLOCKS]@R:R), e.g. 112:32 or 1:2@112:32");
 }
 
-llvm::Error ratioFromHarnessOutput(llvm::StringRef text, std::vector<unsigned> &out, unsigned *minBlocks,
-                                   std::vector<unsigned> *budgets) {
+llvm::Expected<std::string> winnerFromHarnessOutput(llvm::StringRef text) {
   llvm::SmallVector<llvm::StringRef, 64> lines;
   text.split(lines, '\n');
   for (llvm::StringRef line : lines) {
     line = line.trim();
     if (!line.consume_front("winner ")) continue;
-    llvm::StringRef ratio = line.trim().split(' ').first;
-    if (ratio == "none")
+    llvm::StringRef label = line.trim().split(' ').first;
+    if (label == "none")
       return failure("the harness found no ratio faster than running the kernels one after the other (winner none)");
+    std::vector<unsigned> slots, budgets;
     unsigned m = 1;
-    std::vector<unsigned> b;
-    if (!parseCandidateLabel(ratio, out, m, b) || (m != 1 && !minBlocks) || (!b.empty() && !budgets))
-      return failure("the harness's winner line names '" + ratio.str() + "', not a ratio");
-    if (minBlocks) *minBlocks = m;
-    if (budgets) *budgets = b;
-    return llvm::Error::success();
+    if (!parseCandidateLabel(label, slots, m, budgets))
+      return failure("the harness's winner line names '" + label.str() + "', not a ratio");
+    return label.str();
   }
   return failure("no 'winner <ratio>' line in the harness output");
+}
+
+llvm::Error ratioFromHarnessOutput(llvm::StringRef text, std::vector<unsigned> &out, unsigned *minBlocks,
+                                   std::vector<unsigned> *budgets) {
+  llvm::Expected<std::string> label = winnerFromHarnessOutput(text);
+  if (!label) return label.takeError();
+  unsigned m = 1;
+  std::vector<unsigned> b;
+  parseCandidateLabel(*label, out, m, b);
+  if ((m != 1 && !minBlocks) || (!b.empty() && !budgets))
+    return failure("the harness's winner line names '" + *label + "', not a ratio");
+  if (minBlocks) *minBlocks = m;
+  if (budgets) *budgets = b;
+  return llvm::Error::success();
 }
 
 namespace {
