@@ -82,6 +82,8 @@ llvm::Expected<RegisterBudget> parseRegisterBudget(llvm::StringRef text);
 // neither is a winner with register budgets ("winner 1:2/2@112:32").
 llvm::Error ratioFromHarnessOutput(llvm::StringRef text, std::vector<unsigned> &out, unsigned *minBlocks = nullptr,
                                    std::vector<unsigned> *budgets = nullptr);
+// The candidate label of that line, as written ("1:2", "1:2/2", "1:2/2@112:32"), checked to be one.
+llvm::Expected<std::string> winnerFromHarnessOutput(llvm::StringRef text);
 // The decisions a tuning harness printed (test/fusion/fusion_pair.cu --bench) for `kernels` (slot order),
 // from its lines
 //   decide <k0>+<k1> [scale <s>] tasks <t0> <t1>: fused <a:b[/m][@r0:r1]> [(<measured>)]

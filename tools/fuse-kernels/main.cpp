@@ -159,14 +159,12 @@ int main(int argc, char **argv) {
     }
     if (!ratioFrom.empty()) {
       llvm::Expected<std::string> text = readFile(ratioFrom);
-      std::vector<unsigned> r, b;
-      unsigned m = 1;
-      if (llvm::Error e = text ? ptb::ratioFromHarnessOutput(*text, r, &m, &b) : text.takeError()) {
-        printError(llvm::toString(std::move(e)), ratioFrom);
+      llvm::Expected<std::string> winner = text ? ptb::winnerFromHarnessOutput(*text) : text.takeError();
+      if (!winner) {
+        printError(llvm::toString(winner.takeError()), ratioFrom);
         return 1;
       }
-      ratio = ptb::ratioString(r) + (m > 1 || !b.empty() ? "/" + std::to_string(m) : "") +
-              (b.empty() ? "" : "@" + ptb::ratioString(b));
+      ratio = *winner;  // read as --ratio below
     }
     if (!minBlocks.empty()) job.minBlocks = minBlocks;
     if (!ratio.empty()) {
