@@ -1,0 +1,174 @@
+// ptb/qos/manager.h: Tacker's fuse-or-reorder manager (issue 17, item 2; docs/qos.md, "The manager"), the
+// fourth QoS policy. Plain C++, no CUDA, like controller.h: the caller launches, times and yields; this
+// header decides, and is tested on the CPU (test/unit/QosManagerTest.cpp).
+//
+// Two BE jobs, each a chain of launches that must run in its order (job 0 and job 1: the two kernels of a
+// pair that fuse-kernels fused). Between launches the caller asks decide() what to launch next, given
+// each job's next launch (its task count) and the *headroom*: how long BE may hold the GPU before an LS
+// request would miss its target (infinite while no LS request is in flight: an arriving request makes the
+// caller ask should_yield(), and the runtime's yield takes the GPU back from a launch that cannot end in
+// time). The answer, in Tacker's order:
+//   1. fused: both jobs have a launch waiting, the fused kernel is predicted to beat the two launches one
+//      after the other by the fusion rule's margin (fuse-kernels' "fused only where it wins"), and it
+//      fits the headroom;
+//   2. else single: the waiting launch predicted shortest among those that fit (a launch passed over
+//      `max_passes` times in a row goes first, so no job starves);
+//   3. else hold.
+// Before a model can be trusted the manager explores, while no LS request is in flight only: each job's
+// launches alone until its model holds `min_samples`, then the fused kernel until its model is trusted
+// (or `explore_limit` fused launches did not make it trusted: fusing is then taken to lose).
+//
+// The models are ptb/qos/duration_model.h's, learned online from the caller's timings: one DurationModel
+// per job (time over task count) and a FusedDurationModel (Tacker's two-segment model in the load ratio).
+#pragma once
+
+#include <cstddef>
+#include <limits>
+
+#include "duration_model.h"
+
+namespace ptb::qos {
+
+// A job's next launch, as the manager sees it.
+struct BeHead {
+  bool ready = false;  // a launch is waiting (false: the job has none, or its previous launch still runs)
+  double tasks = 0;    // its task count (the original grid's blocks)
+};
+
+enum class BeAction { hold, single, fused };
+
+struct BeDecision {
+  BeAction action = BeAction::hold;
+  unsigned job = 0;         // single: whose launch
+  double predicted_ns = 0;  // what the decision bet on (0: nothing known yet)
+  const char* why = "";     // for traces: "explore", "explore-fused", "fused", "shortest", "passed-over",
+                            // "no-headroom", "empty"
+};
+
+struct ManagerConfig {
+  double fuse_margin = 0.02;  // fused only when predicted <= (1 - margin) x the two launches in turn
+  double tolerance = 0.15;    // a model is trusted within this leave-one-out error (relative)
+  size_t min_samples = 4;     // samples before a model is trusted
+  unsigned max_passes = 4;    // a waiting launch passed over this often goes first
+  unsigned explore_limit = 24;  // fused launches tried before fusing is taken to lose
+  double late = 0.25;         // a launch running past its prediction by this fraction was mispredicted
+};
+
+class FuseOrReorderManager {
+public:
+  static constexpr double kIdle = std::numeric_limits<double>::infinity();  // headroom with no LS request
+
+  explicit FuseOrReorderManager(DurationModel job0 = DurationModel(), DurationModel job1 = DurationModel(),
+                                ManagerConfig c = {})
+      : cfg_(c), jobs_{job0, job1} {}
+
+  // A launch's device time, once it has ended. Launches that were yielded are not observed (their time
+  // says nothing of the kernel).
+  void observe_single(unsigned job, double tasks, double ns) { jobs_[job & 1].observe(tasks, ns); }
+  void observe_fused(double tasks0, double tasks1, double ns) {
+    fused_.observe(tasks0, tasks1, jobs_[0], jobs_[1], ns);
+    ++fused_tries_;
+  }
+
+  double predict_single(unsigned job, double tasks) const { return jobs_[job & 1].predict(tasks); }
+  double predict_fused(double tasks0, double tasks1) const {
+    return fused_.predict(tasks0, tasks1, jobs_[0], jobs_[1]);
+  }
+  bool single_trusted(unsigned job, double tasks) const {
+    return jobs_[job & 1].trusted(tasks, cfg_.tolerance, cfg_.min_samples);
+  }
+  bool fused_trusted() const { return fused_.trusted(cfg_.tolerance, 2 * cfg_.min_samples); }
+  // The fusion rule on the models: fused beats the two launches in turn by the margin.
+  bool fused_wins(double tasks0, double tasks1) const {
+    if (!fused_trusted() || !single_trusted(0, tasks0) || !single_trusted(1, tasks1)) return false;
+    const double seq = predict_single(0, tasks0) + predict_single(1, tasks1);
+    return predict_fused(tasks0, tasks1) <= (1 - cfg_.fuse_margin) * seq;
+  }
+  // Fusing has been tried `explore_limit` times without a model to trust: it is not explored further.
+  bool fusing_given_up() const { return !fused_trusted() && fused_tries_ >= cfg_.explore_limit; }
+
+  // What to launch next. `heads`: each job's next launch; `headroom_ns`: kIdle while no LS request is in
+  // flight, else what is left of the request's target after its predicted remaining time.
+  BeDecision decide(const BeHead (&heads)[2], double headroom_ns) {
+    BeDecision d;
+    if (!heads[0].ready && !heads[1].ready) {
+      d.why = "empty";
+      return d;
+    }
+    const bool idle = headroom_ns == kIdle;
+    // exploration, only while no LS request is in flight: a job without enough samples first
+    if (idle)
+      for (unsigned j = 0; j < 2; ++j)
+        if (heads[j].ready && jobs_[j].confidence().samples < cfg_.min_samples) return pick_single(j, heads, "explore");
+    const bool both = heads[0].ready && heads[1].ready;
+    if (both) {
+      const double t0 = heads[0].tasks, t1 = heads[1].tasks;
+      if (fused_wins(t0, t1) && predict_fused(t0, t1) <= headroom_ns) {
+        passes_[0] = passes_[1] = 0;
+        d.action = BeAction::fused;
+        d.predicted_ns = predict_fused(t0, t1);
+        d.why = "fused";
+        return d;
+      }
+      if (idle && !fused_trusted() && !fusing_given_up()) {
+        passes_[0] = passes_[1] = 0;
+        d.action = BeAction::fused;
+        d.predicted_ns = predict_fused(t0, t1);
+        d.why = "explore-fused";
+        return d;
+      }
+    }
+    // single launches that fit; a trusted model is needed to bet on a finite headroom
+    int best = -1;
+    double best_ns = 0;
+    for (unsigned j = 0; j < 2; ++j) {
+      if (!heads[j].ready) continue;
+      const double p = predict_single(j, heads[j].tasks);
+      const bool fits = idle || (single_trusted(j, heads[j].tasks) && p <= headroom_ns);
+      if (!fits) continue;
+      if (passes_[j] >= cfg_.max_passes) return pick_single(j, heads, "passed-over");
+      if (best < 0 || p < best_ns) best = int(j), best_ns = p;
+    }
+    if (best < 0) {
+      d.why = "no-headroom";
+      return d;
+    }
+    return pick_single(unsigned(best), heads, "shortest");
+  }
+
+  // A launch has run `elapsed_ns` of a predicted `predicted_ns` (0: unknown) when an LS request with
+  // `headroom_ns` left needs the GPU: whether to take the GPU back from it now (the runtime's yield). Yes
+  // when it cannot end within the headroom, and when it is late (the prediction was wrong: what is left
+  // of it is not known).
+  bool should_yield(double elapsed_ns, double predicted_ns, double headroom_ns) const {
+    if (headroom_ns == kIdle) return false;
+    if (!(predicted_ns > 0)) return true;
+    if (elapsed_ns > (1 + cfg_.late) * predicted_ns) return true;
+    const double remaining = predicted_ns > elapsed_ns ? predicted_ns - elapsed_ns : 0;
+    return remaining > headroom_ns;
+  }
+
+  const DurationModel& job_model(unsigned job) const { return jobs_[job & 1]; }
+  const FusedDurationModel& fused_model() const { return fused_; }
+  const ManagerConfig& config() const { return cfg_; }
+
+private:
+  BeDecision pick_single(unsigned j, const BeHead (&heads)[2], const char* why) {
+    passes_[j] = 0;
+    if (heads[j ^ 1].ready) ++passes_[j ^ 1];
+    BeDecision d;
+    d.action = BeAction::single;
+    d.job = j;
+    d.predicted_ns = predict_single(j, heads[j].tasks);
+    d.why = why;
+    return d;
+  }
+
+  ManagerConfig cfg_;
+  DurationModel jobs_[2];
+  FusedDurationModel fused_;
+  unsigned passes_[2] = {0, 0};
+  unsigned fused_tries_ = 0;
+};
+
+}  // namespace ptb::qos

@@ -1,0 +1,171 @@
+// Unit tests of ptb/qos/manager.h (Tacker's fuse-or-reorder manager) on synthetic BE jobs: two kernels
+// whose launch times are known functions of their task counts, with noise, and a fused kernel that wins
+// or loses against the two in turn. The manager learns its models from the timings the tests feed back,
+// as the GPU driver (bench/colocate) does. Fresh random inputs each run; the seed is printed (set
+// PTB_TEST_SEED to repeat a run).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+
+#include "ptb/qos/manager.h"
+
+namespace {
+
+using ptb::qos::BeAction;
+using ptb::qos::BeDecision;
+using ptb::qos::BeHead;
+using ptb::qos::FuseOrReorderManager;
+
+unsigned seed_for(const char* test) {
+  static const unsigned base = [] {
+    const char* e = std::getenv("PTB_TEST_SEED");
+    return e ? unsigned(std::strtoul(e, nullptr, 10)) : std::random_device{}();
+  }();
+  static bool printed = false;
+  if (!printed) std::printf("QosManagerTest: PTB_TEST_SEED=%u\n", base), printed = true;
+  return base ^ unsigned(std::hash<std::string>{}(test));
+}
+
+// Two jobs: job 0 (a GEMM-like kernel) 40 ns a task + 5 us, job 1 (an FMA-like kernel) 9 ns a task + 4 us;
+// the fused kernel takes `fused_factor` x the two in turn. Each timing gets +-2% of noise.
+struct Gpu {
+  std::mt19937 g;
+  double fused_factor;
+  Gpu(unsigned seed, double factor) : g(seed), fused_factor(factor) {}
+  double noise() { return std::uniform_real_distribution<double>(0.98, 1.02)(g); }
+  static double t0(double tasks) { return 5000 + 40 * tasks; }
+  static double t1(double tasks) { return 4000 + 9 * tasks; }
+  double single(unsigned job, double tasks) { return (job == 0 ? t0(tasks) : t1(tasks)) * noise(); }
+  double fused(double a, double b) { return fused_factor * (t0(a) + t1(b)) * noise(); }
+  double tasks() { return std::round(std::exp(std::uniform_real_distribution<double>(std::log(256), std::log(65536))(g))); }
+};
+
+// Runs the manager with LS idle (headroom kIdle) for `steps` decisions, feeding back what it launched.
+void run_idle(FuseOrReorderManager& m, Gpu& gpu, int steps, int* fused = nullptr, int* singles = nullptr) {
+  BeHead heads[2] = {{true, gpu.tasks()}, {true, gpu.tasks()}};
+  for (int i = 0; i < steps; ++i) {
+    const BeDecision d = m.decide(heads, FuseOrReorderManager::kIdle);
+    ASSERT_NE(d.action, BeAction::hold) << "step " << i << ": both jobs wait and LS is idle";
+    if (d.action == BeAction::fused) {
+      m.observe_fused(heads[0].tasks, heads[1].tasks, gpu.fused(heads[0].tasks, heads[1].tasks));
+      heads[0].tasks = gpu.tasks();
+      heads[1].tasks = gpu.tasks();
+      if (fused) ++*fused;
+    } else {
+      m.observe_single(d.job, heads[d.job].tasks, gpu.single(d.job, heads[d.job].tasks));
+      heads[d.job].tasks = gpu.tasks();
+      if (singles) ++*singles;
+    }
+  }
+}
+
+TEST(QosManager, HoldsWhenNothingWaits) {
+  FuseOrReorderManager m;
+  BeHead heads[2] = {};
+  const BeDecision d = m.decide(heads, FuseOrReorderManager::kIdle);
+  EXPECT_EQ(d.action, BeAction::hold);
+  EXPECT_STREQ(d.why, "empty");
+}
+
+TEST(QosManager, ExploresEachJobOnlyWhileLsIsIdle) {
+  FuseOrReorderManager m;
+  BeHead heads[2] = {{true, 1000}, {true, 1000}};
+  // an LS request in flight with 50 us of headroom: nothing is known, so nothing is bet on it
+  BeDecision d = m.decide(heads, 50e3);
+  EXPECT_EQ(d.action, BeAction::hold);
+  EXPECT_STREQ(d.why, "no-headroom");
+  // LS idle: job 0 is explored first, then job 1 once job 0 has its samples
+  d = m.decide(heads, FuseOrReorderManager::kIdle);
+  EXPECT_EQ(d.action, BeAction::single);
+  EXPECT_EQ(d.job, 0u);
+  EXPECT_STREQ(d.why, "explore");
+  for (int i = 0; i < 4; ++i) m.observe_single(0, 1000.0 * (i + 1), Gpu::t0(1000.0 * (i + 1)));
+  d = m.decide(heads, FuseOrReorderManager::kIdle);
+  EXPECT_EQ(d.action, BeAction::single);
+  EXPECT_EQ(d.job, 1u);
+  EXPECT_STREQ(d.why, "explore");
+}
+
+TEST(QosManager, FusesWhenTheFusedKernelWins) {
+  Gpu gpu(seed_for("FusesWhenTheFusedKernelWins"), 0.80);
+  FuseOrReorderManager m;
+  int fused = 0, singles = 0;
+  run_idle(m, gpu, 300, &fused, &singles);
+  ASSERT_TRUE(m.fused_trusted());
+  // after learning, the fused kernel is chosen for every pair of waiting launches in the trusted range
+  BeHead heads[2] = {{true, 4096}, {true, 8192}};
+  const BeDecision d = m.decide(heads, FuseOrReorderManager::kIdle);
+  EXPECT_EQ(d.action, BeAction::fused);
+  EXPECT_STREQ(d.why, "fused");
+  const double seq = Gpu::t0(4096) + Gpu::t1(8192);
+  EXPECT_NEAR(d.predicted_ns / seq, 0.80, 0.05);
+  EXPECT_GT(fused, 200) << "singles " << singles;
+}
+
+TEST(QosManager, DoesNotFuseWhenFusingLoses) {
+  Gpu gpu(seed_for("DoesNotFuseWhenFusingLoses"), 1.10);
+  FuseOrReorderManager m;
+  int fused = 0, singles = 0;
+  run_idle(m, gpu, 300, &fused, &singles);
+  BeHead heads[2] = {{true, 4096}, {true, 8192}};
+  EXPECT_FALSE(m.fused_wins(4096, 8192));
+  EXPECT_NE(m.decide(heads, FuseOrReorderManager::kIdle).action, BeAction::fused);
+  // exploring the fused kernel stops: at most explore_limit fused launches were spent on it
+  EXPECT_LE(fused, int(m.config().explore_limit));
+  EXPECT_GT(singles, 250);
+}
+
+TEST(QosManager, ReordersTheShortestLaunchIntoTheHeadroom) {
+  Gpu gpu(seed_for("ReordersTheShortestLaunchIntoTheHeadroom"), 1.10);
+  FuseOrReorderManager m;
+  run_idle(m, gpu, 300);
+  // job 0 with 8192 tasks: ~333 us; job 1 with 4096 tasks: ~41 us
+  BeHead heads[2] = {{true, 8192}, {true, 4096}};
+  BeDecision d = m.decide(heads, 100e3);  // 100 us of headroom: only job 1's launch fits
+  EXPECT_EQ(d.action, BeAction::single);
+  EXPECT_EQ(d.job, 1u);
+  EXPECT_STREQ(d.why, "shortest");
+  d = m.decide(heads, 20e3);  // 20 us: nothing fits
+  EXPECT_EQ(d.action, BeAction::hold);
+  EXPECT_STREQ(d.why, "no-headroom");
+  d = m.decide(heads, 1e6);  // 1 ms: both fit; the shorter first
+  EXPECT_EQ(d.action, BeAction::single);
+  EXPECT_EQ(d.job, 1u);
+}
+
+TEST(QosManager, NoJobStarves) {
+  Gpu gpu(seed_for("NoJobStarves"), 1.10);
+  FuseOrReorderManager m;
+  run_idle(m, gpu, 300);
+  // job 1's launches are always the shorter ones; job 0 must still run every max_passes + 1 decisions
+  BeHead heads[2] = {{true, 8192}, {true, 1024}};
+  int ran0 = 0, longest_wait = 0, wait = 0;
+  for (int i = 0; i < 100; ++i) {
+    const BeDecision d = m.decide(heads, FuseOrReorderManager::kIdle);
+    ASSERT_EQ(d.action, BeAction::single);
+    if (d.job == 0) {
+      ++ran0;
+      wait = 0;
+    } else {
+      longest_wait = std::max(longest_wait, ++wait);
+    }
+  }
+  EXPECT_GE(ran0, 100 / int(m.config().max_passes + 1));
+  EXPECT_LE(longest_wait, int(m.config().max_passes));
+}
+
+TEST(QosManager, YieldsWhenALaunchCannotEndInTimeOrIsLate) {
+  FuseOrReorderManager m;
+  const double kIdle = FuseOrReorderManager::kIdle;
+  EXPECT_FALSE(m.should_yield(10e3, 100e3, kIdle));  // no LS request: never
+  EXPECT_TRUE(m.should_yield(10e3, 100e3, 50e3));    // 90 us left, 50 us of headroom
+  EXPECT_FALSE(m.should_yield(80e3, 100e3, 50e3));   // 20 us left
+  EXPECT_TRUE(m.should_yield(130e3, 100e3, 50e3));   // late: 30% past its prediction
+  EXPECT_TRUE(m.should_yield(1e3, 0, 50e3));         // nothing known of it
+}
+
+}  // namespace
