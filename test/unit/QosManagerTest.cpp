@@ -83,7 +83,7 @@ TEST(QosManager, ExploresEachJobOnlyWhileLsIsIdle) {
   EXPECT_EQ(d.action, BeAction::single);
   EXPECT_EQ(d.job, 0u);
   EXPECT_STREQ(d.why, "explore");
-  for (int i = 0; i < 4; ++i) m.observe_single(0, 1000.0 * (i + 1), Gpu::t0(1000.0 * (i + 1)));
+  for (int i = 0; i < 8; ++i) m.observe_single(0, 1000.0 * (i + 1), Gpu::t0(1000.0 * (i + 1)));
   d = m.decide(heads, FuseOrReorderManager::kIdle);
   EXPECT_EQ(d.action, BeAction::single);
   EXPECT_EQ(d.job, 1u);
@@ -95,7 +95,7 @@ TEST(QosManager, FusesWhenTheFusedKernelWins) {
   FuseOrReorderManager m;
   int fused = 0, singles = 0;
   run_idle(m, gpu, 300, &fused, &singles);
-  ASSERT_TRUE(m.fused_trusted());
+  ASSERT_TRUE(m.fused_trusted()) << "fused samples " << m.fused_model().samples() << ", leave-one-out error " << m.fused_model().loo_error() << ", job models " << m.job_model(0).confidence().loo_error << " " << m.job_model(1).confidence().loo_error;
   // after learning, the fused kernel is chosen for every pair of waiting launches in the trusted range
   BeHead heads[2] = {{true, 4096}, {true, 8192}};
   const BeDecision d = m.decide(heads, FuseOrReorderManager::kIdle);
@@ -125,6 +125,10 @@ TEST(QosManager, ReordersTheShortestLaunchIntoTheHeadroom) {
   run_idle(m, gpu, 300);
   // job 0 with 8192 tasks: ~333 us; job 1 with 4096 tasks: ~41 us
   BeHead heads[2] = {{true, 8192}, {true, 4096}};
+  // each job alone waiting once: each runs, so neither has been passed over when the tests below start
+  const BeHead only0[2] = {{true, 8192}, {false, 0}}, only1[2] = {{false, 0}, {true, 4096}};
+  ASSERT_EQ(m.decide(only0, FuseOrReorderManager::kIdle).job, 0u);
+  ASSERT_EQ(m.decide(only1, FuseOrReorderManager::kIdle).job, 1u);
   BeDecision d = m.decide(heads, 100e3);  // 100 us of headroom: only job 1's launch fits
   EXPECT_EQ(d.action, BeAction::single);
   EXPECT_EQ(d.job, 1u);

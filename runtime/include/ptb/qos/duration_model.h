@@ -350,6 +350,15 @@ public:
     const double r = x_b / x_a;
     return x_a * std::max(0.0, c0_ + s1_ * r + (s2_ - s1_) * std::max(0.0, r - brk_));
   }
+  // Forgets the samples held and fits these at once (one refit): each {x_a, x_b, ns} as observe() takes it.
+  // For a caller whose x_a and x_b come from models that have learned since (ptb/qos/manager.h).
+  void assign(const std::vector<std::array<double, 3>>& xs) {
+    samples_.clear();
+    for (const auto& x : xs)
+      if (x[0] > 0 && x[1] >= 0 && x[2] > 0) samples_.push_back({x[1] / x[0], x[2] / x[0]});
+    while (window_ && samples_.size() > window_) samples_.pop_front();
+    refit();
+  }
   // The same in task counts, through the parts' models.
   void observe(double tasks_a, double tasks_b, const DurationModel& a, const DurationModel& b, double ns) {
     observe(a.predict(tasks_a), tasks_b > 0 ? b.predict(tasks_b) : 0, ns);

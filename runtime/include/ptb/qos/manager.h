@@ -15,15 +15,19 @@
 //      `max_passes` times in a row goes first, so no job starves);
 //   3. else hold.
 // Before a model can be trusted the manager explores, while no LS request is in flight only: each job's
-// launches alone until its model holds `min_samples`, then the fused kernel until its model is trusted
+// launches alone until its model holds 2 x `min_samples` and predicts them within `tolerance`, then the fused
+// kernel until its model is trusted
 // (or `explore_limit` fused launches did not make it trusted: fusing is then taken to lose).
 //
 // The models are ptb/qos/duration_model.h's, learned online from the caller's timings: one DurationModel
 // per job (time over task count) and a FusedDurationModel (Tacker's two-segment model in the load ratio).
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <deque>
 #include <limits>
+#include <vector>
 
 #include "duration_model.h"
 
@@ -64,10 +68,16 @@ public:
 
   // A launch's device time, once it has ended. Launches that were yielded are not observed (their time
   // says nothing of the kernel).
-  void observe_single(unsigned job, double tasks, double ns) { jobs_[job & 1].observe(tasks, ns); }
+  void observe_single(unsigned job, double tasks, double ns) {
+    jobs_[job & 1].observe(tasks, ns);
+    ++parts_since_fit_;
+  }
   void observe_fused(double tasks0, double tasks1, double ns) {
-    fused_.observe(tasks0, tasks1, jobs_[0], jobs_[1], ns);
+    if (!(ns > 0)) return;
+    fused_samples_.push_back({tasks0, tasks1, ns});
+    if (fused_samples_.size() > kFusedWindow) fused_samples_.pop_front();
     ++fused_tries_;
+    fit_fused();
   }
 
   double predict_single(unsigned job, double tasks) const { return jobs_[job & 1].predict(tasks); }
@@ -90,16 +100,18 @@ public:
   // What to launch next. `heads`: each job's next launch; `headroom_ns`: kIdle while no LS request is in
   // flight, else what is left of the request's target after its predicted remaining time.
   BeDecision decide(const BeHead (&heads)[2], double headroom_ns) {
+    if (parts_since_fit_ >= kRefitEvery && !fused_samples_.empty()) fit_fused();
     BeDecision d;
     if (!heads[0].ready && !heads[1].ready) {
       d.why = "empty";
       return d;
     }
     const bool idle = headroom_ns == kIdle;
-    // exploration, only while no LS request is in flight: a job without enough samples first
+    // exploration, only while no LS request is in flight: a job whose model is not yet sure first (the
+    // fused model is learned on the parts' predictions, so it waits for them)
     if (idle)
       for (unsigned j = 0; j < 2; ++j)
-        if (heads[j].ready && jobs_[j].confidence().samples < cfg_.min_samples) return pick_single(j, heads, "explore");
+        if (heads[j].ready && !learned(j)) return pick_single(j, heads, "explore");
     const bool both = heads[0].ready && heads[1].ready;
     if (both) {
       const double t0 = heads[0].tasks, t1 = heads[1].tasks;
@@ -110,7 +122,7 @@ public:
         d.why = "fused";
         return d;
       }
-      if (idle && !fused_trusted() && !fusing_given_up()) {
+      if (idle && !fused_trusted() && !fusing_given_up() && learned(0) && learned(1)) {
         passes_[0] = passes_[1] = 0;
         d.action = BeAction::fused;
         d.predicted_ns = predict_fused(t0, t1);
@@ -153,6 +165,22 @@ public:
   const ManagerConfig& config() const { return cfg_; }
 
 private:
+  // A job's model holds twice the samples a trusted one needs (a leave-one-out error of four samples says
+  // little) and predicts them within the tolerance.
+  bool learned(unsigned j) const {
+    const DurationConfidence c = jobs_[j].confidence();
+    return c.samples >= 2 * cfg_.min_samples && c.loo_error <= cfg_.tolerance;
+  }
+  // The fused model's inputs are the parts' predicted durations, which move as the parts' models learn: it
+  // is fitted again on the fused launches held, through the parts' models of now, after each fused launch
+  // and after every kRefitEvery launches of the parts.
+  void fit_fused() {
+    std::vector<std::array<double, 3>> xs;
+    for (const FusedSample& f : fused_samples_)
+      xs.push_back({jobs_[0].predict(f.tasks0), f.tasks1 > 0 ? jobs_[1].predict(f.tasks1) : 0, f.ns});
+    fused_.assign(xs);
+    parts_since_fit_ = 0;
+  }
   BeDecision pick_single(unsigned j, const BeHead (&heads)[2], const char* why) {
     passes_[j] = 0;
     if (heads[j ^ 1].ready) ++passes_[j ^ 1];
@@ -164,11 +192,19 @@ private:
     return d;
   }
 
+  struct FusedSample {
+    double tasks0, tasks1, ns;
+  };
+  static constexpr size_t kFusedWindow = 64;
+  static constexpr unsigned kRefitEvery = 8;
+
   ManagerConfig cfg_;
   DurationModel jobs_[2];
-  FusedDurationModel fused_;
+  std::deque<FusedSample> fused_samples_;  // the latest fused launches, as timed
+  FusedDurationModel fused_{kFusedWindow};
   unsigned passes_[2] = {0, 0};
   unsigned fused_tries_ = 0;
+  unsigned parts_since_fit_ = 0;
 };
 
 }  // namespace ptb::qos
