@@ -17,6 +17,24 @@ namespace ptb {
 
 namespace {
 
+// A declaration's qualified name as code can spell it: unnamed and inline namespaces left out (a member of
+// an unnamed namespace is found through the enclosing one). getQualifiedNameAsString() writes
+// "(anonymous namespace)", which is for messages only.
+std::string spelledQualifiedName(const NamedDecl *d) {
+  PrintingPolicy pp(d->getASTContext().getLangOpts());
+  pp.SuppressUnwrittenScope = true;
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  d->printQualifiedName(os, pp);
+  return s;
+}
+
+// The scope prefix ("ns::inner::", or "" at file scope) under which code spells `d`'s enclosing names.
+std::string spelledScope(const NamedDecl *d) {
+  const std::string q = spelledQualifiedName(d), n = d->getNameAsString();
+  return q.size() > n.size() && q.compare(q.size() - n.size(), n.size(), n) == 0 ? q.substr(0, q.size() - n.size()) : "";
+}
+
 // The parameters every slot function and slot copy of a device function starts with.
 const char *const kSlotLeadingParams = "const uint3 blockIdx, const dim3 gridDim, const uint3 threadIdx, const dim3 blockDim, "
                                        "unsigned char* const ptb_dyn_shared";
@@ -310,8 +328,7 @@ private:
     }
     for (const DeclRefExpr *e : facts.fileSharedUses) {
       const VarDecl *v = cast<VarDecl>(e->getDecl())->getCanonicalDecl();
-      std::string scope = "::";
-      if (auto *ns = dyn_cast<NamedDecl>(v->getDeclContext())) scope += ns->getQualifiedNameAsString() + "::";
+      const std::string scope = "::" + spelledScope(v);
       replaceRange(e->getSourceRange(), isDynamicShared(v) ? localName(v) : scope + localName(v) + "<PtbBar>",
                    "use of a file-scope __shared__ variable");
     }
@@ -455,13 +472,12 @@ private:
     text += lineDirective(mainFile, lineOf(be));
 
     // What the fused kernel needs.
-    std::string scope;
-    if (auto *ns = dyn_cast<NamedDecl>(fd->getDeclContext())) scope = ns->getQualifiedNameAsString() + "::";
+    const std::string scope = spelledScope(fd);
     sk.request = req;
     sk.name = k.name;
     sk.qualifiedName = k.qualifiedName;
     sk.slotFunction = scope + name;
-    sk.kernelRef = k.qualifiedName;
+    sk.kernelRef = spelledQualifiedName(fd);
     sk.loc = k.loc;
     for (unsigned i = 0; i < fd->getNumParams(); ++i) {
       const ParmVarDecl *p = fd->getParamDecl(i);
