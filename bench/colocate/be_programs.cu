@@ -1,109 +1,23 @@
-// bench/colocate/be_programs.cu: the best-effort (BE) programs of the co-location benchmark, plain CUDA.
-// bench/colocate/transform.sh runs `ptb-transform --strict` on this file (and on nothing else of the
-// benchmark): every kernel here gets a PTB twin and every launch becomes a ptb::launch, so a ptb::Policy
-// on the BE stream can confine BE's workers and take SMs back while a launch runs. The LS client
-// (ls_client.cu) and the driver (colocate.cu) are not transformed.
-//
-//   compute  FMA loops (4 independent chains per thread): compute-bound, little memory traffic
-//   memory   a streaming triad a = b + s*c over three arrays of 512 MiB (>> the 50 MB L2): memory-bound
-//   wmma     a Tensor-Core GEMM (nvcuda::wmma, half in, float out, a warp per 16x16 tile)
-//
-// Each kernel's blocks are its tasks; every task ends the same way (be_task_done): all its threads are
-// past their work, thread 0 stamps the task's slot with the launch's sequence number and counts the task.
-// The results are exact by construction (integers in floating point, or the same fmaf chain on the
-// CPU), so check() compares bit for bit.
+// bench/colocate/be_programs.cu: the best-effort (BE) programs of the co-location benchmark, plain CUDA,
+// on the host side; their kernels are in be_kernels.cuh. bench/colocate/transform.sh runs `ptb-transform
+// --strict` on this file (it takes the included be_kernels.cuh with it): every kernel gets a PTB twin and
+// every launch becomes a ptb::launch, so a ptb::Policy on the BE stream can confine BE's workers and take
+// SMs back while a launch runs. The LS client (ls_client.cu) and the driver (colocate.cu) are not
+// transformed; the fused pair (be_pair.cu) is fuse-kernels' output.
 #include <cuda_fp16.h>
-#include <mma.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "be_kernels.cuh"
 #include "be_programs.h"
 #include "util.h"
 
 namespace colo {
 namespace {
-
-// ---- what every BE task does at its end --------------------------------------------------------------
-__device__ __forceinline__ void be_task_done(unsigned* stamp, unsigned task, unsigned seq, unsigned long long* done,
-                                             unsigned long long* seen) {
-  stamp[task] = seq;
-  const unsigned long long v = atomicAdd(done, 1ull) + 1;
-  if ((v & 255) == 0) *static_cast<volatile unsigned long long*>(seen) = v;  // host-mapped: BE's progress
-}
-
-// ---- compute: FMA chains -----------------------------------------------------------------------------
-// One thread's result; the same function runs on the CPU for the check (fmaf is correctly rounded on both).
-__host__ __device__ inline float compute_chain(unsigned tid, unsigned seq, int iters) {
-  float x0 = float((tid * 7u + seq) % 1024u) * 1e-3f, x1 = x0 + 0.25f, x2 = x0 + 0.5f, x3 = x0 + 0.75f;
-  for (int k = 0; k < iters; ++k) {
-    x0 = fmaf(x0, 0.9999f, 1e-4f);
-    x1 = fmaf(x1, 0.99993f, 3e-5f);
-    x2 = fmaf(x2, 0.99995f, 2e-5f);
-    x3 = fmaf(x3, 0.99997f, 1e-5f);
-  }
-  return (x0 + x1) + (x2 + x3);
-}
-
-__global__ void be_compute(float* out, unsigned* stamp, unsigned seq, int iters, unsigned long long* done,
-                           unsigned long long* seen) {
-  const unsigned tid = blockIdx.x * blockDim.x + threadIdx.x;
-  out[tid] = compute_chain(tid, seq, iters);
-  __syncthreads();
-  if (threadIdx.x == 0) be_task_done(stamp, blockIdx.x, seq, done, seen);
-}
-
-// ---- memory: streaming triad -------------------------------------------------------------------------
-__host__ __device__ inline float triad_b(size_t i) { return float(int(i % 129) - 64); }
-__host__ __device__ inline float triad_c(size_t i) { return float(int((i * 5) % 127) - 63); }
-__host__ __device__ inline float triad_scale(unsigned seq) { return float(1 + seq % 8); }
-
-__global__ void be_triad_fill(float* b, float* c, size_t n) {
-  const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) {
-    b[i] = triad_b(i);
-    c[i] = triad_c(i);
-  }
-}
-
-// Task t streams floats [t * chunk, (t + 1) * chunk), as float4.
-__global__ void be_triad(float4* a, const float4* b, const float4* c, unsigned chunk4, unsigned* stamp, unsigned seq,
-                         unsigned long long* done, unsigned long long* seen) {
-  const float s = triad_scale(seq);
-  const size_t base = size_t(blockIdx.x) * chunk4;
-  for (unsigned i = threadIdx.x; i < chunk4; i += blockDim.x) {
-    const float4 x = b[base + i], y = c[base + i];
-    a[base + i] = make_float4(x.x + s * y.x, x.y + s * y.y, x.z + s * y.z, x.w + s * y.w);
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) be_task_done(stamp, blockIdx.x, seq, done, seen);
-}
-
-// ---- wmma: Tensor-Core GEMM --------------------------------------------------------------------------
-// C = A B + seq, A M x K and B K x N row-major half, C float; a block of 4 warps computes a 32 x 32 tile
-// (block t: tile row t / (N / 32), tile column t % (N / 32)). Entries of A and B are integers in [-2, 2]
-// and K <= 2048: every partial sum is an integer below 2^24, exact in float whatever the order.
-__global__ void be_wmma(const half* A, const half* B, float* C, int M, int N, int K, unsigned* stamp, unsigned seq,
-                        unsigned long long* done, unsigned long long* seen) {
-  using namespace nvcuda;
-  const int warp = threadIdx.x / 32, tiles_n = N / 32;
-  const int row = (blockIdx.x / tiles_n) * 32 + (warp / 2) * 16, col = (blockIdx.x % tiles_n) * 32 + (warp % 2) * 16;
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-  wmma::fill_fragment(acc, float(seq));
-  for (int k = 0; k < K; k += 16) {
-    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;
-    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> b;
-    wmma::load_matrix_sync(a, A + size_t(row) * K + k, K);
-    wmma::load_matrix_sync(b, B + size_t(k) * N + col, N);
-    wmma::mma_sync(acc, a, b, acc);
-  }
-  wmma::store_matrix_sync(C + size_t(row) * N + col, acc, N, wmma::mem_row_major);
-  (void)M;
-  __syncthreads();
-  if (threadIdx.x == 0) be_task_done(stamp, blockIdx.x, seq, done, seen);
-}
 
 // ---- what the three programs share on the host -------------------------------------------------------
 class BeBase : public BeProgram {
@@ -122,27 +36,49 @@ class BeBase : public BeProgram {
     CK(cudaMemset(done_, 0, sizeof(unsigned long long)));
     *static_cast<volatile unsigned long long*>(seen_host_) = 0;
     poison();
+    launched_ = 0;
+    last_n_ = 0;
     CK(cudaDeviceSynchronize());
+  }
+  void launch(cudaStream_t s, unsigned seq) override { launch_first(s, seq, tasks_); }
+  // A launch of the first n tasks (1 <= n <= tasks_per_launch()) with sequence number `seq`: the pair's jobs
+  // (BePair) launch parts of the grid. The check covers what was launched since prepare().
+  void launch_first(cudaStream_t s, unsigned seq, unsigned n) {
+    note_launch(seq, n);
+    launch_n(s, seq, n);
+  }
+  void note_launch(unsigned seq, unsigned n) {
+    launched_ += n;
+    last_n_ = n;
+    last_seq_ = seq;
   }
   std::string check(unsigned launches, unsigned last_seq) override {
     CK(cudaDeviceSynchronize());
-    if (launches == 0) return "no launch was made";
+    if (launches == 0 || launched_ == 0) return "no launch was made";
+    if (last_seq != last_seq_)
+      return "the last launch had seq " + std::to_string(last_seq_) + ", the caller says " + std::to_string(last_seq);
     unsigned long long counted = 0;
     CK(cudaMemcpy(&counted, done_, sizeof counted, cudaMemcpyDeviceToHost));
-    if (counted != (unsigned long long)launches * tasks_)
-      return "tasks counted " + std::to_string(counted) + ", launched " + std::to_string((unsigned long long)launches * tasks_);
+    if (counted != launched_)
+      return "tasks counted " + std::to_string(counted) + ", launched " + std::to_string(launched_);
     std::vector<unsigned> st(tasks_);
     CK(cudaMemcpy(st.data(), stamp_, sizeof(unsigned) * tasks_, cudaMemcpyDeviceToHost));
-    for (unsigned t = 0; t < tasks_; ++t)
+    for (unsigned t = 0; t < last_n_; ++t)
       if (st[t] != last_seq)
         return "task " + std::to_string(t) + " of the last launch (seq " + std::to_string(last_seq) + ") stamped " +
                std::to_string(st[t]);
-    return check_outputs(last_seq);
+    return check_outputs(last_seq, last_n_);
   }
+  unsigned last_seq() const { return last_seq_; }
+  unsigned long long* done_dev() const { return done_; }
+  unsigned long long* seen_dev() const { return seen_dev_; }
+  unsigned* stamp_dev() const { return stamp_; }
 
  protected:
   virtual void poison() = 0;
-  virtual std::string check_outputs(unsigned last_seq) = 0;
+  virtual void launch_n(cudaStream_t s, unsigned seq, unsigned n) = 0;
+  // The outputs of the first n tasks, written by the launch with sequence number `last_seq`.
+  virtual std::string check_outputs(unsigned last_seq, unsigned n) = 0;
   template <class Kernel>
   void occupancy(Kernel k, int threads) {
     int n = 0;
@@ -154,6 +90,8 @@ class BeBase : public BeProgram {
   unsigned long long* seen_dev_ = nullptr;
   unsigned long long* done_ = nullptr;
   unsigned* stamp_ = nullptr;
+  unsigned long long launched_ = 0;  // tasks launched since prepare()
+  unsigned last_n_ = 0, last_seq_ = 0;
 };
 
 std::string mismatch(const char* what, size_t i, double got, double want) {
@@ -176,17 +114,18 @@ class ComputeBe : public BeBase {
   }
   double work_per_task() const override { return 2.0 * kThreads * 4 * kIters; }
   const char* work_unit() const override { return "flop"; }
-  void launch(cudaStream_t s, unsigned seq) override {
-    be_compute<<<kTasks, kThreads, 0, s>>>(out_, stamp_, seq, kIters, done_, seen_dev_);
-  }
+  float* out() const { return out_; }
 
  private:
+  void launch_n(cudaStream_t s, unsigned seq, unsigned n) override {
+    be_compute<<<n, kThreads, 0, s>>>(out_, stamp_, seq, kIters, done_, seen_dev_);
+  }
   void poison() override { CK(cudaMemset(out_, 0xff, sizeof(float) * kTasks * kThreads)); }
-  std::string check_outputs(unsigned seq) override {
+  std::string check_outputs(unsigned seq, unsigned n) override {
     std::vector<float> h(size_t(kTasks) * kThreads);
     CK(cudaMemcpy(h.data(), out_, h.size() * sizeof(float), cudaMemcpyDeviceToHost));
     // one thread in every 8th task (which ones moves with seq), each a whole chain on the CPU
-    for (unsigned t = seq % 8; t < kTasks; t += 8) {
+    for (unsigned t = seq % 8; t < n; t += 8) {
       const unsigned tid = t * kThreads + (t * 37u + seq) % kThreads;
       const float want = compute_chain(tid, seq, kIters);
       if (std::memcmp(&h[tid], &want, sizeof want) != 0) return mismatch("compute out", tid, h[tid], want);
@@ -215,19 +154,19 @@ class MemoryBe : public BeBase {
   }
   double work_per_task() const override { return 3.0 * sizeof(float) * kChunk; }
   const char* work_unit() const override { return "byte"; }
-  void launch(cudaStream_t s, unsigned seq) override {
-    be_triad<<<tasks_, kThreads, 0, s>>>(reinterpret_cast<float4*>(a_), reinterpret_cast<const float4*>(b_),
+
+ private:
+  void launch_n(cudaStream_t s, unsigned seq, unsigned n) override {
+    be_triad<<<n, kThreads, 0, s>>>(reinterpret_cast<float4*>(a_), reinterpret_cast<const float4*>(b_),
                                          reinterpret_cast<const float4*>(c_), kChunk / 4, stamp_, seq, done_,
                                          seen_dev_);
   }
-
- private:
   void poison() override { CK(cudaMemset(a_, 0xff, kN * sizeof(float))); }
-  std::string check_outputs(unsigned seq) override {
+  std::string check_outputs(unsigned seq, unsigned n) override {
     std::vector<float> h(kN);
     CK(cudaMemcpy(h.data(), a_, kN * sizeof(float), cudaMemcpyDeviceToHost));
     const float s = triad_scale(seq);
-    for (size_t i = seq % 61; i < kN; i += 61) {  // every 61st float, the first one moving with seq
+    for (size_t i = seq % 61; i < size_t(n) * kChunk; i += 61) {  // every 61st float, the first one moving with seq
       const float want = triad_b(i) + s * triad_c(i);
       if (h[i] != want) return mismatch("triad a", i, h[i], want);
     }
@@ -258,18 +197,22 @@ class WmmaBe : public BeBase {
   }
   double work_per_task() const override { return 2.0 * 32 * 32 * kK; }
   const char* work_unit() const override { return "flop"; }
-  void launch(cudaStream_t s, unsigned seq) override {
-    be_wmma<<<tasks_, 128, 0, s>>>(A_, B_, C_, kM, kN, kK, stamp_, seq, done_, seen_dev_);
-  }
+  const half* a() const { return A_; }
+  const half* b() const { return B_; }
+  float* c() const { return C_; }
 
  private:
+  void launch_n(cudaStream_t s, unsigned seq, unsigned n) override {
+    be_wmma<<<n, 128, 0, s>>>(A_, B_, C_, kM, kN, kK, stamp_, seq, done_, seen_dev_);
+  }
   void poison() override { CK(cudaMemset(C_, 0xff, size_t(kM) * kN * sizeof(float))); }
-  std::string check_outputs(unsigned seq) override {
+  std::string check_outputs(unsigned seq, unsigned n) override {
     std::vector<float> h(size_t(kM) * kN);
     CK(cudaMemcpy(h.data(), C_, h.size() * sizeof(float), cudaMemcpyDeviceToHost));
     // one element of every 16 x 16 warp tile, at a position that moves from tile to tile and with seq
     for (int tr = 0; tr < kM / 16; ++tr)
       for (int tc = 0; tc < kN / 16; ++tc) {
+        if (unsigned((tr / 2) * (kN / 32) + tc / 2) >= n) continue;  // a 32 x 32 block's tile not launched last
         const unsigned p = unsigned(tr * 131 + tc * 17) + seq;
         const int i = tr * 16 + int(p % 16), j = tc * 16 + int((p / 16) % 16);
         long long sum = seq;
@@ -284,6 +227,109 @@ class WmmaBe : public BeBase {
   float* C_ = nullptr;
 };
 
+class PairBe : public BePair {
+ public:
+  const char* name() const override { return "pair"; }
+  const char* describe() const override {
+    return "wmma and compute as two jobs of launches of 1/32 to all of their grids (sizes a fixed function of "
+           "each launch's sequence number), one after the other or fused";
+  }
+  unsigned tasks_per_launch() const override { return WmmaBe::kM / 32 * (WmmaBe::kN / 32); }
+  double work_per_task() const override { return w_.work_per_task(); }  // progress counts wmma tasks
+  const char* work_unit() const override { return "flop"; }
+  unsigned blocks_per_sm() const override { return c_.blocks_per_sm(); }
+  void prepare() override {
+    w_.prepare();
+    c_.prepare();
+  }
+  double progress() const override { return w_.progress() + c_.progress() * c_cost_ / w_cost_; }
+  void launch(cudaStream_t s, unsigned seq) override {
+    launch_job(0, s, seq);
+    launch_job(1, s, seq);
+  }
+  std::string check(unsigned launches, unsigned) override {
+    if (launches == 0) return "no launch was made";
+    std::string bad = w_.check(1, w_.last_seq());
+    if (bad.empty()) bad = c_.check(1, c_.last_seq());
+    return bad;
+  }
+
+  const char* job_name(unsigned job) const override { return job == 0 ? "wmma" : "compute"; }
+  unsigned job_tasks(unsigned job, unsigned seq) const override {
+    const unsigned full = job == 0 ? w_.tasks_per_launch() : c_.tasks_per_launch();
+    const unsigned h = (seq * 2654435761u + job * 40503u) >> 13;
+    return full >> (h % 6);  // 1, 1/2, ..., 1/32 of the grid, equally often
+  }
+  void launch_job(unsigned job, cudaStream_t s, unsigned seq) override {
+    if (job == 0) w_.launch_first(s, seq, job_tasks(0, seq));
+    else c_.launch_first(s, seq, job_tasks(1, seq));
+  }
+  bool launch_fused(cudaStream_t s, unsigned seq0, unsigned seq1) override {
+    return launch_candidate(chosen_, s, seq0, job_tasks(0, seq0), seq1, job_tasks(1, seq1));
+  }
+  std::string fused_label() const override { return fused_pair_label(chosen_); }
+
+  void choose_fused(cudaStream_t s, unsigned* seq, std::string* log) override {
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    auto timed = [&](const auto& go) {
+      std::vector<double> ms;
+      for (int r = 0; r < 4; ++r) {
+        CK(cudaEventRecord(e0, s));
+        go();
+        CK(cudaGetLastError());
+        CK(cudaEventRecord(e1, s));
+        CK(cudaEventSynchronize(e1));
+        float x = 0;
+        CK(cudaEventElapsedTime(&x, e0, e1));
+        if (r > 0) ms.push_back(x);  // the first one warms up
+      }
+      std::sort(ms.begin(), ms.end());
+      return ms[ms.size() / 2];
+    };
+    const unsigned nw = w_.tasks_per_launch(), nc = c_.tasks_per_launch();
+    prepare();
+    const double tw = timed([&] { w_.launch_first(s, ++*seq, nw); });
+    const double tc = timed([&] { c_.launch_first(s, ++*seq, nc); });
+    w_cost_ = tw / nw;
+    c_cost_ = tc / nc;
+    char line[200];
+    std::snprintf(line, sizeof line, "whole launches alone: wmma %.3f ms, compute %.3f ms, in turn %.3f ms\n", tw, tc, tw + tc);
+    *log += line;
+    double best = 0;
+    for (int i = 0; i < fused_pair_candidates(); ++i) {
+      bool fused = true;
+      const double t = timed([&] {
+        const unsigned a = ++*seq, b = ++*seq;
+        fused = launch_candidate(i, s, a, nw, b, nc) && fused;
+      });
+      std::snprintf(line, sizeof line, "fused %s: %.3f ms (%.3fx of in turn)%s\n", fused_pair_label(i), t, t / (tw + tc),
+                    fused ? "" : " (ran the originals)");
+      *log += line;
+      if (fused && (best == 0 || t < best)) best = t, chosen_ = i;
+    }
+    const std::string bad = check(1, 0);
+    if (!bad.empty()) *log += "CHECK FAILED after the fused candidates: " + bad + "\n";
+    *log += std::string("kept: ") + fused_pair_label(chosen_) + "\n";
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+  }
+
+ private:
+  bool launch_candidate(int i, cudaStream_t s, unsigned seq0, unsigned n0, unsigned seq1, unsigned n1) {
+    w_.note_launch(seq0, n0);
+    c_.note_launch(seq1, n1);
+    const FusedPairArgs a{w_.a(), w_.b(), w_.c(), WmmaBe::kM, WmmaBe::kN, WmmaBe::kK, w_.stamp_dev(), w_.done_dev(),
+                          w_.seen_dev(), c_.out(), c_.stamp_dev(), ComputeBe::kIters, c_.done_dev(), c_.seen_dev()};
+    return launch_fused_pair(i, s, a, seq0, n0, seq1, n1);
+  }
+  WmmaBe w_;
+  ComputeBe c_;
+  double w_cost_ = 1, c_cost_ = 1;  // ms per task alone (choose_fused)
+  int chosen_ = 0;
+};
+
 }  // namespace
 
 std::vector<std::unique_ptr<BeProgram>> make_be_programs() {
@@ -291,6 +337,7 @@ std::vector<std::unique_ptr<BeProgram>> make_be_programs() {
   v.push_back(std::make_unique<ComputeBe>());
   v.push_back(std::make_unique<MemoryBe>());
   v.push_back(std::make_unique<WmmaBe>());
+  v.push_back(std::make_unique<PairBe>());
   return v;
 }
 

@@ -38,13 +38,57 @@ class BeProgram {
   // reference, exact), and the counter equals launches * tasks. "" when all is right, else what is wrong.
   virtual std::string check(unsigned launches, unsigned last_seq) = 0;
   // Tasks finished since prepare(), as far as the host can see (a multiple of 256, read from mapped memory).
-  double progress() const { return static_cast<double>(*static_cast<volatile unsigned long long*>(seen_host_)); }
+  virtual double progress() const {
+    return static_cast<double>(*static_cast<volatile unsigned long long*>(seen_host_));
+  }
 
  protected:
   unsigned long long* seen_host_ = nullptr;  // host-mapped; the device writes every 256th count
 };
 
-// All BE programs ("compute", "memory", "wmma"), their memory allocated and inputs written.
+// The BE of the Tacker manager ("pair"): two jobs, 0 = wmma and 1 = compute, each a chain of launches of
+// varied sizes (launch `seq` of a job runs the first job_tasks(job, seq) tasks of its kernel: 1/32 to all
+// of the grid, a fixed pseudo-random function of seq, so every configuration runs the same work). As a
+// BeProgram (the feeder of the other configurations) one launch is job 0's launch `seq` and then job 1's
+// in the same stream: the two kernels one after the other. The manager (be_manager.h) launches the jobs
+// itself, one launch at a time, or both jobs' next launches as one fused kernel (fuse-kernels' output,
+// be_pair.cu). Progress counts each job's tasks weighted by its time per task alone (choose_fused()
+// measures it), in wmma tasks: a mix of the two jobs counts by the GPU time it would take alone.
+class BePair : public BeProgram {
+ public:
+  virtual const char* job_name(unsigned job) const = 0;
+  virtual unsigned job_tasks(unsigned job, unsigned seq) const = 0;
+  virtual void launch_job(unsigned job, cudaStream_t s, unsigned seq) = 0;
+  // Job 0's launch seq0 and job 1's launch seq1 as one fused kernel (the candidate choose_fused() kept);
+  // false when the fused launcher ran the two original kernels one after the other instead.
+  virtual bool launch_fused(cudaStream_t s, unsigned seq0, unsigned seq1) = 0;
+  virtual std::string fused_label() const = 0;
+  // After warm-up, BE not running: times each job's whole launch and every fused candidate on the same
+  // work (medians of 3, original kernels and the fused kernel on every SM) and keeps the fastest
+  // candidate; `seq` gives sequence numbers. One line per candidate to `log`.
+  virtual void choose_fused(cudaStream_t s, unsigned* seq, std::string* log) = 0;
+};
+
+// All BE programs ("compute", "memory", "wmma", "pair"), their memory allocated and inputs written.
 std::vector<std::unique_ptr<BeProgram>> make_be_programs();
+
+// be_pair.cu (fuse-kernels' candidates for be_wmma + be_compute): how many, their labels, and one launch
+// of candidate i over the first n_w wmma tasks and the first n_c compute tasks, in `s`.
+struct FusedPairArgs {
+  const void* a;  // half*
+  const void* b;  // half*
+  float* c;
+  int m, n, k;
+  unsigned* stamp_w;
+  unsigned long long *done_w, *seen_w;
+  float* out;
+  unsigned* stamp_c;
+  int iters;
+  unsigned long long *done_c, *seen_c;
+};
+int fused_pair_candidates();
+const char* fused_pair_label(int i);
+bool launch_fused_pair(int i, cudaStream_t s, const FusedPairArgs& a, unsigned seq_w, unsigned n_w, unsigned seq_c,
+                       unsigned n_c);
 
 }  // namespace colo

@@ -10,6 +10,8 @@
 //   static      BE's twins confined to SMs [k, total); k from a profile (controllers.h)
 //   gspace      ptb::qos::GSpaceController in the epoch loop (when its header exists)
 //   feedback    ptb::qos::FeedbackController in the epoch loop
+//   gate        ptb::qos::RequestGate: BE yields every SM while an LS request is in flight
+//   manager     ptb::qos::FuseOrReorderManager (Tacker) on the `pair` BE only (be_manager.h)
 //   (mps        MPS active-thread percentages: run_on_gpu.sh, with --role, when the MPS daemon works)
 // The controllers' LS target: --target-x (1.10) x the LS solo p99 at the same load, measured in this run.
 //
@@ -20,6 +22,7 @@
 // and <out>/alloc-<be>-<policy>.tsv (the controller's allocation per epoch).
 #include <ptb/ptb.cuh>
 #include <ptb/qos/apply.cuh>
+#include <ptb/qos/request_gate.cuh>
 #include <ptb/trace_png.cuh>
 
 #include <algorithm>
@@ -34,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "be_manager.h"
 #include "be_programs.h"
 #include "controllers.h"
 #include "ls_client.h"
@@ -49,8 +53,9 @@ struct Options {
   double secs = 1.0;               // --secs: the measured window
   double settle = 0.25;            // --settle: before the window (BE fills the GPU, controllers converge)
   std::vector<double> loads{0.25, 0.5, 0.75};  // --loads: fractions of the LS solo capacity
-  std::vector<std::string> bes{"compute", "memory", "wmma"};  // --be
-  std::vector<std::string> configs{"plain", "priority", "static", "gspace", "feedback", "gate"};  // --configs
+  std::vector<std::string> bes{"compute", "memory", "wmma", "pair"};  // --be
+  // --configs; `manager` runs on the `pair` BE only
+  std::vector<std::string> configs{"plain", "priority", "static", "gspace", "feedback", "gate", "manager"};
   double budget_s = 400;           // --budget-s: no new repetition that would end after this
   uint64_t seed = 20261123;        // --seed: arrivals of (load i, rep r) use seed + 1000 i + r
   int ls_n = 256, ls_layers = 16, ls_streams = 8;  // --ls-n, --ls-layers, --ls-streams
@@ -78,7 +83,7 @@ struct Options {
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "colocate: %s\nusage: colocate [--out DIR] [--reps N] [--secs S] [--settle S] [--loads 0.25,0.5,0.75]\n"
-               "  [--be compute,memory,wmma] [--configs plain,priority,static,gspace,feedback] [--budget-s S]\n"
+               "  [--be compute,memory,wmma,pair] [--configs plain,priority,static,gspace,feedback,gate,manager] [--budget-s S]\n"
                "  [--seed N] [--ls-n N] [--ls-layers N] [--ls-streams N] [--ls-no-graph] [--policy-ls-plain] [--target-x X] [--epoch-us N] [--window N] [--static-k K]\n"
                "  [--step N] [--profile-step N] [--profile-secs S] [--no-trace]\n"
                "  MPS roles: --role probe | --role ls --rate R [--secs S --settle S --seed N] | --role be --be-kind K\n",
@@ -132,7 +137,8 @@ Options parse(int argc, char** argv) {
   }
   if (o.reps == 0 || o.secs <= 0 || o.loads.empty()) usage("reps, secs and loads must be positive");
   for (const auto& c : o.configs)
-    if (c != "plain" && c != "priority" && c != "static" && c != "gspace" && c != "feedback" && c != "gate")
+    if (c != "plain" && c != "priority" && c != "static" && c != "gspace" && c != "feedback" && c != "gate" &&
+        c != "manager")
       usage(("unknown configuration " + c).c_str());
   return o;
 }
@@ -200,6 +206,7 @@ struct Run {                 // what one measurement runs
   double rate = 0;           // LS requests per second
   uint64_t seed = 0;
   double target = 0;         // controllers' LS p99 target, us
+  double ls_solo_p99 = 0;    // the manager's expected LS request time, us
   unsigned static_k = 0;
   double settle = 0, secs = 0;
   std::string trace_png, alloc_tsv;  // traced run: where the picture and the allocations go
@@ -249,6 +256,12 @@ class Bench {
         std::printf("FAIL warm-up of BE %s: %s\n", b->name(), bad.c_str());
         std::exit(1);
       }
+      if (auto* pair = dynamic_cast<BePair*>(b.get())) {  // the fused candidate the manager will use
+        std::string log;
+        pair->choose_fused(be_ptb_, seq_of(b.get()), &log);
+        std::printf("== BE pair, fused candidates (twins and the fused kernel on every SM, medians of 3):\n%s", log.c_str());
+        if (log.find("CHECK FAILED") != std::string::npos) std::exit(1);
+      }
     }
     CK(cudaDeviceSynchronize());
   }
@@ -268,8 +281,19 @@ class Bench {
 };
 
 bool uses_twins(const std::string& c) {
-  return c == "be-alone-ptb" || c == "static" || c == "gspace" || c == "feedback" || c == "gate";
+  return c == "be-alone-ptb" || c == "static" || c == "gspace" || c == "feedback" || c == "gate" || c == "manager";
 }
+
+// The request gate behind the LS client's hooks.
+class GateHooks : public RequestHooks {
+ public:
+  explicit GateHooks(ptb::qos::RequestGate& g) : g_(g) {}
+  void begin() override { g_.begin(); }
+  cudaError_t end(cudaStream_t s) override { return g_.end(s); }
+
+ private:
+  ptb::qos::RequestGate& g_;
+};
 
 Result Bench::measure(const Run& r) {
   Result res;
@@ -285,8 +309,19 @@ Result Bench::measure(const Run& r) {
   std::vector<double> arrivals;
   if (with_ls) arrivals = poisson_arrivals(r.rate, r.settle + r.secs, r.seed);
 
+  // manager: the pair's jobs launched by ptb::qos::FuseOrReorderManager instead of the feeder
+  std::unique_ptr<BeManager> manager;
+  if (with_be && r.config == "manager") {
+    auto* pair = dynamic_cast<BePair*>(r.be);
+    if (!pair) {
+      res.problems = "the manager runs on the pair BE only; ";
+      return res;
+    }
+    manager = std::make_unique<BeManager>(*pair, bs, policy_, seq_of(r.be), r.target, r.ls_solo_p99);
+  }
   if (with_be) {
-    feeder_.start(*r.be, bs, seq_of(r.be));
+    if (manager) manager->start();
+    else feeder_.start(*r.be, bs, seq_of(r.be));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // BE fills the GPU before LS comes
   }
   ptb::qos::LatencyLog log;
@@ -308,9 +343,14 @@ Result Bench::measure(const Run& r) {
   }
   // gate: BE yields every SM while an LS request is in flight (ptb/qos/request_gate.cuh)
   std::unique_ptr<ptb::qos::RequestGate> gate;
-  if (with_be && with_ls && r.config == "gate") gate = std::make_unique<ptb::qos::RequestGate>(policy_);
+  std::unique_ptr<GateHooks> gate_hooks;
+  if (with_be && with_ls && r.config == "gate") {
+    gate = std::make_unique<ptb::qos::RequestGate>(policy_);
+    gate_hooks = std::make_unique<GateHooks>(*gate);
+  }
+  RequestHooks* hooks = gate_hooks ? static_cast<RequestHooks*>(gate_hooks.get()) : manager.get();
   const auto t0 = Clock::now();
-  if (with_ls) client_.start(arrivals, ls_high, gate.get());
+  if (with_ls) client_.start(arrivals, ls_high, hooks);
   // the window: BE's progress at its start and end
   std::this_thread::sleep_until(t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(r.settle)));
   const bool tracing = with_be && twins && !r.trace_png.empty();
@@ -327,7 +367,8 @@ Result Bench::measure(const Run& r) {
   if (with_ls)  // every LS request finished, BE still running beside them
     client_.drain(10, [&] {
       std::fprintf(stderr, "  config %s: BE policy %u SMs, per_sm %u; BE launches %llu%s\n", r.config.c_str(),
-                   policy_.sms().count(), policy_.per_sm(), (unsigned long long)feeder_.launches(),
+                   policy_.sms().count(), policy_.per_sm(),
+                   manager ? manager->stats().launches() : (unsigned long long)feeder_.launches(),
                    gate ? (", gate in flight " + std::to_string(gate->in_flight()) + ", yields " +
                            std::to_string(gate->yields())).c_str()
                         : "");
@@ -342,12 +383,20 @@ Result Bench::measure(const Run& r) {
     hist = loop->history();
   }
   policy_.set(ptb::SmSet::all());  // BE's launches in flight finish on every SM
-  if (with_be) feeder_.stop();
+  unsigned long long be_launches = 0;
+  if (manager) {
+    manager->stop();
+    be_launches = manager->stats().launches();
+    std::printf("    %s\n", manager->summary().c_str());
+  } else if (with_be) {
+    feeder_.stop();
+    be_launches = feeder_.launches();
+  }
   CK(cudaDeviceSynchronize());
 
   // checks
   if (with_be) {
-    const std::string bad = r.be->check(feeder_.launches(), feeder_.last_seq());
+    const std::string bad = r.be->check(unsigned(be_launches), feeder_.last_seq());
     if (!bad.empty()) res.problems += "BE " + std::string(r.be->name()) + ": " + bad + "; ";
     res.be_rate = (p1 - p0) / wsecs;
   }
@@ -567,6 +616,7 @@ int run_all(const Options& o) {
   auto coloc = [&](const std::string& config, const std::string& be, double load, unsigned r, bool traced) {
     Run x = make_run(config, be, load, r);
     x.target = o.target_x * solo_p99(load);
+    x.ls_solo_p99 = solo_p99(load);
     x.static_k = static_k.count({be, load}) ? static_k[{be, load}] : 0;
     if (traced) {
       x.trace_png = o.out + "/sm-" + be + "-" + config + ".png";
@@ -600,7 +650,7 @@ int run_all(const Options& o) {
     for (const auto& be : o.bes)
       for (double L : o.loads)
         for (const auto& c : o.configs)
-          rep.add({be, L, c, r, coloc(c, be, L, r, false)});
+          if (c != "manager" || be == "pair") rep.add({be, L, c, r, coloc(c, be, L, r, false)});
     rep_secs = seconds_since(R0);
     ++reps_done;
     if (r == 0 && o.trace) {  // one traced run of each policy at 50% load (not in the table: tracing slows BE)
@@ -647,6 +697,7 @@ int run_all(const Options& o) {
     const double be_solo = rep.med(be, 0, "be-alone", &Result::be_rate);
     for (double L : o.loads)
       for (const auto& c : o.configs) {
+        if (c == "manager" && be != "pair") continue;
         const unsigned n = rep.count(be, L, c), bad = rep.count(be, L, c, true);
         md << "| " << be << " | " << fmt("%.0f%%", 100 * L) << " | " << c
            << (c == "static" && static_k.count({be, L}) ? " (k=" + std::to_string(static_k[{be, L}]) + ")" : "") << " | "
@@ -664,6 +715,7 @@ int run_all(const Options& o) {
   const bool have50 = std::find(o.loads.begin(), o.loads.end(), 0.5) != o.loads.end();
   for (const auto& be : o.bes)
     for (const auto& c : o.configs) {
+      if (c == "manager" && be != "pair") continue;
       if (!have50) {
         md << "- " << be << " / " << c << ": 50% load not measured\n";
         continue;

@@ -177,7 +177,7 @@ LsClient::~LsClient() {
   for (auto& e : events_) cudaEventDestroy(e);
 }
 
-void LsClient::start(const std::vector<double>& arrivals, bool high_priority, ptb::qos::RequestGate* gate) {
+void LsClient::start(const std::vector<double>& arrivals, bool high_priority, RequestHooks* hooks) {
   while (events_.size() < 2 * arrivals.size()) {  // more requests than ever before: more events
     cudaEvent_t e = nullptr;
     CK(cudaEventCreate(&e));
@@ -198,10 +198,10 @@ void LsClient::start(const std::vector<double>& arrivals, bool high_priority, pt
     results_.clear();
   }
   t0_ = Clock::now() + std::chrono::milliseconds(1);
-  th_ = std::thread([this, high_priority, gate] { run(high_priority, gate); });
+  th_ = std::thread([this, high_priority, hooks] { run(high_priority, hooks); });
 }
 
-void LsClient::run(bool high_priority, ptb::qos::RequestGate* gate) {
+void LsClient::run(bool high_priority, RequestHooks* hooks) {
   const int S = svc_.streams();
   int next = 0;
   for (size_t i = 0; i < reqs_.size(); ++i) {
@@ -223,13 +223,13 @@ void LsClient::run(bool high_priority, ptb::qos::RequestGate* gate) {
     }
     next = (slot + 1) % S;
     const cudaStream_t st = svc_.stream(slot, high_priority);
-    if (gate) gate->begin();  // BE yields (when first in flight) before the request's launches
+    if (hooks) hooks->begin();  // e.g. BE yields (when first in flight) before the request's launches
     r.issue_s = seconds_since(t0_);
     CK(cudaEventRecord(r.begin, st));
     svc_.issue(slot, st);
     CK(cudaGetLastError());
     CK(cudaEventRecord(r.end, st));
-    if (gate) CK(gate->end(st));
+    if (hooks) CK(hooks->end(st));
     last_end_[size_t(slot)] = r.end;
     used_[size_t(slot)] = true;
     std::lock_guard<std::mutex> g(m_);

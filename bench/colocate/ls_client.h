@@ -29,7 +29,6 @@
 #include <vector>
 
 #include <ptb/qos/epoch_loop.h>      // ptb::qos::LatencyLog (plain C++)
-#include <ptb/qos/request_gate.cuh>  // ptb::qos::RequestGate (the `gate` configuration)
 
 #include "util.h"
 
@@ -85,6 +84,15 @@ struct LsResult {
   double latency_us() const { return lag_us + device_us; }
 };
 
+// What a policy that must know of each LS request sees (the request gate, the Tacker manager): begin()
+// before the request's launches, end(stream) after them.
+class RequestHooks {
+ public:
+  virtual ~RequestHooks() = default;
+  virtual void begin() = 0;
+  virtual cudaError_t end(cudaStream_t s) = 0;
+};
+
 class LsClient {
  public:
   // cudaEvents for `max_requests` requests (two each) are made now, more by start() when a run needs them;
@@ -95,9 +103,9 @@ class LsClient {
   LsClient& operator=(const LsClient&) = delete;
 
   // Issue requests at `arrivals` (seconds from now) on a thread of its own, into the pool's streams
-  // (high priority or plain); with a gate, each request is framed by gate->begin() (its time counts as
-  // host lag) and gate->end(stream). Results of an earlier run are dropped.
-  void start(const std::vector<double>& arrivals, bool high_priority, ptb::qos::RequestGate* gate = nullptr);
+  // (high priority or plain); with hooks, each request is framed by hooks->begin() (its time counts as
+  // host lag) and hooks->end(stream). Results of an earlier run are dropped.
+  void start(const std::vector<double>& arrivals, bool high_priority, RequestHooks* hooks = nullptr);
   // Every request issued (returns when the last arrival has been issued).
   void join();
   // Finished requests since the last poll: to `results()` and, latency in us, to `log` if given.
@@ -118,7 +126,7 @@ class LsClient {
     double arrival_s = 0, issue_s = 0;
     cudaEvent_t begin = nullptr, end = nullptr;
   };
-  void run(bool high_priority, ptb::qos::RequestGate* gate);
+  void run(bool high_priority, RequestHooks* hooks);
   LsService& svc_;
   std::vector<cudaEvent_t> events_;
   std::vector<double> arrivals_;

@@ -5,7 +5,8 @@
 #
 # TRANSFORMED_DIR (default build/bench-colocate) is what bench/colocate/transform.sh wrote on the
 # development machine: carry it here. Builds build/bench-colocate-bin/colocate (nvcc -std=c++17 -O2
-# -arch=sm_90 -I runtime/include; the transformed be_programs.cu, the plain ls_client.cu and colocate.cu),
+# -arch=sm_90 -I runtime/include; the transformed be_programs.cu, the plain ls_client.cu and colocate.cu,
+# and be_pair.cu with the fused kernels transform.sh wrote),
 # then runs every configuration in one process (README.md), then, when the MPS daemon can be started
 # here, the MPS rows (an LS process and a BE process at CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$MPS_BE_PCT,
 # default 50; one run per BE and load), else prints "MPS: not available (<reason>)".
@@ -56,13 +57,14 @@ rm -f "$BIN"/*.o "$BIN/colocate"
 "$NVCC" "${FLAGS[@]}" -c "$TDIR/be_programs.cu" -o "$BIN/be_programs.o" >"$BIN/be_programs.log" 2>&1 &
 "$NVCC" "${FLAGS[@]}" -c bench/colocate/ls_client.cu -o "$BIN/ls_client.o" >"$BIN/ls_client.log" 2>&1 &
 "$NVCC" "${FLAGS[@]}" -c bench/colocate/colocate.cu -o "$BIN/colocate.o" >"$BIN/colocate.log" 2>&1 &
+"$NVCC" "${FLAGS[@]}" -I "$TDIR" -c bench/colocate/be_pair.cu -o "$BIN/be_pair.o" >"$BIN/be_pair.log" 2>&1 &
 wait
-for u in be_programs ls_client colocate; do
+for u in be_programs ls_client colocate be_pair; do
   if [ ! -f "$BIN/$u.o" ] || [ -s "$BIN/$u.log" -a $COMPILE_ONLY = 1 ]; then
     echo "BUILD FAILED: $u"; cat "$BIN/$u.log"; exit 1
   fi
 done
-"$NVCC" -arch=sm_90 "$BIN"/be_programs.o "$BIN"/ls_client.o "$BIN"/colocate.o -o "$BIN/colocate" >"$BIN/link.log" 2>&1 ||
+"$NVCC" -arch=sm_90 "$BIN"/be_programs.o "$BIN"/ls_client.o "$BIN"/colocate.o "$BIN"/be_pair.o -o "$BIN/colocate" >"$BIN/link.log" 2>&1 ||
   { echo "LINK FAILED"; cat "$BIN/link.log"; exit 1; }
 if [ $COMPILE_ONLY = 1 ]; then
   echo "run_on_gpu.sh --compile-only: bench/colocate built ($BIN/colocate), no warnings"

@@ -6,7 +6,9 @@
 #
 #   PTB_TRANSFORM=/path/to/ptb-transform bash bench/colocate/transform.sh [OUTPUT_DIR]
 #
-# PTB_TRANSFORM defaults to build/tools/ptb-transform/ptb-transform. Exit status 0 only when written.
+# PTB_TRANSFORM defaults to build/tools/ptb-transform/ptb-transform, FUSE_KERNELS to the fuse-kernels
+# beside it. Also writes be_pair.fused.cu (fuse-kernels on be_kernels.cuh: the pair's fused kernels).
+# Exit status 0 only when everything is written.
 set -u
 cd "$(dirname "$0")/../.."
 TOOL="${PTB_TRANSFORM:-build/tools/ptb-transform/ptb-transform}"
@@ -21,14 +23,24 @@ LOGF="$OUTDIR/transform.log"
 status=0
 "$TOOL" --strict --output-dir "$OUTDIR" bench/colocate/be_programs.cu -- -std=c++17 -I bench/colocate -I runtime/include \
   >"$LOGF" 2>&1 || status=1
-cat "$LOGF"
 [ -f "$OUTDIR/be_programs.cu" ] || { echo "  not transformed: be_programs.cu"; status=1; }
+# The pair's fused kernels (the Tacker manager's BE, be_pair.cu includes them): be_wmma + be_compute of
+# be_kernels.cuh at four ratios; the benchmark times each at start-up and keeps the fastest.
+FUSE="${FUSE_KERNELS:-$(dirname "$TOOL")/../fuse-kernels/fuse-kernels}"
+cat >"$OUTDIR/be_pair.json" <<JSON
+{"fusions": [{"kernels": [{"name": "be_wmma", "block": "128"}, {"name": "be_compute", "block": "256"}],
+              "ratios": ["1:1", "2:1", "1:2", "2:2"], "name": "be_pair", "output": "$OUTDIR/be_pair.fused.cu"}]}
+JSON
+"$FUSE" --config "$OUTDIR/be_pair.json" bench/colocate/be_kernels.cuh -- -std=c++17 -Wno-pragma-once-outside-header \
+  >>"$LOGF" 2>&1 || status=1
+cat "$LOGF"
+[ -f "$OUTDIR/be_pair.fused.cu" ] || { echo "  not fused: be_pair.fused.cu"; status=1; }
 {
   echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$([ -n "$(git status --porcelain -- bench/colocate runtime/include 2>/dev/null)" ] && echo ' (bench/colocate or runtime/include differ from it)')"
   echo "tool: $TOOL ($("$TOOL" --version 2>&1 | head -1))"
   echo "transformed: $(date -u '+%F %T') UTC"
 } >"$OUTDIR/SOURCE.txt"
-sha256sum bench/colocate/*.cu bench/colocate/*.h >"$OUTDIR/SOURCES.sha256"
+sha256sum bench/colocate/*.cu bench/colocate/*.cuh bench/colocate/*.h >"$OUTDIR/SOURCES.sha256"
 cat "$OUTDIR/SOURCE.txt"
 if [ $status = 0 ]; then
   echo "transform.sh: carry $OUTDIR to the GPU machine and run: bash bench/colocate/run_on_gpu.sh"
