@@ -4,7 +4,8 @@
 //
 // One dispatcher thread keeps at most one BE launch in flight, in BE's stream (under BE's ptb::Policy: the
 // jobs' launches are twins, the fused launch is fuse-kernels' PTB kernel), and times each with a cudaEvent
-// pair; the times teach the manager's models (launches that were yielded are not observed). Before each
+// pair; the times teach the manager's models (launches that were yielded are not observed), after the
+// next launch has been made (a refit takes up to a few ms of host time). Before each
 // launch it asks decide() with the headroom: infinite while no LS request is in flight, else the target
 // less the LS request's expected time (its solo p99) less how late it already is. When an LS request
 // begins (RequestHooks::begin, from the LS client) and the launch in flight cannot end within the
@@ -138,80 +139,104 @@ class BeManager : public RequestHooks {
   }
   void loop() {
     while (!stop_.load(std::memory_order_relaxed)) {
-      {
-        std::lock_guard<std::mutex> g(m_);
-        step_locked();
-      }
+      step();
       std::this_thread::sleep_for(std::chrono::microseconds(2));
     }
-    // the launch in flight: timed if it ends now (stop() waits for it)
   }
-  void step_locked() {
-    const auto now = Clock::now();
-    // LS requests that finished on the device
-    for (size_t i = 0; i < open_.size();) {
-      if (cudaEventQuery(open_[i].ev) != cudaErrorNotReady) {
-        free_.push_back(open_[i].ev);
-        open_[i] = open_.back();
-        open_.pop_back();
-        finish_locked();
-        if (in_flight_ > 0) oldest_ = now;  // the next request in flight: its delay is not known, count from now
-      } else {
-        ++i;
-      }
-    }
-    // the launch in flight
-    if (running_) {
-      if (cudaEventQuery(end_) == cudaErrorNotReady) {
-        // a late launch while an LS request waits: the prediction was wrong, take the GPU back
-        if (in_flight_ > 0 && !yielded_ &&
-            mgr_.should_yield(ns_since(launched_at_, now), predicted_, headroom_locked(now))) {
-          be_.set(ptb::SmSet::none());
-          yielded_ = running_yielded_ = true;
-          ++stats_.yields;
-          ++stats_.late_yields;
+  // One round. The lock is held only to read and write the state begin() shares; CUDA launches and the
+  // models' refits (up to a few ms for 64 samples) run outside it, and a launch's time is learned after
+  // the next launch has been made, while that one runs.
+  void step() {
+    auto now = Clock::now();
+    {
+      std::lock_guard<std::mutex> g(m_);
+      for (size_t i = 0; i < open_.size();) {  // LS requests that finished on the device
+        if (cudaEventQuery(open_[i].ev) != cudaErrorNotReady) {
+          free_.push_back(open_[i].ev);
+          open_[i] = open_.back();
+          open_.pop_back();
+          finish_locked();
+          if (in_flight_ > 0) oldest_ = now;  // the next request in flight: its delay is not known, count from now
+        } else {
+          ++i;
         }
-        return;
       }
-      float ms = 0;
-      CK(cudaEventElapsedTime(&ms, start_, end_));
-      if (!running_yielded_ && ran_fused_as_planned_) {
-        if (running_action_ == ptb::qos::BeAction::fused) mgr_.observe_fused(tasks_[0], tasks_[1], 1e6 * ms);
-        else mgr_.observe_single(running_job_, tasks_[running_job_], 1e6 * ms);
+      if (running_) {
+        if (cudaEventQuery(end_) == cudaErrorNotReady) {
+          // a late launch while an LS request waits: the prediction was wrong, take the GPU back
+          if (in_flight_ > 0 && !yielded_ &&
+              mgr_.should_yield(ns_since(launched_at_, now), predicted_, headroom_locked(now))) {
+            be_.set(ptb::SmSet::none());
+            yielded_ = running_yielded_ = true;
+            ++stats_.yields;
+            ++stats_.late_yields;
+          }
+          return;
+        }
+        running_ = false;
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, start_, end_));
+        if (!running_yielded_ && ran_as_planned_) {
+          learn_ = true;
+          learn_action_ = running_action_;
+          learn_job_ = running_job_;
+          learn_tasks_[0] = tasks_[0];
+          learn_tasks_[1] = tasks_[1];
+          learn_ns_ = 1e6 * ms;
+        }
       }
-      running_ = false;
+      if (yielded_) return;  // BE is paused for LS: nothing new until it is back
+      headroom_ = headroom_locked(now);
     }
-    if (yielded_) return;  // BE is paused for LS: nothing new until it is back
-    const double headroom = headroom_locked(now);
     const ptb::qos::BeHead heads[2] = {{true, double(pair_.job_tasks(0, next_[0]))},
                                        {true, double(pair_.job_tasks(1, next_[1]))}};
-    const ptb::qos::BeDecision d = mgr_.decide(heads, headroom);
+    const ptb::qos::BeDecision d = mgr_.decide(heads, headroom_);
     if (d.action == ptb::qos::BeAction::hold) {
-      ++stats_.holds;
+      ++holds_;
+      learn();
       return;
     }
-    tasks_[0] = heads[0].tasks;
-    tasks_[1] = heads[1].tasks;
     CK(cudaEventRecord(start_, s_));
-    ran_fused_as_planned_ = true;
+    bool as_planned = true;
     if (d.action == ptb::qos::BeAction::fused) {
-      ran_fused_as_planned_ = pair_.launch_fused(s_, next_[0], next_[1]);
-      ++(ran_fused_as_planned_ ? stats_.fused : stats_.fused_fallbacks);
+      as_planned = pair_.launch_fused(s_, next_[0], next_[1]);
       next_[0] = ++*seq_;
       next_[1] = ++*seq_;
     } else {
       pair_.launch_job(d.job, s_, next_[d.job]);
-      ++stats_.singles[d.job];
       next_[d.job] = ++*seq_;
     }
     CK(cudaGetLastError());
     CK(cudaEventRecord(end_, s_));
-    running_ = true;
-    running_yielded_ = false;
-    running_action_ = d.action;
-    running_job_ = d.job;
-    predicted_ = d.predicted_ns;
-    launched_at_ = Clock::now();
+    {
+      std::lock_guard<std::mutex> g(m_);
+      if (d.action == ptb::qos::BeAction::fused) ++(as_planned ? stats_.fused : stats_.fused_fallbacks);
+      else ++stats_.singles[d.job];
+      stats_.holds = holds_;
+      running_ = true;
+      running_yielded_ = false;
+      ran_as_planned_ = as_planned;
+      running_action_ = d.action;
+      running_job_ = d.job;
+      tasks_[0] = heads[0].tasks;
+      tasks_[1] = heads[1].tasks;
+      predicted_ = d.predicted_ns;
+      launched_at_ = Clock::now();
+      // an LS request that began since the decision: the launch must fit what is left of its headroom
+      if (in_flight_ > 0 && mgr_.should_yield(0, predicted_, headroom_locked(launched_at_))) {
+        be_.set(ptb::SmSet::none());
+        yielded_ = running_yielded_ = true;
+        ++stats_.yields;
+      }
+    }
+    learn();
+  }
+  // The last launch's time, to the models (dispatcher thread only, no lock: begin() reads no model).
+  void learn() {
+    if (!learn_) return;
+    learn_ = false;
+    if (learn_action_ == ptb::qos::BeAction::fused) mgr_.observe_fused(learn_tasks_[0], learn_tasks_[1], learn_ns_);
+    else mgr_.observe_single(learn_job_, learn_tasks_[learn_job_], learn_ns_);
   }
 
   BePair& pair_;
@@ -230,14 +255,21 @@ class BeManager : public RequestHooks {
   std::vector<Open> open_;
   std::vector<cudaEvent_t> free_;
   bool yielded_ = false;
-  // BE
-  unsigned next_[2] = {0, 0};  // each job's next launch (its sequence number)
-  bool running_ = false, running_yielded_ = false, ran_fused_as_planned_ = true;
+  // BE: the launch in flight (shared with begin(), under m_)
+  bool running_ = false, running_yielded_ = false, ran_as_planned_ = true;
   ptb::qos::BeAction running_action_ = ptb::qos::BeAction::hold;
   unsigned running_job_ = 0;
   double tasks_[2] = {0, 0}, predicted_ = 0;
   Clock::time_point launched_at_{};
   Stats stats_;
+  // the dispatcher thread's own
+  unsigned next_[2] = {0, 0};  // each job's next launch (its sequence number)
+  double headroom_ = 0;
+  unsigned long long holds_ = 0;
+  bool learn_ = false;  // a finished launch whose time the models have not yet had
+  ptb::qos::BeAction learn_action_ = ptb::qos::BeAction::hold;
+  unsigned learn_job_ = 0;
+  double learn_tasks_[2] = {0, 0}, learn_ns_ = 0;
 };
 
 }  // namespace colo
