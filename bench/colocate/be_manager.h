@@ -34,8 +34,10 @@ namespace colo {
 class BeManager : public RequestHooks {
  public:
   // target_us: the LS p99 target; ls_us: an LS request's expected time (its solo p99 at this load).
-  BeManager(BePair& pair, cudaStream_t s, ptb::Policy be, unsigned* seq, double target_us, double ls_us)
-      : pair_(pair), s_(s), be_(be), seq_(seq), target_ns_(1e3 * target_us), ls_ns_(1e3 * ls_us) {
+  // reorder: launches that fit an LS request's headroom run while it is in flight (Tacker's order); false
+  // (the `manager-hold` configuration): BE holds while LS is in flight and yields at every request.
+  BeManager(BePair& pair, cudaStream_t s, ptb::Policy be, unsigned* seq, double target_us, double ls_us, bool reorder)
+      : pair_(pair), s_(s), be_(be), seq_(seq), target_ns_(1e3 * target_us), ls_ns_(1e3 * ls_us), reorder_(reorder) {
     CK(cudaEventCreate(&start_));
     CK(cudaEventCreate(&end_));
   }
@@ -69,7 +71,7 @@ class BeManager : public RequestHooks {
     const auto now = Clock::now();
     if (in_flight_++ == 0) oldest_ = now;
     if (running_ && !yielded_ &&
-        mgr_.should_yield(ns_since(launched_at_, now), predicted_, target_ns_ - ls_ns_)) {
+        (!reorder_ || mgr_.should_yield(ns_since(launched_at_, now), predicted_, target_ns_ - ls_ns_))) {
       be_.set(ptb::SmSet::none());
       yielded_ = running_yielded_ = true;
       ++stats_.yields;
@@ -186,6 +188,10 @@ class BeManager : public RequestHooks {
         }
       }
       if (yielded_) return;  // BE is paused for LS: nothing new until it is back
+      if (!reorder_ && in_flight_ > 0) {
+        ++holds_;
+        return;
+      }
       headroom_ = headroom_locked(now);
     }
     const ptb::qos::BeHead heads[2] = {{true, double(pair_.job_tasks(0, next_[0]))},
@@ -223,7 +229,7 @@ class BeManager : public RequestHooks {
       predicted_ = d.predicted_ns;
       launched_at_ = Clock::now();
       // an LS request that began since the decision: the launch must fit what is left of its headroom
-      if (in_flight_ > 0 && mgr_.should_yield(0, predicted_, headroom_locked(launched_at_))) {
+      if (in_flight_ > 0 && (!reorder_ || mgr_.should_yield(0, predicted_, headroom_locked(launched_at_)))) {
         be_.set(ptb::SmSet::none());
         yielded_ = running_yielded_ = true;
         ++stats_.yields;
@@ -244,6 +250,7 @@ class BeManager : public RequestHooks {
   ptb::Policy be_;
   unsigned* seq_;
   double target_ns_, ls_ns_;
+  bool reorder_;
   ptb::qos::FuseOrReorderManager mgr_;
   mutable std::mutex m_;
   std::thread th_;

@@ -12,6 +12,7 @@
 //   feedback    ptb::qos::FeedbackController in the epoch loop
 //   gate        ptb::qos::RequestGate: BE yields every SM while an LS request is in flight
 //   manager     ptb::qos::FuseOrReorderManager (Tacker) on the `pair` BE only (be_manager.h)
+//   manager-hold  the same, but BE holds (and yields) while any LS request is in flight
 //   (mps        MPS active-thread percentages: run_on_gpu.sh, with --role, when the MPS daemon works)
 // The controllers' LS target: --target-x (1.10) x the LS solo p99 at the same load, measured in this run.
 //
@@ -138,7 +139,7 @@ Options parse(int argc, char** argv) {
   if (o.reps == 0 || o.secs <= 0 || o.loads.empty()) usage("reps, secs and loads must be positive");
   for (const auto& c : o.configs)
     if (c != "plain" && c != "priority" && c != "static" && c != "gspace" && c != "feedback" && c != "gate" &&
-        c != "manager")
+        c != "manager" && c != "manager-hold")
       usage(("unknown configuration " + c).c_str());
   return o;
 }
@@ -281,7 +282,8 @@ class Bench {
 };
 
 bool uses_twins(const std::string& c) {
-  return c == "be-alone-ptb" || c == "static" || c == "gspace" || c == "feedback" || c == "gate" || c == "manager";
+  return c == "be-alone-ptb" || c == "static" || c == "gspace" || c == "feedback" || c == "gate" || c == "manager" ||
+         c == "manager-hold";
 }
 
 // The request gate behind the LS client's hooks.
@@ -311,13 +313,14 @@ Result Bench::measure(const Run& r) {
 
   // manager: the pair's jobs launched by ptb::qos::FuseOrReorderManager instead of the feeder
   std::unique_ptr<BeManager> manager;
-  if (with_be && r.config == "manager") {
+  if (with_be && (r.config == "manager" || r.config == "manager-hold")) {
     auto* pair = dynamic_cast<BePair*>(r.be);
     if (!pair) {
       res.problems = "the manager runs on the pair BE only; ";
       return res;
     }
-    manager = std::make_unique<BeManager>(*pair, bs, policy_, seq_of(r.be), r.target, r.ls_solo_p99);
+    manager = std::make_unique<BeManager>(*pair, bs, policy_, seq_of(r.be), r.target, r.ls_solo_p99,
+                                          r.config == "manager");
   }
   if (with_be) {
     if (manager) manager->start();
@@ -650,7 +653,7 @@ int run_all(const Options& o) {
     for (const auto& be : o.bes)
       for (double L : o.loads)
         for (const auto& c : o.configs)
-          if (c != "manager" || be == "pair") rep.add({be, L, c, r, coloc(c, be, L, r, false)});
+          if (c.rfind("manager", 0) != 0 || be == "pair") rep.add({be, L, c, r, coloc(c, be, L, r, false)});
     rep_secs = seconds_since(R0);
     ++reps_done;
     if (r == 0 && o.trace) {  // one traced run of each policy at 50% load (not in the table: tracing slows BE)
@@ -697,7 +700,7 @@ int run_all(const Options& o) {
     const double be_solo = rep.med(be, 0, "be-alone", &Result::be_rate);
     for (double L : o.loads)
       for (const auto& c : o.configs) {
-        if (c == "manager" && be != "pair") continue;
+        if (c.rfind("manager", 0) == 0 && be != "pair") continue;
         const unsigned n = rep.count(be, L, c), bad = rep.count(be, L, c, true);
         md << "| " << be << " | " << fmt("%.0f%%", 100 * L) << " | " << c
            << (c == "static" && static_k.count({be, L}) ? " (k=" + std::to_string(static_k[{be, L}]) + ")" : "") << " | "
@@ -715,7 +718,7 @@ int run_all(const Options& o) {
   const bool have50 = std::find(o.loads.begin(), o.loads.end(), 0.5) != o.loads.end();
   for (const auto& be : o.bes)
     for (const auto& c : o.configs) {
-      if (c == "manager" && be != "pair") continue;
+      if (c.rfind("manager", 0) == 0 && be != "pair") continue;
       if (!have50) {
         md << "- " << be << " / " << c << ": 50% load not measured\n";
         continue;
