@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine: builds test/fusion/semantics/check.cu once per fusion of the outputs of
-# test/fusion/semantics/transform.sh (all builds in parallel), then runs each check.
+# test/fusion/semantics/transform.sh (in parallel, JOBS at once), then runs each check.
 #   bash test/fusion/semantics/run_on_gpu.sh [--compile-only] [--only NAME_REGEX] [GENERATED_DIR] [-- check args]
 # --compile-only (CI without a GPU): builds every check and runs nothing; a build with a warning fails.
 set -uo pipefail
@@ -34,15 +34,16 @@ build() {  # name output kernel...
   # nvcc prints warnings but succeeds: count them as failures too.
   if grep -qi 'warning' "$BIN/$name.build.log"; then rm -f "$BIN/$name"; return 1; fi
 }
-pids=()
+# At most JOBS builds at once (default: the number of cores; more only share the cores and the caches).
+JOBS="${JOBS:-$(nproc)}"
 while read -r name output kernels; do
   echo "$name" | grep -Eq "$ONLY" || continue
   rm -f "$BIN/$name"
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
   # shellcheck disable=SC2086
   build "$name" "$output" $kernels &
-  pids+=($!)
 done <"$GEN/fusions.list"
-for p in "${pids[@]}"; do wait "$p"; done
+wait
 while read -r name output kernels; do
   echo "$name" | grep -Eq "$ONLY" || continue
   if [ ! -x "$BIN/$name" ]; then echo "$name: BUILD FAILED"; cat "$BIN/$name.build.log"; fail=$((fail + 1)); continue; fi
