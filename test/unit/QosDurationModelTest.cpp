@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "TestSeed.h"
 #include "ptb/qos/duration_model.h"
 
 namespace {
@@ -21,16 +22,6 @@ using ptb::qos::DurationModel;
 using ptb::qos::FusedDurationModel;
 
 constexpr unsigned kSms = 132, kSlots = 8 * 132;
-
-unsigned seed_for(const char* test) {
-  static const unsigned base = [] {
-    const char* e = std::getenv("PTB_TEST_SEED");
-    return e ? unsigned(std::strtoul(e, nullptr, 10)) : std::random_device{}();
-  }();
-  static bool printed = false;
-  if (!printed) std::printf("QosDurationModelTest: PTB_TEST_SEED=%u\n", base), printed = true;
-  return base ^ unsigned(std::hash<std::string>{}(test));
-}
 
 // Task counts as a scheduler sees them: half log-uniform in [1, 64 x SMs] (small grids), half uniform.
 double draw_tasks(std::mt19937& g) {
@@ -71,7 +62,7 @@ std::vector<double> holdout(const DurationModel& m, Truth truth, std::mt19937& g
 }
 
 TEST(QosDurationModel, RecoversALine) {
-  std::mt19937 g(seed_for("RecoversALine"));
+  std::mt19937 g(test_seed("RecoversALine"));
   const double a = std::uniform_real_distribution<double>(3e3, 20e3)(g);  // launch ramp, ns
   const double b = std::uniform_real_distribution<double>(20, 200)(g);   // ns per task
   auto truth = [&](double n) { return a + b * n; };
@@ -91,7 +82,7 @@ TEST(QosDurationModel, RecoversALine) {
 
 TEST(QosDurationModel, FindsTheStaircaseOfBlocksPerSm) {
   // A compute-bound kernel: each SM runs its blocks' work one after another, t = a + c ceil(n / SMs).
-  std::mt19937 g(seed_for("FindsTheStaircaseOfBlocksPerSm"));
+  std::mt19937 g(test_seed("FindsTheStaircaseOfBlocksPerSm"));
   const double a = std::uniform_real_distribution<double>(2e3, 6e3)(g);
   const double c = std::uniform_real_distribution<double>(5e3, 30e3)(g);  // one block's time alone
   auto truth = [&](double n) { return a + c * std::ceil(n / kSms); };
@@ -109,7 +100,7 @@ TEST(QosDurationModel, FindsTheStaircaseOfBlocksPerSm) {
 }
 
 TEST(QosDurationModel, FindsWavesOfSlots) {
-  std::mt19937 g(seed_for("FindsWavesOfSlots"));
+  std::mt19937 g(test_seed("FindsWavesOfSlots"));
   const double a = std::uniform_real_distribution<double>(2e3, 6e3)(g);
   const double c = std::uniform_real_distribution<double>(20e3, 80e3)(g);  // one wave
   auto truth = [&](double n) { return a + c * std::ceil(n / kSlots); };
@@ -124,7 +115,7 @@ TEST(QosDurationModel, FindsWavesOfSlots) {
 
 TEST(QosDurationModel, ALineWithWaveStepsNeedsTheMixedForm) {
   // A memory-bound kernel with a tail per wave: t = a + b n + c ceil(n / slots).
-  std::mt19937 g(seed_for("ALineWithWaveStepsNeedsTheMixedForm"));
+  std::mt19937 g(test_seed("ALineWithWaveStepsNeedsTheMixedForm"));
   const double a = 4e3, b = std::uniform_real_distribution<double>(30, 60)(g), c = b * kSlots * 0.3;
   auto truth = [&](double n) { return a + b * n + c * std::ceil(n / kSlots); };
   DurationModel m(kSms, kSlots);
@@ -135,7 +126,7 @@ TEST(QosDurationModel, ALineWithWaveStepsNeedsTheMixedForm) {
 
 TEST(QosDurationModel, FindsAKnee) {
   // Blocks that wait on latency: every grid up to the knee takes the same time, then a line.
-  std::mt19937 g(seed_for("FindsAKnee"));
+  std::mt19937 g(test_seed("FindsAKnee"));
   const double a = std::uniform_real_distribution<double>(10e3, 40e3)(g);
   const double k = std::uniform_real_distribution<double>(300, 2000)(g);
   const double b = std::uniform_real_distribution<double>(10, 40)(g);
@@ -151,7 +142,7 @@ TEST(QosDurationModel, FindsAKnee) {
 }
 
 TEST(QosDurationModel, NoiseSetsTheErrorAndTheConfidence) {
-  std::mt19937 g(seed_for("NoiseSetsTheErrorAndTheConfidence"));
+  std::mt19937 g(test_seed("NoiseSetsTheErrorAndTheConfidence"));
   const double sigma = std::uniform_real_distribution<double>(0.03, 0.08)(g);
   auto truth = [&](double n) { return 5e3 + 40.0 * n; };
   DurationModel m(kSms, kSlots);
@@ -169,7 +160,7 @@ TEST(QosDurationModel, NoiseSetsTheErrorAndTheConfidence) {
 }
 
 TEST(QosDurationModel, TheWindowFollowsADrift) {
-  std::mt19937 g(seed_for("TheWindowFollowsADrift"));
+  std::mt19937 g(test_seed("TheWindowFollowsADrift"));
   const double slow = std::uniform_real_distribution<double>(1.5, 3.0)(g);
   DurationModel m(kSms, kSlots, 32);
   run_online(m, [](double n) { return 5e3 + 40.0 * n; }, 0.01, 64, 0, g);
@@ -181,7 +172,7 @@ TEST(QosDurationModel, TheWindowFollowsADrift) {
 }
 
 TEST(QosDurationModel, DegenerateInputs) {
-  std::mt19937 g(seed_for("DegenerateInputs"));
+  std::mt19937 g(test_seed("DegenerateInputs"));
   DurationModel m(kSms, kSlots);
   EXPECT_EQ(m.predict(100), 0);
   EXPECT_FALSE(m.trusted(100));
@@ -236,7 +227,7 @@ struct TwoSegments {
 };
 
 TEST(QosFusedDurationModel, RecoversTheTwoSegments) {
-  std::mt19937 g(seed_for("RecoversTheTwoSegments"));
+  std::mt19937 g(test_seed("RecoversTheTwoSegments"));
   std::uniform_real_distribution<double> u(0, 1);
   const TwoSegments truth{1.0, 0.1 + 0.2 * u(g), 0.6 + 0.8 * u(g), 0.9 + 0.2 * u(g)};
   FusedDurationModel m;
@@ -264,7 +255,7 @@ TEST(QosFusedDurationModel, RecoversTheTwoSegments) {
 }
 
 TEST(QosFusedDurationModel, ALineWhereThereIsNoBreak) {
-  std::mt19937 g(seed_for("ALineWhereThereIsNoBreak"));
+  std::mt19937 g(test_seed("ALineWhereThereIsNoBreak"));
   std::uniform_real_distribution<double> u(0, 1);
   const double s = 0.3 + 0.5 * u(g);
   FusedDurationModel m;
@@ -278,7 +269,7 @@ TEST(QosFusedDurationModel, ALineWhereThereIsNoBreak) {
 }
 
 TEST(QosFusedDurationModel, FromTaskCountsThroughThePartsModels) {
-  std::mt19937 g(seed_for("FromTaskCountsThroughThePartsModels"));
+  std::mt19937 g(test_seed("FromTaskCountsThroughThePartsModels"));
   std::uniform_real_distribution<double> u(0, 1);
   DurationModel a(kSms, kSlots), b(kSms, kSlots);
   auto ta = [](double n) { return 3e3 + 60.0 * n; };

@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 
+#include "TestSeed.h"
 #include "ptb/qos/manager.h"
 
 namespace {
@@ -19,16 +20,6 @@ using ptb::qos::BeAction;
 using ptb::qos::BeDecision;
 using ptb::qos::BeHead;
 using ptb::qos::FuseOrReorderManager;
-
-unsigned seed_for(const char* test) {
-  static const unsigned base = [] {
-    const char* e = std::getenv("PTB_TEST_SEED");
-    return e ? unsigned(std::strtoul(e, nullptr, 10)) : std::random_device{}();
-  }();
-  static bool printed = false;
-  if (!printed) std::printf("QosManagerTest: PTB_TEST_SEED=%u\n", base), printed = true;
-  return base ^ unsigned(std::hash<std::string>{}(test));
-}
 
 // Two jobs: job 0 (a GEMM-like kernel) 40 ns a task + 5 us, job 1 (an FMA-like kernel) 9 ns a task + 4 us;
 // the fused kernel takes `fused_factor` x the two in turn. Each timing gets +-2% of noise.
@@ -91,7 +82,7 @@ TEST(QosManager, ExploresEachJobOnlyWhileLsIsIdle) {
 }
 
 TEST(QosManager, FusesWhenTheFusedKernelWins) {
-  Gpu gpu(seed_for("FusesWhenTheFusedKernelWins"), 0.80);
+  Gpu gpu(test_seed("FusesWhenTheFusedKernelWins"), 0.80);
   FuseOrReorderManager m;
   int fused = 0, singles = 0;
   run_idle(m, gpu, 300, &fused, &singles);
@@ -107,7 +98,7 @@ TEST(QosManager, FusesWhenTheFusedKernelWins) {
 }
 
 TEST(QosManager, DoesNotFuseWhenFusingLoses) {
-  Gpu gpu(seed_for("DoesNotFuseWhenFusingLoses"), 1.10);
+  Gpu gpu(test_seed("DoesNotFuseWhenFusingLoses"), 1.10);
   FuseOrReorderManager m;
   int fused = 0, singles = 0;
   run_idle(m, gpu, 300, &fused, &singles);
@@ -120,7 +111,7 @@ TEST(QosManager, DoesNotFuseWhenFusingLoses) {
 }
 
 TEST(QosManager, ReordersTheShortestLaunchIntoTheHeadroom) {
-  Gpu gpu(seed_for("ReordersTheShortestLaunchIntoTheHeadroom"), 1.10);
+  Gpu gpu(test_seed("ReordersTheShortestLaunchIntoTheHeadroom"), 1.10);
   FuseOrReorderManager m;
   run_idle(m, gpu, 300);
   // job 0 with 8192 tasks: ~333 us; job 1 with 4096 tasks: ~41 us
@@ -142,7 +133,7 @@ TEST(QosManager, ReordersTheShortestLaunchIntoTheHeadroom) {
 }
 
 TEST(QosManager, NoJobStarves) {
-  Gpu gpu(seed_for("NoJobStarves"), 1.10);
+  Gpu gpu(test_seed("NoJobStarves"), 1.10);
   FuseOrReorderManager m;
   run_idle(m, gpu, 300);
   // job 1's launches are always the shorter ones; job 0 must still run every max_passes + 1 decisions
