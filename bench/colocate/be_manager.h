@@ -24,6 +24,7 @@
 
 #include <ptb/ptb.cuh>
 #include <ptb/qos/manager.h>
+#include <ptb/qos/request_ends.cuh>
 
 #include "be_programs.h"
 #include "ls_client.h"
@@ -43,9 +44,6 @@ class BeManager : public RequestHooks {
   }
   ~BeManager() override {
     stop();
-    std::lock_guard<std::mutex> g(m_);
-    for (cudaEvent_t e : free_) cudaEventDestroy(e);
-    for (const Open& o : open_) cudaEventDestroy(o.ev);
     cudaEventDestroy(start_);
     cudaEventDestroy(end_);
   }
@@ -79,22 +77,9 @@ class BeManager : public RequestHooks {
   }
   cudaError_t end(cudaStream_t s) override {
     std::lock_guard<std::mutex> g(m_);
-    cudaEvent_t e = nullptr;
-    if (!free_.empty()) {
-      e = free_.back();
-      free_.pop_back();
-    } else if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) {
-      finish_locked();
-      return cudaErrorMemoryAllocation;
-    }
-    const cudaError_t r = cudaEventRecord(e, s);
-    if (r != cudaSuccess) {
-      free_.push_back(e);
-      finish_locked();
-      return r;
-    }
-    open_.push_back({e});
-    return cudaSuccess;
+    const cudaError_t r = ends_.record(s);
+    if (r != cudaSuccess) finish_locked();
+    return r;
   }
 
   struct Stats {
@@ -120,9 +105,6 @@ class BeManager : public RequestHooks {
   }
 
  private:
-  struct Open {
-    cudaEvent_t ev;
-  };
   static double ns_since(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::nano>(b - a).count();
   }
@@ -152,16 +134,9 @@ class BeManager : public RequestHooks {
     auto now = Clock::now();
     {
       std::lock_guard<std::mutex> g(m_);
-      for (size_t i = 0; i < open_.size();) {  // LS requests that finished on the device
-        if (cudaEventQuery(open_[i].ev) != cudaErrorNotReady) {
-          free_.push_back(open_[i].ev);
-          open_[i] = open_.back();
-          open_.pop_back();
-          finish_locked();
-          if (in_flight_ > 0) oldest_ = now;  // the next request in flight: its delay is not known, count from now
-        } else {
-          ++i;
-        }
+      for (unsigned n = ends_.take_passed(); n > 0; --n) {  // LS requests that finished on the device
+        finish_locked();
+        if (in_flight_ > 0) oldest_ = now;  // the next request in flight: its delay is not known, count from now
       }
       if (running_) {
         if (cudaEventQuery(end_) == cudaErrorNotReady) {
@@ -259,8 +234,7 @@ class BeManager : public RequestHooks {
   // LS
   unsigned in_flight_ = 0;
   Clock::time_point oldest_{};
-  std::vector<Open> open_;
-  std::vector<cudaEvent_t> free_;
+  ptb::qos::RequestEnds ends_;
   bool yielded_ = false;
   // BE: the launch in flight (shared with begin(), under m_)
   bool running_ = false, running_yielded_ = false, ran_as_planned_ = true;

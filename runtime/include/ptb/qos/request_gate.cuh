@@ -33,6 +33,7 @@
 
 #include "../policy.cuh"
 #include "../smset.cuh"
+#include "request_ends.cuh"
 
 namespace ptb::qos {
 
@@ -51,8 +52,6 @@ public:
     poller_.join();
     std::lock_guard<std::mutex> g(m_);
     if (in_flight_ > 0 && !released_) be_.set(between_);
-    for (cudaEvent_t e : free_) cudaEventDestroy(e);
-    for (cudaEvent_t e : open_) cudaEventDestroy(e);
   }
 
   // Before a request's first launch.
@@ -68,22 +67,9 @@ public:
   // After the request's last launch, in its stream. On an error the request counts as finished now.
   cudaError_t end(cudaStream_t s) {
     std::lock_guard<std::mutex> g(m_);
-    cudaEvent_t e = nullptr;
-    if (!free_.empty()) {
-      e = free_.back();
-      free_.pop_back();
-    } else if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) {
-      finish_locked();
-      return cudaErrorMemoryAllocation;
-    }
-    const cudaError_t r = cudaEventRecord(e, s);
-    if (r != cudaSuccess) {
-      free_.push_back(e);
-      finish_locked();
-      return r;
-    }
-    open_.push_back(e);
-    return cudaSuccess;
+    const cudaError_t r = ends_.record(s);
+    if (r != cudaSuccess) finish_locked();
+    return r;
   }
 
   // How many times BE yielded (a first request in flight), how many of those ended by the hold limit,
@@ -109,18 +95,7 @@ private:
     while (!stop_.load(std::memory_order_relaxed)) {
       std::this_thread::sleep_for(std::chrono::microseconds(poll_));
       std::lock_guard<std::mutex> g(m_);
-      // requests of several streams finish in any order: look at every open event. An event that reports
-      // an error (not "not ready") counts as passed: a failed request must not keep BE paused for ever.
-      for (size_t i = 0; i < open_.size();) {
-        if (cudaEventQuery(open_[i]) != cudaErrorNotReady) {
-          free_.push_back(open_[i]);
-          open_[i] = open_.back();
-          open_.pop_back();
-          finish_locked();
-        } else {
-          ++i;
-        }
-      }
+      for (unsigned n = ends_.take_passed(); n > 0; --n) finish_locked();
       if (in_flight_ > 0 && !released_ &&
           std::chrono::steady_clock::now() - since_ > std::chrono::microseconds(hold_limit_)) {
         be_.set(between_);  // held too long: BE's launches must be able to drain (see the top of this file)
@@ -138,7 +113,7 @@ private:
   unsigned long long yields_ = 0, releases_ = 0;
   std::chrono::steady_clock::time_point since_{};  // when the first request in flight began
   bool released_ = false;                           // the hold limit gave BE its SMs back meanwhile
-  std::vector<cudaEvent_t> open_, free_;
+  RequestEnds ends_;
   std::atomic<bool> stop_{false};
   std::thread poller_;
 };
