@@ -70,9 +70,7 @@ class BeManager : public RequestHooks {
     if (in_flight_++ == 0) oldest_ = now;
     if (running_ && !yielded_ &&
         (!reorder_ || mgr_.should_yield(ns_since(launched_at_, now), predicted_, target_ns_ - ls_ns_))) {
-      be_.set(ptb::SmSet::none());
-      yielded_ = running_yielded_ = true;
-      ++stats_.yields;
+      yield_locked();
     }
   }
   cudaError_t end(cudaStream_t s) override {
@@ -107,6 +105,12 @@ class BeManager : public RequestHooks {
  private:
   static double ns_since(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::nano>(b - a).count();
+  }
+  // The runtime's yield: BE's policy to no SM until the last LS request in flight has finished.
+  void yield_locked() {
+    be_.set(ptb::SmSet::none());
+    yielded_ = running_yielded_ = true;
+    ++stats_.yields;
   }
   void finish_locked() {
     if (in_flight_ > 0 && --in_flight_ == 0 && yielded_) {
@@ -143,9 +147,7 @@ class BeManager : public RequestHooks {
           // a late launch while an LS request waits: the prediction was wrong, take the GPU back
           if (in_flight_ > 0 && !yielded_ &&
               mgr_.should_yield(ns_since(launched_at_, now), predicted_, headroom_locked(now))) {
-            be_.set(ptb::SmSet::none());
-            yielded_ = running_yielded_ = true;
-            ++stats_.yields;
+            yield_locked();
             ++stats_.late_yields;
           }
           return;
@@ -205,9 +207,7 @@ class BeManager : public RequestHooks {
       launched_at_ = Clock::now();
       // an LS request that began since the decision: the launch must fit what is left of its headroom
       if (in_flight_ > 0 && (!reorder_ || mgr_.should_yield(0, predicted_, headroom_locked(launched_at_)))) {
-        be_.set(ptb::SmSet::none());
-        yielded_ = running_yielded_ = true;
-        ++stats_.yields;
+        yield_locked();
       }
     }
     learn();

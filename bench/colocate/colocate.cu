@@ -286,6 +286,11 @@ bool uses_twins(const std::string& c) {
          c == "manager-hold";
 }
 
+// Whether configuration `config` runs with BE program `be`: the manager's configurations run the pair only.
+bool runs_on(const std::string& config, const std::string& be) {
+  return config.rfind("manager", 0) != 0 || be == "pair";
+}
+
 // The request gate behind the LS client's hooks.
 class GateHooks : public RequestHooks {
  public:
@@ -653,7 +658,7 @@ int run_all(const Options& o) {
     for (const auto& be : o.bes)
       for (double L : o.loads)
         for (const auto& c : o.configs)
-          if (c.rfind("manager", 0) != 0 || be == "pair") rep.add({be, L, c, r, coloc(c, be, L, r, false)});
+          if (runs_on(c, be)) rep.add({be, L, c, r, coloc(c, be, L, r, false)});
     rep_secs = seconds_since(R0);
     ++reps_done;
     if (r == 0 && o.trace) {  // one traced run of each policy at 50% load (not in the table: tracing slows BE)
@@ -700,7 +705,7 @@ int run_all(const Options& o) {
     const double be_solo = rep.med(be, 0, "be-alone", &Result::be_rate);
     for (double L : o.loads)
       for (const auto& c : o.configs) {
-        if (c.rfind("manager", 0) == 0 && be != "pair") continue;
+        if (!runs_on(c, be)) continue;
         const unsigned n = rep.count(be, L, c), bad = rep.count(be, L, c, true);
         md << "| " << be << " | " << fmt("%.0f%%", 100 * L) << " | " << c
            << (c == "static" && static_k.count({be, L}) ? " (k=" + std::to_string(static_k[{be, L}]) + ")" : "") << " | "
@@ -718,7 +723,7 @@ int run_all(const Options& o) {
   const bool have50 = std::find(o.loads.begin(), o.loads.end(), 0.5) != o.loads.end();
   for (const auto& be : o.bes)
     for (const auto& c : o.configs) {
-      if (c.rfind("manager", 0) == 0 && be != "pair") continue;
+      if (!runs_on(c, be)) continue;
       if (!have50) {
         md << "- " << be << " / " << c << ": 50% load not measured\n";
         continue;
