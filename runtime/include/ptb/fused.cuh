@@ -169,6 +169,7 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[N], Args... args) 
       prep[i].policy = pol;
       detail::fill_launch_locked(*d, *pol, s, captured, parts[i].config.grid, prep[i].workers, prep[i].launch);
     }
+    detail::take_turn_locked(*d, *pol, captured, stream, prep[0]);  // one launch: one turn, its end recorded once
   }
   void* a[] = {static_cast<void*>(&args)..., nullptr};
   Launch launches[N];

@@ -25,6 +25,12 @@ struct Tuning {
   // for this long (the host is not answering), its last worker runs the tasks where it is. Initial value
   // from PTB_STRAND_GRACE_US.
   unsigned strand_grace_us = detail::kDefaultStrandGraceUs;
+  // Launches under one restricting policy run in turn, also across streams: a launch made in another
+  // stream than the policy's last launch waits for that launch to end (docs/runtime.md, "Launches under
+  // one policy run in turn"). false: launches of several streams under one policy share its SMs as the
+  // hardware dispatches them, and one of them can wait for the others' whole chains. Initial value from
+  // PTB_ORDER_STREAMS (0: off).
+  bool order_streams = true;
 };
 namespace detail {
 inline Tuning& tuning_locked() {
@@ -38,6 +44,9 @@ inline Tuning& tuning_locked() {
     env("PTB_FIRST_CHUNK", x.first_chunk);
     env("PTB_CHUNK_CYCLES", x.chunk_cycles);
     env("PTB_STRAND_GRACE_US", x.strand_grace_us);
+    unsigned order = 1;
+    env("PTB_ORDER_STREAMS", order);
+    x.order_streams = order != 0;
     return x;
   }();
   t.max_chunk = std::max(1u, std::min(t.max_chunk, kMaxChunk));

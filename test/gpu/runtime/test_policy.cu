@@ -1,7 +1,8 @@
 // Phase-2 checks: SM sets and per-SM caps (tasks only on allowed SMs, at most k workers per SM),
 // exactly-once over >= 1000 random yield/resume sequences (empty sets included), stream order while
-// paused, 4 streams at once, graph replay with yields, a launch stranded on disallowed SMs (the host
-// monitor resumes it), per-stream/per-launch/process precedence, environment variables, trace export.
+// paused, 4 streams at once, launches of several streams under one policy in turn, graph replay with
+// yields, a launch stranded on disallowed SMs (the host monitor resumes it), per-stream/per-launch/process
+// precedence, environment variables, trace export.
 #include <ptb/ptb.cuh>
 #include <ptb/trace_png.cuh>  // trace_write_png
 #include "common.cuh"
@@ -358,6 +359,89 @@ static void test_graph_yield() {
 
 // Every original worker lands on a disallowed SM (the allowed ones are full with another PTB kernel):
 // the last one stays as anchor and asks the host's monitor for workers until the allowed SMs free up.
+// Launches under one restricting policy run in turn across streams (launch_order.cuh): three streams,
+// two rounds, on one SM; every launch's first task starts after the launch made before it ended.
+__global__ void stamp(unsigned* cnt, unsigned long long* t, unsigned spin) {
+  const unsigned id = blockIdx.x;
+  if (threadIdx.x == 0) {
+    t[2 * id] = ptb::detail::globaltimer();
+    spin_ns(spin);
+    atomicAdd(&cnt[id], 1u);
+    t[2 * id + 1] = ptb::detail::globaltimer();
+  }
+}
+__global__ void stamp__ptb(unsigned* cnt, unsigned long long* t, unsigned spin, const ::ptb::Launch L) {
+  ::ptb::run_tasks<::ptb::TaskSync::none>(L, [&](const uint3 b, const dim3) {
+    if (threadIdx.x == 0) {
+      t[2 * b.x] = ptb::detail::globaltimer();
+      spin_ns(spin);
+      atomicAdd(&cnt[b.x], 1u);
+      t[2 * b.x + 1] = ptb::detail::globaltimer();
+    }
+  });
+}
+// Runs the launches (3 streams x 2 rounds, 16 tasks of 0.5 ms each) under P; returns how many launches
+// started before the one made before them had ended, and counts tasks not run exactly once in *bad.
+static int turns_overlapping(ptb::Policy P, int* bad) {
+  const unsigned S = 3, R = 2, n = 16, L = S * R;
+  unsigned* cnt;
+  unsigned long long* t;
+  CK(cudaMalloc(&cnt, L * n * 4));
+  CK(cudaMalloc(&t, L * n * 16));
+  CK(cudaMemset(cnt, 0, L * n * 4));
+  CK(cudaMemset(t, 0, L * n * 16));
+  CK(cudaDeviceSynchronize());
+  cudaStream_t st[S];
+  for (auto& s : st) CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  for (unsigned k = 0; k < L; ++k) {
+    ptb::LaunchConfig c(dim3(n), dim3(64), 0, st[k % S]);
+    c.policy = P;
+    ptb::launch(c, stamp, stamp__ptb, cnt + k * n, t + 2 * k * n, 500u * 1000u);
+  }
+  CK(cudaGetLastError());
+  for (auto& s : st) must_finish(s, "turns");
+  std::vector<unsigned> c(L * n);
+  std::vector<unsigned long long> h(2 * L * n);
+  CK(cudaMemcpy(c.data(), cnt, c.size() * 4, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(h.data(), t, h.size() * 8, cudaMemcpyDeviceToHost));
+  *bad = 0;
+  for (unsigned x : c) *bad += x != 1;
+  int overlapping = 0;
+  for (unsigned k = 1; k < L; ++k) {
+    unsigned long long end_before = 0, first = ~0ull;
+    for (unsigned i = 0; i < n; ++i) {
+      end_before = std::max(end_before, h[2 * ((k - 1) * n + i) + 1]);
+      first = std::min(first, h[2 * (k * n + i)]);
+    }
+    overlapping += first < end_before;
+  }
+  for (auto& s : st) CK(cudaStreamDestroy(s));
+  CK(cudaFree(cnt));
+  CK(cudaFree(t));
+  return overlapping;
+}
+static void test_turns() {
+  int bad = 0;
+  const int in_turn = turns_overlapping(ptb::Policy::create(ptb::SmSet::first(1)), &bad);
+  EXPECT(in_turn == 0 && bad == 0, "turns: %d of 5 launches started before the one made before them ended, %d tasks not run once",
+         in_turn, bad);
+  ptb::Tuning tu = ptb::tuning();
+  tu.order_streams = false;
+  ptb::set_tuning(tu);
+  int bad_off = 0;
+  const int off = turns_overlapping(ptb::Policy::create(ptb::SmSet::first(1)), &bad_off);
+  tu.order_streams = true;
+  ptb::set_tuning(tu);
+  int bad_all = 0;
+  const int all = turns_overlapping(ptb::Policy::create(), &bad_all);  // every SM: nothing to order
+  EXPECT(bad_off == 0 && bad_all == 0, "turns: %d / %d tasks not run once (ordering off / every SM)", bad_off, bad_all);
+  std::printf("  turns: one SM, 3 streams: %d of 5 launches overlapped the one before (ordering off: %d; every SM: %d)\n",
+              in_turn, off, all);
+}
+
+// The stranded launch: its workers find the set's SMs taken by a launch of *another* policy on the same
+// SMs (launches under one policy take turns; different policies are not ordered), so all of them leave
+// and the launch needs workers from the host.
 static void test_stranded() {
   const unsigned T = 256;
   Buf blocker, be;
@@ -369,9 +453,9 @@ static void test_stranded() {
   cudaStream_t s1, s2;
   CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
   CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
-  ptb::Policy half = ptb::Policy::create(ptb::SmSet::first(N / 2));
+  ptb::Policy half = ptb::Policy::create(ptb::SmSet::first(N / 2)), other_half = ptb::Policy::create(ptb::SmSet::first(N / 2));
   ptb::LaunchConfig c1 = ptb::LaunchConfig(dim3((unsigned)blocker.n), dim3(T), 0, s1);
-  c1.policy = half;
+  c1.policy = other_half;
   work__ptb_launch(c1, blocker.cnt, blocker.where, 10 * 1000 * 1000, blocker.out);  // 2 waves of 10 ms on SMs [0, N/2)
   std::this_thread::sleep_for(std::chrono::milliseconds(3));
   ptb::LaunchConfig c2 = ptb::LaunchConfig(dim3((unsigned)be.n), dim3(T), 0, s2);
@@ -516,6 +600,7 @@ int main(int argc, char** argv) {
   test_stream_order();
   test_graph_yield();
   test_four_streams();
+  test_turns();
   test_stranded();
   test_yield_resume(seq);
   return finish("test_policy");

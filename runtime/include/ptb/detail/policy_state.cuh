@@ -7,6 +7,7 @@
 
 #include "../smset.cuh"
 #include "config.cuh"
+#include "launch_order.cuh"
 #include "runtime.cuh"
 
 namespace ptb {
@@ -20,6 +21,7 @@ struct PolicyState {
   unsigned char* caps[kMaxDevices] = {};  // device copies, allocated on first use on each device
   unsigned char last[kMaxDevices][kMaxSm] = {};  // what was last written there
   unsigned long long launches = 0;  // twin launches made under it (under the runtime's lock; Policy::launches)
+  LaunchOrder order[kMaxDevices];  // its launches in turn across streams, while it restricts (launch_order.cuh)
 };
 
 // A cap restricts wherever it applies: on a subset too (G-Space's k workers on n SMs). A capped set that

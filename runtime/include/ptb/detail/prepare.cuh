@@ -55,6 +55,8 @@ struct Prepared {
   unsigned workers = 0;
   unsigned resume_workers = 0;
   PolicyState* policy = nullptr;
+  cudaStream_t stream = nullptr;
+  bool in_turn = false;  // the launch takes its turn among the policy's launches (launch_order.cuh)
   Launch launch{};
 };
 
@@ -136,6 +138,14 @@ inline void fill_launch_locked(DeviceState& d, const PolicyState& pol, unsigned 
   L.gen = captured ? kAnyGen : d.recs[s].gen;
 }
 
+// A launch under a restricting policy waits for the policy's last launch if that was made in another
+// stream (not during a capture: a graph's replays are ordered by the graph); commit() records its end.
+inline void take_turn_locked(const DeviceState& d, PolicyState& pol, bool captured, cudaStream_t s, Prepared& p) {
+  p.stream = s;
+  p.in_turn = !captured && restricted(pol) && tuning_locked().order_streams;
+  if (p.in_turn) order_before_locked(pol.order[d.dev], s);
+}
+
 // Everything before the twin's launch. False: launch the original instead (it reports the same error a
 // plain launch would, or runs where the twin cannot).
 inline bool prepare(const LaunchConfig& c, const void* original, const void* twin, Prepared& p) {
@@ -168,6 +178,7 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   p.resume_workers = static_cast<unsigned>(full);
   p.policy = pol;
   fill_launch_locked(*d, *pol, s, captured, c.grid, p.workers, p.launch);
+  take_turn_locked(*d, *pol, captured, c.stream, p);
   return true;
 }
 
@@ -190,6 +201,7 @@ inline void commit(const Prepared& p, std::function<cudaError_t(const Launch&, u
   r.launch = p.launch;
   r.policy = p.policy;
   if (p.policy) ++p.policy->launches;
+  if (p.policy && p.in_turn) order_after_locked(p.policy->order[p.d->dev], p.stream);
   r.resume_workers = p.resume_workers;
   r.relaunch = std::move(f);
   r.registered = true;
