@@ -25,11 +25,11 @@ struct Tuning {
   // for this long (the host is not answering), its last worker runs the tasks where it is. Initial value
   // from PTB_STRAND_GRACE_US.
   unsigned strand_grace_us = detail::kDefaultStrandGraceUs;
-  // Launches under one restricting policy run in turn, also across streams: a launch made in another
-  // stream than the policy's last launch waits for that launch to end (docs/runtime.md, "Launches under
-  // one policy run in turn"). false: launches of several streams under one policy share its SMs as the
-  // hardware dispatches them, and one of them can wait for the others' whole chains. Initial value from
-  // PTB_ORDER_STREAMS (0: off).
+  // At most two launches under one restricting policy run at once, also across streams, in the order they
+  // were made: a launch waits, where they were made in other streams, for the policy's launches made two
+  // and three before it (docs/runtime.md, "Launches under one policy run in turn"). false: launches of
+  // several streams under one policy share its SMs as the hardware dispatches them, and one of them can
+  // wait for the others' whole chains. Initial value from PTB_ORDER_STREAMS (0: off).
   bool order_streams = true;
 };
 namespace detail {

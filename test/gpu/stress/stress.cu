@@ -196,6 +196,7 @@ static std::atomic<unsigned long long> g_current_seed{0};
 struct Timing {
   std::vector<float> launch_ms;  // per launch (stream-major), or one entry: the whole case
   std::vector<float> host_us;    // per launch: the host's time in the launch call (a slow launch's cause)
+  std::vector<unsigned> grew;    // per launch: control blocks the runtime's pool gained during the call
   double case_ms = 0;
 };
 
@@ -204,6 +205,13 @@ struct Buffers {
   unsigned* chain[4] = {};
   unsigned* err = nullptr;
 };
+
+// Control blocks in the runtime's pool on device 0 (test instrumentation: reads the runtime's state).
+static unsigned pool_size() {
+  ptb::detail::Runtime& r = ptb::detail::rt();
+  std::lock_guard<std::mutex> g(r.m);
+  return r.devs[0] ? r.devs[0]->pool_size() : 0u;
+}
 
 static void launch_one(const Case& c, const Args& a, cudaStream_t s, const ptb::Policy& pol) {
   ptb::LaunchConfig cfg(c.grid, c.block, c.mode == 2 ? c.threads * sizeof(unsigned) : 0, s);
@@ -227,6 +235,7 @@ static Timing run_case(const Case& c, Buffers& b, cudaStream_t* st, const ptb::P
     ev.resize(2 * n);
     for (auto& e : ev) CK(cudaEventCreate(&e));
     t.host_us.assign(n, 0.f);
+    t.grew.assign(n, 0u);
   }
   const auto t0 = std::chrono::steady_clock::now();
   if (c.replays) {
@@ -253,10 +262,12 @@ static Timing run_case(const Case& c, Buffers& b, cudaStream_t* st, const ptb::P
       for (unsigned s = 0; s < c.streams; ++s) {
         Args a{b.cnt + (size_t)(s * c.chain + i) * region, b.chain[s], b.err, c.spin_ns, i};
         if (!ev.empty()) CK(cudaEventRecord(ev[2 * (s * c.chain + i)], st[s]));
+        const unsigned pool0 = pool_size();
         const auto h0 = std::chrono::steady_clock::now();
         launch_one(c, a, st[s], pol);
         if (!ev.empty()) {
           t.host_us[s * c.chain + i] = std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - h0).count();
+          t.grew[s * c.chain + i] = pool_size() - pool0;
           CK(cudaEventRecord(ev[2 * (s * c.chain + i) + 1], st[s]));
         }
         g_progress.fetch_add(1);
@@ -424,7 +435,8 @@ int main(int argc, char** argv) {
           ratio = r;
           worst_launch = "launch " + std::to_string(i) + ": " + std::to_string(base.launch_ms[i] * 1000) + " us unconfined, " +
                          std::to_string(conf.launch_ms[i] * 1000) + " us confined, of which the host spent " +
-                         std::to_string(conf.host_us[i]) + " us in the launch call";
+                         std::to_string(conf.host_us[i]) + " us in the launch call" +
+                         (conf.grew[i] ? " (the runtime's pool grew by " + std::to_string(conf.grew[i]) + " control blocks)" : "");
         }
       }
     }

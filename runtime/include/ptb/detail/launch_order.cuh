@@ -1,6 +1,7 @@
-// ptb/detail/launch_order.cuh: launches under one restricting policy run one after another in the order
-// they were made, also when they come from several streams (issue 10: a launch whose workers all find the
-// policy's SMs taken by another stream's launch is stranded, and the hardware does not keep it waiting).
+// ptb/detail/launch_order.cuh: at most two launches under one restricting policy run at once, also when
+// they come from several streams, in the order they were made (issue 10: a launch whose workers all find
+// the policy's SMs taken by other streams' launches is stranded, and the hardware does not keep it waiting,
+// so without an order it could wait for the other streams' whole chains).
 // Part of the header-only runtime; include <ptb/ptb.cuh>, not this file.
 #pragma once
 #include <cuda_runtime.h>
@@ -9,33 +10,52 @@ namespace ptb {
 
 namespace detail {
 
-// Per policy and device: the stream of the last launch made under the policy while it restricted, and an
-// event recorded after it. Touched under the runtime's lock.
+// Two, not one: kernels of two streams that wait for each other (a kernel spinning until a kernel launched
+// after it in another stream sets a flag, as test/gpu/multi_stream_concurrent.cu does) still run together.
+// CUDA does not promise that kernels of different streams run at the same time, but programs rely on it
+// for two; one launch at a time made that program wait for its 1 s time-out under every policy
+// (H100, 2026-11-24).
+constexpr unsigned kPolicyLaunchesAtOnce = 2;
+
+// Per policy and device: the last three launches made under the policy while it restricted (stream and
+// an event recorded after each), by their number n modulo 3. Touched under the runtime's lock.
 struct LaunchOrder {
-  cudaStream_t last = nullptr;
-  bool recorded = false;  // `done` holds the end of the last launch
-  cudaEvent_t done = nullptr;
+  struct Made {
+    cudaStream_t stream = nullptr;
+    cudaEvent_t done = nullptr;
+    bool recorded = false;  // `done` holds the end of this launch
+  };
+  Made made[kPolicyLaunchesAtOnce + 1];
+  unsigned long long n = 0;  // launches made so far
 };
 
-// Before a launch in stream s: if the last launch under the policy was made in another stream, s waits
-// for it to end. Every such wait points from a launch to one made before it, as every dependency in CUDA
-// does, so the waits cannot close a cycle among kernels and copies (docs/runtime.md, "Launches under one
-// policy run in turn").
+// Before launch n in stream s: wait for launches n-2 and n-3, where they were made in other streams.
+// Launch n-2 itself waited for n-4 and n-5, and n-3 for n-5 and n-6, so launch n starts after every
+// launch up to n-2 has ended: at most two run at once, and a launch that finds the SMs taken waits at most
+// for the one launch made just before it and the one made just after it. Every wait points from a launch to
+// one made before it, as every dependency in CUDA does, so the waits cannot close a cycle among kernels
+// and copies (docs/runtime.md, "Launches under one policy run in turn").
 inline void order_before_locked(LaunchOrder& o, cudaStream_t s) {
-  if (o.recorded && s != o.last) (void)cudaStreamWaitEvent(s, o.done, 0);
+  constexpr unsigned k = kPolicyLaunchesAtOnce;
+  for (unsigned back = k; back <= k + 1; ++back) {
+    if (o.n < back) continue;
+    const LaunchOrder::Made& m = o.made[(o.n - back) % (k + 1)];
+    if (m.recorded && m.stream != s) (void)cudaStreamWaitEvent(s, m.done, 0);
+  }
 }
 
-// After the launch was made in s: its end becomes what the next launch in another stream waits for. (One
-// event record per launch, also while all launches come from one stream: the first launch from a second
-// stream must find the end of the one before it.)
+// After launch n was made in s: record its end. (Launch n+3 reuses the event; no launch after it waits
+// for launch n any more.)
 inline void order_after_locked(LaunchOrder& o, cudaStream_t s) {
-  o.last = s;
-  if (!o.done && cudaEventCreateWithFlags(&o.done, cudaEventDisableTiming) != cudaSuccess) {
-    o.done = nullptr;
-    o.recorded = false;
+  LaunchOrder::Made& m = o.made[o.n % (kPolicyLaunchesAtOnce + 1)];
+  ++o.n;
+  m.stream = s;
+  m.recorded = false;
+  if (!m.done && cudaEventCreateWithFlags(&m.done, cudaEventDisableTiming) != cudaSuccess) {
+    m.done = nullptr;
     return;
   }
-  o.recorded = cudaEventRecord(o.done, s) == cudaSuccess;
+  m.recorded = cudaEventRecord(m.done, s) == cudaSuccess;
 }
 
 }  // namespace detail

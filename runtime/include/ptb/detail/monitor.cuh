@@ -10,7 +10,6 @@
 #include "../twin_params.cuh"
 #include "device_state.cuh"
 #include "policy_state.cuh"
-#include "pool.cuh"
 #include "runtime.cuh"
 
 namespace ptb {
@@ -37,44 +36,26 @@ inline void resume_locked(DeviceState& d, unsigned i) {
   if (cur != d.dev && cur >= 0) cudaSetDevice(cur);
 }
 
-// Every 100 us: new workers for the launches that asked for them, and a new page for each device whose
-// pool of control blocks is nearly used up, made outside the lock (0.3-1 ms) and added under it.
 inline void monitor_loop() {
   Runtime& r = rt();
   while (!r.stop.load()) {
     std::this_thread::sleep_for(std::chrono::microseconds(100));
-    DeviceState* grow[kMaxDevices] = {};
-    {
-      std::lock_guard<std::mutex> g(r.m);
-      for (unsigned dv = 0; dv < kMaxDevices; ++dv) {
-        DeviceState* d = r.devs[dv];
-        if (!d || !d->ok) continue;
-        for (unsigned i = 0; i < d->pool_size(); ++i) {
-          ControlRec& rec = d->recs[i];
-          if (!rec.registered) continue;
-          const unsigned s = *(volatile unsigned*)(d->pages[i / kPoolPageSize].hstrand + i % kPoolPageSize);
-          if (s == rec.seen_strand) continue;
-          rec.seen_strand = s;
-          if (!live_locked(*d, i) || !rec.policy || rec.policy->sms.empty()) continue;
-          const auto now = std::chrono::steady_clock::now();
-          if (now - rec.last_resume < std::chrono::microseconds(500)) continue;  // one batch at a time
-          rec.last_resume = now;
-          resume_locked(*d, i);
-        }
-        if (pool_nearly_full_locked(*d)) grow[dv] = d;
-      }
-    }
+    std::lock_guard<std::mutex> g(r.m);
     for (unsigned dv = 0; dv < kMaxDevices; ++dv) {
-      if (!grow[dv]) continue;
-      int cur = -1;
-      cudaGetDevice(&cur);
-      if (cur != grow[dv]->dev) cudaSetDevice(grow[dv]->dev);
-      PoolPage b;
-      const bool ok = make_pool_page(grow[dv]->ctl, b);  // DeviceStates live as long as the process
-      if (cur != grow[dv]->dev && cur >= 0) cudaSetDevice(cur);
-      if (!ok) continue;  // the launch path grows the pool itself when it must
-      std::lock_guard<std::mutex> g(r.m);
-      add_pool_page_locked(*grow[dv], b);
+      DeviceState* d = r.devs[dv];
+      if (!d || !d->ok) continue;
+      for (unsigned i = 0; i < d->pool_size(); ++i) {
+        ControlRec& rec = d->recs[i];
+        if (!rec.registered) continue;
+        const unsigned s = *(volatile unsigned*)(d->pages[i / kPoolPageSize].hstrand + i % kPoolPageSize);
+        if (s == rec.seen_strand) continue;
+        rec.seen_strand = s;
+        if (!live_locked(*d, i) || !rec.policy || rec.policy->sms.empty()) continue;
+        const auto now = std::chrono::steady_clock::now();
+        if (now - rec.last_resume < std::chrono::microseconds(500)) continue;  // one batch at a time
+        rec.last_resume = now;
+        resume_locked(*d, i);
+      }
     }
   }
 }

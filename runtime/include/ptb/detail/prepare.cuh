@@ -138,8 +138,9 @@ inline void fill_launch_locked(DeviceState& d, const PolicyState& pol, unsigned 
   L.gen = captured ? kAnyGen : d.recs[s].gen;
 }
 
-// A launch under a restricting policy waits for the policy's last launch if that was made in another
-// stream (not during a capture: a graph's replays are ordered by the graph); commit() records its end.
+// A launch under a restricting policy takes its place among the policy's launches: it waits for those
+// made two and three before it where they were made in other streams (launch_order.cuh; not during a
+// capture: a graph's replays are not ordered this way); commit() records its end.
 inline void take_turn_locked(const DeviceState& d, PolicyState& pol, bool captured, cudaStream_t s, Prepared& p) {
   p.stream = s;
   p.in_turn = !captured && restricted(pol) && tuning_locked().order_streams;
