@@ -31,8 +31,8 @@ struct LaunchOrder {
 
 // Before launch n in stream s: wait for launches n-2 and n-3, where they were made in other streams.
 // Launch n-2 itself waited for n-4 and n-5, and n-3 for n-5 and n-6, so launch n starts after every
-// launch up to n-2 has ended: at most two run at once, and a launch that finds the SMs taken waits at most
-// for the one launch made just before it and the one made just after it. Every wait points from a launch to
+// launch up to n-2 has ended: at most two run at once. (A launch stranded beside the other one can still
+// wait longer than the two take: measured on the H100, docs/runtime.md.) Every wait points from a launch to
 // one made before it, as every dependency in CUDA does, so the waits cannot close a cycle among kernels
 // and copies (docs/runtime.md, "Launches under one policy run in turn").
 inline void order_before_locked(LaunchOrder& o, cudaStream_t s) {
