@@ -169,7 +169,8 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[N], Args... args) 
       prep[i].policy = pol;
       detail::fill_launch_locked(*d, *pol, s, captured, parts[i].config.grid, prep[i].workers, prep[i].launch);
     }
-    detail::take_turn_locked(*d, *pol, captured, stream, prep[0]);  // one launch: one turn, its end recorded once
+    // one launch: one turn, its end recorded once; it fills the policy's room with `need` blocks' worth of work
+    detail::take_turn_locked(*d, *pol, captured, stream, occ, need, prep[0]);
   }
   void* a[] = {static_cast<void*>(&args)..., nullptr};
   Launch launches[N];

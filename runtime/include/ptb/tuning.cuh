@@ -25,9 +25,11 @@ struct Tuning {
   // for this long (the host is not answering), its last worker runs the tasks where it is. Initial value
   // from PTB_STRAND_GRACE_US.
   unsigned strand_grace_us = detail::kDefaultStrandGraceUs;
-  // At most two launches under one restricting policy run at once, also across streams, in the order they
-  // were made: a launch waits, where they were made in other streams, for the policy's launches made two
-  // and three before it (docs/runtime.md, "Launches under one policy run in turn"). false: launches of
+  // Launches under one restricting policy run in the order they were made, also across streams: at most
+  // two at once, one at a time after a launch that can take all of the policy's room (a launch waits,
+  // where they were made in other streams, for the policy's launches made two and three before it, and
+  // for the one just before it if that one fills the room; docs/runtime.md, "Launches under one policy
+  // run in turn"). false: launches of
   // several streams under one policy share its SMs as the hardware dispatches them, and one of them can
   // wait for the others' whole chains. Initial value from PTB_ORDER_STREAMS (0: off).
   bool order_streams = true;

@@ -359,9 +359,10 @@ static void test_graph_yield() {
 
 // Every original worker lands on a disallowed SM (the allowed ones are full with another PTB kernel):
 // the last one stays as anchor and asks the host's monitor for workers until the allowed SMs free up.
-// At most two launches under one restricting policy run at once, across streams (launch_order.cuh): three
-// streams, two rounds, on one SM; every launch's first task starts after the launch made two before it
-// ended.
+// Launches under one restricting policy in turn across streams (launch_order.cuh): three streams, two
+// rounds, on one SM. Launches that leave room on the SM (16 tasks where 32 blocks fit): every launch's first
+// task starts after the launch made two before it ended. Launches that fill it (64 tasks): after the one made
+// just before it ended.
 __global__ void stamp(unsigned* cnt, unsigned long long* t, unsigned spin) {
   const unsigned id = blockIdx.x;
   if (threadIdx.x == 0) {
@@ -381,11 +382,10 @@ __global__ void stamp__ptb(unsigned* cnt, unsigned long long* t, unsigned spin, 
     }
   });
 }
-// Runs the launches (3 streams x 2 rounds, 16 tasks of 0.5 ms each: two launches fit on one SM at once)
-// under P; returns how many launches started before the one made two before them had ended, and counts
-// tasks not run exactly once in *bad.
-static int turns_overlapping(ptb::Policy P, int* bad) {
-  const unsigned S = 3, R = 2, n = 16, L = S * R;
+// Runs the launches (3 streams x 2 rounds, n tasks of 0.5 ms each) under P; returns how many launches
+// started before the one made `back` before them had ended, and counts tasks not run exactly once in *bad.
+static int turns_overlapping(ptb::Policy P, unsigned n, unsigned back, int* bad) {
+  const unsigned S = 3, R = 2, L = S * R;
   unsigned* cnt;
   unsigned long long* t;
   CK(cudaMalloc(&cnt, L * n * 4));
@@ -409,10 +409,10 @@ static int turns_overlapping(ptb::Policy P, int* bad) {
   *bad = 0;
   for (unsigned x : c) *bad += x != 1;
   int overlapping = 0;
-  for (unsigned k = 2; k < L; ++k) {
+  for (unsigned k = back; k < L; ++k) {
     unsigned long long end_before = 0, first = ~0ull;
     for (unsigned i = 0; i < n; ++i) {
-      end_before = std::max(end_before, h[2 * ((k - 2) * n + i) + 1]);
+      end_before = std::max(end_before, h[2 * ((k - back) * n + i) + 1]);
       first = std::min(first, h[2 * (k * n + i)]);
     }
     overlapping += first < end_before;
@@ -423,22 +423,29 @@ static int turns_overlapping(ptb::Policy P, int* bad) {
   return overlapping;
 }
 static void test_turns() {
-  int bad = 0;
-  const int in_turn = turns_overlapping(ptb::Policy::create(ptb::SmSet::first(1)), &bad);
+  int occ = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, stamp__ptb, 64, 0));
+  int bad = 0, bad_fill = 0;
+  const int in_turn = turns_overlapping(ptb::Policy::create(ptb::SmSet::first(1)), occ / 2, 2, &bad);
   EXPECT(in_turn == 0 && bad == 0, "turns: %d of 4 launches started before the one made two before them ended, %d tasks not run once",
          in_turn, bad);
+  const int filling = turns_overlapping(ptb::Policy::create(ptb::SmSet::first(1)), 2 * occ, 1, &bad_fill);
+  EXPECT(filling == 0 && bad_fill == 0,
+         "turns: %d of 5 launches that fill the SM started before the one made before them ended, %d tasks not run once",
+         filling, bad_fill);
   ptb::Tuning tu = ptb::tuning();
   tu.order_streams = false;
   ptb::set_tuning(tu);
   int bad_off = 0;
-  const int off = turns_overlapping(ptb::Policy::create(ptb::SmSet::first(1)), &bad_off);
+  const int off = turns_overlapping(ptb::Policy::create(ptb::SmSet::first(1)), occ / 2, 2, &bad_off);
   tu.order_streams = true;
   ptb::set_tuning(tu);
   int bad_all = 0;
-  const int all = turns_overlapping(ptb::Policy::create(), &bad_all);  // every SM: nothing to order
+  const int all = turns_overlapping(ptb::Policy::create(), occ / 2, 2, &bad_all);  // every SM: nothing to order
   EXPECT(bad_off == 0 && bad_all == 0, "turns: %d / %d tasks not run once (ordering off / every SM)", bad_off, bad_all);
-  std::printf("  turns: one SM, 3 streams: %d of 4 launches overlapped the one made two before (ordering off: %d; every SM: %d)\n",
-              in_turn, off, all);
+  std::printf("  turns: one SM (%d blocks fit), 3 streams: %d of 4 launches of %d tasks overlapped the one made two before "
+              "(ordering off: %d; every SM: %d); %d of 5 launches of %d tasks overlapped the one just before\n",
+              occ, in_turn, occ / 2, off, all, filling, 2 * occ);
 }
 
 // The stranded launch: its workers find the set's SMs taken by a launch of *another* policy on the same

@@ -1,7 +1,8 @@
-// ptb/detail/launch_order.cuh: at most two launches under one restricting policy run at once, also when
-// they come from several streams, in the order they were made (issue 10: a launch whose workers all find
-// the policy's SMs taken by other streams' launches is stranded, and the hardware does not keep it waiting,
-// so without an order it could wait for the other streams' whole chains).
+// ptb/detail/launch_order.cuh: launches under one restricting policy run in the order they were made, also
+// when they come from several streams: at most two at once, and one at a time after a launch that can take
+// all of the policy's room (issue 10: a launch whose workers all find the policy's SMs taken by other
+// streams' launches is stranded, and the hardware does not keep it waiting, so without an order it could
+// wait for the other streams' whole chains).
 // Part of the header-only runtime; include <ptb/ptb.cuh>, not this file.
 #pragma once
 #include <cuda_runtime.h>
@@ -10,11 +11,13 @@ namespace ptb {
 
 namespace detail {
 
-// Two, not one: kernels of two streams that wait for each other (a kernel spinning until a kernel launched
-// after it in another stream sets a flag, as test/gpu/multi_stream_concurrent.cu does) still run together.
-// CUDA does not promise that kernels of different streams run at the same time, but programs rely on it
-// for two; one launch at a time made that program wait for its 1 s time-out under every policy
-// (H100, 2026-11-24).
+// Two, not one, where the first leaves room: kernels of two streams that wait for each other (a kernel
+// spinning until a kernel launched after it in another stream sets a flag, as
+// test/gpu/multi_stream_concurrent.cu does) still run together. CUDA does not promise that kernels of
+// different streams run at the same time, but programs rely on it; one launch at a time made that program
+// wait for its 1 s time-out under every policy (H100, 2026-11-24). After a launch that fills the policy's
+// room, the next one waits for it: beside it, it would find no room anyway, and stranded it would wait for
+// the host while the launch after it took the room (two at once failed the stress test's bound so).
 constexpr unsigned kPolicyLaunchesAtOnce = 2;
 
 // Per policy and device: the last three launches made under the policy while it restricted (stream and
@@ -24,12 +27,14 @@ struct LaunchOrder {
     cudaStream_t stream = nullptr;
     cudaEvent_t done = nullptr;
     bool recorded = false;  // `done` holds the end of this launch
+    bool fills = false;     // it can take every slot the policy allows (see fills_policy_locked)
   };
   Made made[kPolicyLaunchesAtOnce + 1];
   unsigned long long n = 0;  // launches made so far
 };
 
-// Before launch n in stream s: wait for launches n-2 and n-3, where they were made in other streams.
+// Before launch n in stream s: wait for launches n-2 and n-3, and for n-1 if it fills the policy's room,
+// where they were made in other streams.
 // Launch n-2 itself waited for n-4 and n-5, and n-3 for n-5 and n-6, so launch n starts after every
 // launch up to n-2 has ended: at most two run at once. (A launch stranded beside the other one can still
 // wait longer than the two take: measured on the H100, docs/runtime.md.) Every wait points from a launch to
@@ -37,19 +42,21 @@ struct LaunchOrder {
 // and copies (docs/runtime.md, "Launches under one policy run in turn").
 inline void order_before_locked(LaunchOrder& o, cudaStream_t s) {
   constexpr unsigned k = kPolicyLaunchesAtOnce;
-  for (unsigned back = k; back <= k + 1; ++back) {
+  for (unsigned back = 1; back <= k + 1; ++back) {
     if (o.n < back) continue;
     const LaunchOrder::Made& m = o.made[(o.n - back) % (k + 1)];
+    if (back < k && !m.fills) continue;
     if (m.recorded && m.stream != s) (void)cudaStreamWaitEvent(s, m.done, 0);
   }
 }
 
 // After launch n was made in s: record its end. (Launch n+3 reuses the event; no launch after it waits
 // for launch n any more.)
-inline void order_after_locked(LaunchOrder& o, cudaStream_t s) {
+inline void order_after_locked(LaunchOrder& o, cudaStream_t s, bool fills) {
   LaunchOrder::Made& m = o.made[o.n % (kPolicyLaunchesAtOnce + 1)];
   ++o.n;
   m.stream = s;
+  m.fills = fills;
   m.recorded = false;
   if (!m.done && cudaEventCreateWithFlags(&m.done, cudaEventDisableTiming) != cudaSuccess) {
     m.done = nullptr;

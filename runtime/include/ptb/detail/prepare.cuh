@@ -57,6 +57,7 @@ struct Prepared {
   PolicyState* policy = nullptr;
   cudaStream_t stream = nullptr;
   bool in_turn = false;  // the launch takes its turn among the policy's launches (launch_order.cuh)
+  bool fills = false;    // it can take all of the policy's room (the next launch waits for it)
   Launch launch{};
 };
 
@@ -138,13 +139,28 @@ inline void fill_launch_locked(DeviceState& d, const PolicyState& pol, unsigned 
   L.gen = captured ? kAnyGen : d.recs[s].gen;
 }
 
+// Whether a launch with `tasks` tasks (at `occ` blocks per SM) can take every slot the policy allows on d:
+// occ on each allowed SM, or the cap where it applies and is lower. (A launch with fewer tasks leaves
+// slots: its workers beyond its tasks leave at once.)
+inline bool fills_policy_locked(const DeviceState& d, const PolicyState& pol, int occ, unsigned long long tasks) {
+  const SmSet on = pol.sms & SmSet::first(static_cast<unsigned>(d.sms));
+  const unsigned long long o = static_cast<unsigned long long>(occ > 0 ? occ : 1);
+  unsigned long long slots = o * on.count();
+  if (pol.per_sm != 0 && pol.per_sm < o) slots -= (o - pol.per_sm) * (on & pol.capped).count();
+  return tasks >= slots;
+}
+
 // A launch under a restricting policy takes its place among the policy's launches: it waits for those
-// made two and three before it where they were made in other streams (launch_order.cuh; not during a
+// made two and three before it, and the one just before it if that one fills the policy's room, where
+// they were made in other streams (launch_order.cuh; not during a
 // capture: a graph's replays are not ordered this way); commit() records its end.
-inline void take_turn_locked(const DeviceState& d, PolicyState& pol, bool captured, cudaStream_t s, Prepared& p) {
+inline void take_turn_locked(const DeviceState& d, PolicyState& pol, bool captured, cudaStream_t s, int occ,
+                             unsigned long long tasks, Prepared& p) {
   p.stream = s;
   p.in_turn = !captured && restricted(pol) && tuning_locked().order_streams;
-  if (p.in_turn) order_before_locked(pol.order[d.dev], s);
+  if (!p.in_turn) return;
+  order_before_locked(pol.order[d.dev], s);
+  p.fills = fills_policy_locked(d, pol, occ, tasks);
 }
 
 // Everything before the twin's launch. False: launch the original instead (it reports the same error a
@@ -179,7 +195,7 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   p.resume_workers = static_cast<unsigned>(full);
   p.policy = pol;
   fill_launch_locked(*d, *pol, s, captured, c.grid, p.workers, p.launch);
-  take_turn_locked(*d, *pol, captured, c.stream, p);
+  take_turn_locked(*d, *pol, captured, c.stream, occ, ntasks, p);
   return true;
 }
 
@@ -202,7 +218,7 @@ inline void commit(const Prepared& p, std::function<cudaError_t(const Launch&, u
   r.launch = p.launch;
   r.policy = p.policy;
   if (p.policy) ++p.policy->launches;
-  if (p.policy && p.in_turn) order_after_locked(p.policy->order[p.d->dev], p.stream);
+  if (p.policy && p.in_turn) order_after_locked(p.policy->order[p.d->dev], p.stream, p.fills);
   r.resume_workers = p.resume_workers;
   r.relaunch = std::move(f);
   r.registered = true;
