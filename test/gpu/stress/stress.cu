@@ -197,6 +197,7 @@ struct Timing {
   std::vector<float> launch_ms;  // per launch (stream-major), or one entry: the whole case
   std::vector<float> host_us;    // per launch: the host's time in the launch call (a slow launch's cause)
   std::vector<unsigned> grew;    // per launch: control blocks the runtime's pool gained during the call
+  std::vector<float> lock_us;    // per launch: the wait for the runtime's lock just before the call
   double case_ms = 0;
 };
 
@@ -236,6 +237,7 @@ static Timing run_case(const Case& c, Buffers& b, cudaStream_t* st, const ptb::P
     for (auto& e : ev) CK(cudaEventCreate(&e));
     t.host_us.assign(n, 0.f);
     t.grew.assign(n, 0u);
+    t.lock_us.assign(n, 0.f);
   }
   const auto t0 = std::chrono::steady_clock::now();
   if (c.replays) {
@@ -262,12 +264,15 @@ static Timing run_case(const Case& c, Buffers& b, cudaStream_t* st, const ptb::P
       for (unsigned s = 0; s < c.streams; ++s) {
         Args a{b.cnt + (size_t)(s * c.chain + i) * region, b.chain[s], b.err, c.spin_ns, i};
         if (!ev.empty()) CK(cudaEventRecord(ev[2 * (s * c.chain + i)], st[s]));
-        const unsigned pool0 = pool_size();
+        const auto l0 = std::chrono::steady_clock::now();
+        const unsigned pool0 = pool_size();  // takes the runtime's lock: a wait for it shows here
+        const float lock_wait = std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - l0).count();
         const auto h0 = std::chrono::steady_clock::now();
         launch_one(c, a, st[s], pol);
         if (!ev.empty()) {
           t.host_us[s * c.chain + i] = std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - h0).count();
           t.grew[s * c.chain + i] = pool_size() - pool0;
+          t.lock_us[s * c.chain + i] = lock_wait;
           CK(cudaEventRecord(ev[2 * (s * c.chain + i) + 1], st[s]));
         }
         g_progress.fetch_add(1);
@@ -435,7 +440,8 @@ int main(int argc, char** argv) {
           ratio = r;
           worst_launch = "launch " + std::to_string(i) + ": " + std::to_string(base.launch_ms[i] * 1000) + " us unconfined, " +
                          std::to_string(conf.launch_ms[i] * 1000) + " us confined, of which the host spent " +
-                         std::to_string(conf.host_us[i]) + " us in the launch call" +
+                         std::to_string(conf.host_us[i]) + " us in the launch call and " +
+                         std::to_string(conf.lock_us[i]) + " us on the runtime's lock before it" +
                          (conf.grew[i] ? " (the runtime's pool grew by " + std::to_string(conf.grew[i]) + " control blocks)" : "");
         }
       }
