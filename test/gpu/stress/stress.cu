@@ -354,6 +354,16 @@ int main(int argc, char** argv) {
   for (auto& s : st) CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 
   unsigned failures = 0, slow = 0, over_set_bound = 0;
+  // Launch calls that took the host over 100 us, baseline and confined (is a stall ours, or the host's?).
+  unsigned long long long_calls[2] = {0, 0}, timed_calls[2] = {0, 0};
+  float longest_call[2] = {0, 0};
+  auto note_calls = [&](const Timing& t, int which) {
+    for (float us : t.host_us) {
+      ++timed_calls[which];
+      if (us > 100.f) ++long_calls[which];
+      longest_call[which] = std::max(longest_call[which], us);
+    }
+  };
   unsigned long long launches = 0, task_runs = 0;
   double worst = 0;  // largest (time / bound)
   unsigned long long worst_seed = 0;
@@ -378,6 +388,7 @@ int main(int argc, char** argv) {
     // The process policy given explicitly: twins in every launch mode but `original` (in the automatic
     // mode a launch under no policy would run the original kernel, which this baseline does not test).
     const Timing base = run_case(c, b, st, ptb::process_policy(), false);
+    note_calls(base, 0);
     failures += check_case(c, b, "baseline");
 
     // Confined, with a changer thread in changing cases.
@@ -417,6 +428,7 @@ int main(int argc, char** argv) {
       c.policy_text += " changing";
     }
     const Timing conf = run_case(c, b, st, pol, c.changing);
+    note_calls(conf, 1);
     stop = true;
     if (changer.joinable()) changer.join();
     failures += check_case(c, b, "confined");
@@ -468,6 +480,9 @@ int main(int argc, char** argv) {
   std::printf("stress: seed %llu, %u cases, %llu launches confined (+ as many baseline), %llu task runs checked, "
               "%u failed checks, %u over the time bound, worst %.2f of bound (seed %llu), %u over the set-only bound, %.1f s\n",
               seed, k, launches, 2 * task_runs, failures, slow, worst, worst_seed, over_set_bound, secs);
+  std::printf("stress: launch calls over 100 us on the host: baseline %llu of %llu (longest %.0f us), confined %llu of %llu "
+              "(longest %.0f us)\n",
+              long_calls[0], timed_calls[0], longest_call[0], long_calls[1], timed_calls[1], longest_call[1]);
   if (failures || slow) {
     std::printf("stress: FAIL\n");
     return 1;
