@@ -35,11 +35,16 @@ struct Gpu {
   double tasks() { return std::round(std::exp(std::uniform_real_distribution<double>(std::log(256), std::log(65536))(g))); }
 };
 
+// What run_idle launched: fused launches (of them, those made to explore the fused kernel, and the step of
+// the last one) and single launches.
+struct IdleRun {
+  int fused = 0, explored = 0, last_fused = -1, singles = 0;
+};
+
 // Runs the manager with LS idle (headroom kIdle) for `steps` decisions, feeding back what it launched.
-// Runs `steps` decisions with LS idle. Counts fused launches (and, in *explored, those made to explore the
-// fused kernel, and in *last_fused the step of the last fused launch) and single launches.
-void run_idle(FuseOrReorderManager& m, Gpu& gpu, int steps, int* fused = nullptr, int* singles = nullptr,
-              int* explored = nullptr, int* last_fused = nullptr) {
+void run_idle(FuseOrReorderManager& m, Gpu& gpu, int steps, IdleRun* run = nullptr) {
+  IdleRun local;
+  IdleRun& r = run ? *run : local;
   BeHead heads[2] = {{true, gpu.tasks()}, {true, gpu.tasks()}};
   for (int i = 0; i < steps; ++i) {
     const BeDecision d = m.decide(heads, FuseOrReorderManager::kIdle);
@@ -48,13 +53,13 @@ void run_idle(FuseOrReorderManager& m, Gpu& gpu, int steps, int* fused = nullptr
       m.observe_fused(heads[0].tasks, heads[1].tasks, gpu.fused(heads[0].tasks, heads[1].tasks));
       heads[0].tasks = gpu.tasks();
       heads[1].tasks = gpu.tasks();
-      if (fused) ++*fused;
-      if (explored && std::string(d.why) == "explore-fused") ++*explored;
-      if (last_fused) *last_fused = i;
+      ++r.fused;
+      if (std::string(d.why) == "explore-fused") ++r.explored;
+      r.last_fused = i;
     } else {
       m.observe_single(d.job, heads[d.job].tasks, gpu.single(d.job, heads[d.job].tasks));
       heads[d.job].tasks = gpu.tasks();
-      if (singles) ++*singles;
+      ++r.singles;
     }
   }
 }
@@ -89,8 +94,8 @@ TEST(QosManager, ExploresEachJobOnlyWhileLsIsIdle) {
 TEST(QosManager, FusesWhenTheFusedKernelWins) {
   Gpu gpu(test_seed("FusesWhenTheFusedKernelWins"), 0.80);
   FuseOrReorderManager m;
-  int fused = 0, singles = 0;
-  run_idle(m, gpu, 300, &fused, &singles);
+  IdleRun r;
+  run_idle(m, gpu, 300, &r);
   ASSERT_TRUE(m.fused_trusted()) << "fused samples " << m.fused_model().samples() << ", leave-one-out error " << m.fused_model().loo_error() << ", job models " << m.job_model(0).confidence().loo_error << " " << m.job_model(1).confidence().loo_error;
   // after learning, the fused kernel is chosen for every pair of waiting launches in the trusted range
   BeHead heads[2] = {{true, 4096}, {true, 8192}};
@@ -99,23 +104,23 @@ TEST(QosManager, FusesWhenTheFusedKernelWins) {
   EXPECT_STREQ(d.why, "fused");
   const double seq = Gpu::t0(4096) + Gpu::t1(8192);
   EXPECT_NEAR(d.predicted_ns / seq, 0.80, 0.05);
-  EXPECT_GT(fused, 200) << "singles " << singles;
+  EXPECT_GT(r.fused, 200) << "singles " << r.singles;
 }
 
 TEST(QosManager, DoesNotFuseWhenFusingLoses) {
   Gpu gpu(test_seed("DoesNotFuseWhenFusingLoses"), 1.10);
   FuseOrReorderManager m;
-  int fused = 0, singles = 0, explored = 0, last_fused = -1;
-  run_idle(m, gpu, 300, &fused, &singles, &explored, &last_fused);
+  IdleRun r;
+  run_idle(m, gpu, 300, &r);
   BeHead heads[2] = {{true, 4096}, {true, 8192}};
   EXPECT_FALSE(m.fused_wins(4096, 8192));
   EXPECT_NE(m.decide(heads, FuseOrReorderManager::kIdle).action, BeAction::fused);
   // Exploring the fused kernel stops after at most explore_limit launches. A fused model trusted early, on
   // rough part models, may still pick the fused kernel a few times before its samples show it loses
   // (seen: 2 such launches, seed 2993903691), but fusing stops: none in the last 200 steps.
-  EXPECT_LE(explored, int(m.config().explore_limit));
-  EXPECT_LT(last_fused, 100) << fused << " fused launches, " << explored << " to explore";
-  EXPECT_GT(singles, 250);
+  EXPECT_LE(r.explored, int(m.config().explore_limit));
+  EXPECT_LT(r.last_fused, 100) << r.fused << " fused launches, " << r.explored << " to explore";
+  EXPECT_GT(r.singles, 250);
 }
 
 TEST(QosManager, ReordersTheShortestLaunchIntoTheHeadroom) {
