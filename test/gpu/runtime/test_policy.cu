@@ -357,14 +357,12 @@ static void test_graph_yield() {
   b.free();
 }
 
-// Every original worker lands on a disallowed SM (the allowed ones are full with another PTB kernel):
-// the last one stays as anchor and asks the host's monitor for workers until the allowed SMs free up.
 // Launches under one restricting policy in turn across streams (launch_order.cuh): three streams, two
 // rounds, on one SM. Launches that leave room on the SM (16 tasks where 32 blocks fit): every launch's first
 // task starts after the launch made two before it ended. Launches that fill it (64 tasks): after the one made
 // just before it ended.
-__global__ void stamp(unsigned* cnt, unsigned long long* t, unsigned spin) {
-  const unsigned id = blockIdx.x;
+// Task `id`: its start and end on the global timer, a count, a spin in between.
+__device__ __forceinline__ void stamp_task(unsigned id, unsigned* cnt, unsigned long long* t, unsigned spin) {
   if (threadIdx.x == 0) {
     t[2 * id] = ptb::detail::globaltimer();
     spin_ns(spin);
@@ -372,15 +370,9 @@ __global__ void stamp(unsigned* cnt, unsigned long long* t, unsigned spin) {
     t[2 * id + 1] = ptb::detail::globaltimer();
   }
 }
+__global__ void stamp(unsigned* cnt, unsigned long long* t, unsigned spin) { stamp_task(blockIdx.x, cnt, t, spin); }
 __global__ void stamp__ptb(unsigned* cnt, unsigned long long* t, unsigned spin, const ::ptb::Launch L) {
-  ::ptb::run_tasks<::ptb::TaskSync::none>(L, [&](const uint3 b, const dim3) {
-    if (threadIdx.x == 0) {
-      t[2 * b.x] = ptb::detail::globaltimer();
-      spin_ns(spin);
-      atomicAdd(&cnt[b.x], 1u);
-      t[2 * b.x + 1] = ptb::detail::globaltimer();
-    }
-  });
+  ::ptb::run_tasks<::ptb::TaskSync::none>(L, [&](const uint3 b, const dim3) { stamp_task(b.x, cnt, t, spin); });
 }
 // Runs the launches (3 streams x 2 rounds, n tasks of 0.5 ms each) under P; returns how many launches
 // started before the one made `back` before them had ended, and counts tasks not run exactly once in *bad.
@@ -448,9 +440,10 @@ static void test_turns() {
               occ, in_turn, occ / 2, off, all, filling, 2 * occ);
 }
 
-// The stranded launch: its workers find the set's SMs taken by a launch of *another* policy on the same
-// SMs (launches under one policy take turns; different policies are not ordered), so all of them leave
-// and the launch needs workers from the host.
+// Every original worker lands on a disallowed SM (the allowed ones are full with another PTB kernel, under
+// *another* policy of the same SMs: launches under one policy take turns, different policies are not
+// ordered): the last one stays as anchor and asks the host's monitor for workers until the allowed SMs
+// free up.
 static void test_stranded() {
   const unsigned T = 256;
   Buf blocker, be;
