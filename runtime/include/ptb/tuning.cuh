@@ -29,9 +29,9 @@ struct Tuning {
   // two at once, one at a time after a launch that can take all of the policy's room (a launch waits,
   // where they were made in other streams, for the policy's launches made two and three before it, and
   // for the one just before it if that one fills the room; docs/runtime.md, "Launches under one policy
-  // run in turn"). false: launches of
-  // several streams under one policy share its SMs as the hardware dispatches them, and one of them can
-  // wait for the others' whole chains. Initial value from PTB_ORDER_STREAMS (0: off).
+  // run in turn"). false: launches of several streams under one policy share its SMs as the hardware
+  // dispatches them, and one of them can wait for the others' whole chains. Initial value from
+  // PTB_ORDER_STREAMS (0: off).
   bool order_streams = true;
 };
 namespace detail {

@@ -18,10 +18,12 @@ namespace detail {
 // wait for its 1 s time-out under every policy (H100, 2026-11-24). After a launch that fills the policy's
 // room, the next one waits for it: beside it, it would find no room anyway, and stranded it would wait for
 // the host while the launch after it took the room (two at once failed the stress test's bound so).
-constexpr unsigned kPolicyLaunchesAtOnce = 2;
+// So a launch needs the launches made one, two and three before it: they are remembered by their number
+// n modulo 3.
+constexpr unsigned kRemembered = 3;
 
 // Per policy and device: the last three launches made under the policy while it restricted (stream and
-// an event recorded after each), by their number n modulo 3. Touched under the runtime's lock.
+// an event recorded after each). Touched under the runtime's lock.
 struct LaunchOrder {
   struct Made {
     cudaStream_t stream = nullptr;
@@ -29,31 +31,32 @@ struct LaunchOrder {
     bool recorded = false;  // `done` holds the end of this launch
     bool fills = false;     // it can take every slot the policy allows (see fills_policy_locked)
   };
-  Made made[kPolicyLaunchesAtOnce + 1];
+  Made made[kRemembered];
   unsigned long long n = 0;  // launches made so far
 };
 
-// Before launch n in stream s: wait for launches n-2 and n-3, and for n-1 if it fills the policy's room,
-// where they were made in other streams.
-// Launch n-2 itself waited for n-4 and n-5, and n-3 for n-5 and n-6, so launch n starts after every
-// launch up to n-2 has ended: at most two run at once. (A launch stranded beside the other one can still
-// wait longer than the two take: measured on the H100, docs/runtime.md.) Every wait points from a launch to
-// one made before it, as every dependency in CUDA does, so the waits cannot close a cycle among kernels
-// and copies (docs/runtime.md, "Launches under one policy run in turn").
-inline void order_before_locked(LaunchOrder& o, cudaStream_t s) {
-  constexpr unsigned k = kPolicyLaunchesAtOnce;
-  for (unsigned back = 1; back <= k + 1; ++back) {
-    if (o.n < back) continue;
-    const LaunchOrder::Made& m = o.made[(o.n - back) % (k + 1)];
-    if (back < k && !m.fills) continue;
+// Before launch n in stream s: wait for launch n-1 if it fills the policy's room, and for launches n-2 and
+// n-3, each where it was made in another stream. Launch n-2 itself waited for n-4 and n-5, and n-3 for
+// n-5 and n-6, so launch n starts after every launch up to n-2 has ended: at most two run at once. (A
+// launch stranded beside the other one can still wait longer than the two take: measured on the H100,
+// docs/runtime.md.) Every wait points from a launch to one made before it, as every dependency in CUDA
+// does, so the waits cannot close a cycle among kernels and copies (docs/runtime.md, "Launches under one
+// policy run in turn").
+inline void order_before_locked(const LaunchOrder& o, cudaStream_t s) {
+  const auto wait_for = [&](unsigned back) {
+    if (o.n < back) return;
+    const LaunchOrder::Made& m = o.made[(o.n - back) % kRemembered];
     if (m.recorded && m.stream != s) (void)cudaStreamWaitEvent(s, m.done, 0);
-  }
+  };
+  if (o.n >= 1 && o.made[(o.n - 1) % kRemembered].fills) wait_for(1);
+  wait_for(2);
+  wait_for(3);
 }
 
 // After launch n was made in s: record its end. (Launch n+3 reuses the event; no launch after it waits
 // for launch n any more.)
 inline void order_after_locked(LaunchOrder& o, cudaStream_t s, bool fills) {
-  LaunchOrder::Made& m = o.made[o.n % (kPolicyLaunchesAtOnce + 1)];
+  LaunchOrder::Made& m = o.made[o.n % kRemembered];
   ++o.n;
   m.stream = s;
   m.fills = fills;

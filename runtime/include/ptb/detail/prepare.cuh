@@ -152,8 +152,8 @@ inline bool fills_policy_locked(const DeviceState& d, const PolicyState& pol, in
 
 // A launch under a restricting policy takes its place among the policy's launches: it waits for those
 // made two and three before it, and the one just before it if that one fills the policy's room, where
-// they were made in other streams (launch_order.cuh; not during a
-// capture: a graph's replays are not ordered this way); commit() records its end.
+// they were made in other streams (launch_order.cuh; not during a capture: a graph's replays are not
+// ordered this way); commit() records its end.
 inline void take_turn_locked(const DeviceState& d, PolicyState& pol, bool captured, cudaStream_t s, int occ,
                              unsigned long long tasks, Prepared& p) {
   p.stream = s;
