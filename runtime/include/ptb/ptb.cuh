@@ -11,6 +11,7 @@
 #include "run_tasks.cuh"
 #include "fused_slots.cuh"
 // host side
+#include "detail/connections.cuh"  // acts when the program is loaded
 #include "smset.cuh"
 #include "launch_mode.cuh"
 #include "tuning.cuh"

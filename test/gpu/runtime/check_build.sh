@@ -1,7 +1,7 @@
 #!/bin/bash
 # No GPU needed: every runtime program compiles warning-free with nvcc, two translation units that
-# include the runtime link into one program, and the host-only tests (SmSet, trace writers; the per-SM cap
-# bytes of a policy whose cap applies on a subset) pass.
+# include the runtime link into one program, and the host-only tests (SmSet, trace writers, the hardware
+# queues the runtime asks for; the per-SM cap bytes of a policy whose cap applies on a subset) pass.
 # The builds are independent: they run in parallel (JOBS, default the number of cores), each into its own
 # log, printed when it fails; then the two host-only tests run.
 #   bash test/gpu/runtime/check_build.sh
@@ -35,5 +35,6 @@ EOF
 # shellcheck disable=SC2016
 builds | xargs -P "${JOBS:-$(nproc)}" -L 1 sh -c \
   'name=$1; shift; if "$NVCC" $FLAGS -o "$out/$name" "$@" > "$out/$name.log" 2>&1; then echo "ok $name: $*"; else cat "$out/$name.log"; echo "FAIL $name: $*"; exit 255; fi' sh
-(cd "$out" && ./test_host)
+(cd "$out" && env -u CUDA_DEVICE_MAX_CONNECTIONS ./test_host)
+(cd "$out" && CUDA_DEVICE_MAX_CONNECTIONS=4 PTB_TEST_EXPECT_CONNECTIONS=4 ./test_host)  # the user's value is kept
 (cd "$out" && ./test_caps_host)

@@ -100,7 +100,18 @@ static void test_png_json() {
   EXPECT(slices == ev.size() && js.find("traceEvents") != std::string::npos && js.back() == '\n', "json: %zu slices", slices);
 }
 
+// The runtime asks CUDA for 32 hardware queues before main unless the user set a number
+// (detail/connections.cuh). PTB_TEST_EXPECT_CONNECTIONS: the value the run expects (default 32: run it with
+// CUDA_DEVICE_MAX_CONNECTIONS unset; check_build.sh runs it also with a value of the user's).
+static void test_connections() {
+  const char* want = std::getenv("PTB_TEST_EXPECT_CONNECTIONS");
+  const char* got = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  EXPECT(got && std::strcmp(got, want ? want : "32") == 0, "CUDA_DEVICE_MAX_CONNECTIONS is %s, expected %s",
+         got ? got : "(unset)", want ? want : "32");
+}
+
 int main() {
+  test_connections();
   EXPECT(std::getenv("PTB_MODE") || ptb::launch_mode() == ptb::LaunchMode::automatic, "default mode");
   ptb::set_launch_mode(ptb::LaunchMode::original);
   EXPECT(ptb::launch_mode() == ptb::LaunchMode::original, "set_launch_mode");

@@ -18,7 +18,9 @@
 //   10 x its baseline time x (SMs / the smallest share of them its policy allowed) + the time its set was empty
 // where a cap k below the kernel's occupancy o counts each capped SM as k / o of an SM (the set-only
 // bound, caps not counted, is reported beside it; docs/runtime.md, "What a policy guarantees")
-// (changing cases: the whole case against that bound). A watchdog ends the run when nothing moves for
+// (changing cases: the whole case against that bound). A case whose slowest launch spent most of its time in
+// the host's launch call (a stall of the host, not of the GPU) runs once more and is judged by that run
+// (counted: "run again after a host stall"). A watchdog ends the run when nothing moves for
 // --hang-seconds. Every failure names the case's seed: `stress --seed S --cases 1` replays case S.
 #include <ptb/ptb.cuh>
 #include "../runtime/common.cuh"
@@ -353,7 +355,7 @@ int main(int argc, char** argv) {
   cudaStream_t st[4];
   for (auto& s : st) CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 
-  unsigned failures = 0, slow = 0, over_set_bound = 0;
+  unsigned failures = 0, slow = 0, over_set_bound = 0, host_stall_reruns = 0;
   // Launch calls that took the host over 100 us, baseline and confined (is a stall ours, or the host's?).
   unsigned long long long_calls[2] = {0, 0}, timed_calls[2] = {0, 0};
   float longest_call[2] = {0, 0};
@@ -382,82 +384,110 @@ int main(int argc, char** argv) {
     unsigned cap = g.p(0.4) ? g.u(1, std::max(1, occ)) : 0;
     if (set == ptb::SmSet::all() && cap == 0 && !c.changing) cap = g.u(1, std::max(1, occ));
     ptb::Policy pol = ptb::Policy::create(set, cap);
-    c.policy_text = set_text(set, nsm) + (cap ? " cap " + std::to_string(cap) : "");
+    c.policy_text = set_text(set, nsm) + (cap ? " cap " + std::to_string(cap) : "") + (c.changing ? " changing" : "");
 
-    // Baseline: every SM, no cap.
-    // The process policy given explicitly: twins in every launch mode but `original` (in the automatic
-    // mode a launch under no policy would run the original kernel, which this baseline does not test).
-    const Timing base = run_case(c, b, st, ptb::process_policy(), false);
-    note_calls(base, 0);
-    failures += check_case(c, b, "baseline");
-
-    // Confined, with a changer thread in changing cases.
-    // The policy's share of the GPU: its SMs, each counted at cap / occupancy where a cap below the
-    // kernel's occupancy applies (a cap of 1 where 32 blocks fit leaves 1/32 of the SM's slots).
-    auto capacity = [&](const ptb::SmSet& s, unsigned k) {
-      const double sms = std::min(s.count(), nsm);
-      return k && k < static_cast<unsigned>(occ) ? sms * k / occ : sms;
+    // One run of the case, baseline then confined, judged against the time bound.
+    struct Judged {
+      double ratio = 0, set_ratio = 0;
+      std::string worst_launch;
+      bool host_stall = false;  // the slowest launch spent most of its time in the host's launch call
+      Timing base, conf;
     };
-    unsigned min_allowed = set.count() ? std::min(set.count(), nsm) : nsm;
-    double min_capacity = set.count() ? capacity(set, cap) : nsm;
-    double empty_ms = 0;
-    std::atomic<bool> stop{false};
-    std::mutex mm;
-    std::thread changer;
-    if (c.changing) {
-      changer = std::thread([&, cs] {
-        Rng h(cs * 31 + 7);
-        while (!stop.load()) {
-          std::this_thread::sleep_for(std::chrono::microseconds(h.u(50, 500)));
-          if (h.p(0.08)) {  // empty, then refilled
-            pol.set(ptb::SmSet::none(), 0);
-            const unsigned ms = h.u(1, 3);
-            std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-            std::lock_guard<std::mutex> g2(mm);
-            empty_ms += ms + 0.2;
-          }
-          ptb::SmSet s2 = random_set(h, nsm);
-          const unsigned cap2 = h.p(0.4) ? h.u(1, std::max(1, occ)) : 0;
-          pol.set(s2, cap2);
-          std::lock_guard<std::mutex> g2(mm);
-          min_allowed = std::min(min_allowed, std::min(s2.count(), nsm));
-          min_capacity = std::min(min_capacity, s2.count() ? capacity(s2, cap2) : nsm);
-        }
-        pol.set(ptb::SmSet::all(), 0);
-      });
-      c.policy_text += " changing";
-    }
-    const Timing conf = run_case(c, b, st, pol, c.changing);
-    note_calls(conf, 1);
-    stop = true;
-    if (changer.joinable()) changer.join();
-    failures += check_case(c, b, "confined");
-    pol.set(ptb::SmSet::none(), 0);  // policies live forever; leave no monitor work behind
+    auto run_and_judge = [&]() {
+      Judged j;
+      // Baseline: every SM, no cap.
+      // The process policy given explicitly: twins in every launch mode but `original` (in the automatic
+      // mode a launch under no policy would run the original kernel, which this baseline does not test).
+      j.base = run_case(c, b, st, ptb::process_policy(), false);
+      const Timing& base = j.base;
+      note_calls(base, 0);
+      failures += check_case(c, b, "baseline");
 
-    // Time bound.
-    // Bound: 10 x the baseline x (SMs / the policy's smallest share of them, caps counted). The set-only
-    // ratio (caps not counted: the issue's first wording) is reported beside it.
-    const double factor = 10.0 * nsm / std::max(1e-3, min_capacity), set_factor = 10.0 * nsm / std::max(1u, min_allowed);
-    double ratio = 0, set_ratio = 0;
-    std::string worst_launch;
-    if (c.changing || c.replays || conf.launch_ms.empty()) {
-      const double bound = factor * base.case_ms + empty_ms + 1.0;  // host-timed: 1 ms for the host's own jitter
-      ratio = conf.case_ms / bound;
-      set_ratio = conf.case_ms / (set_factor * base.case_ms + empty_ms + 1.0);
-    } else {
-      for (size_t i = 0; i < conf.launch_ms.size(); ++i) {
-        const double r = conf.launch_ms[i] / (factor * std::max(base.launch_ms[i], 0.002f));
-        set_ratio = std::max(set_ratio, conf.launch_ms[i] / (set_factor * std::max(base.launch_ms[i], 0.002f)));
-        if (r > ratio) {
-          ratio = r;
-          worst_launch = "launch " + std::to_string(i) + ": " + std::to_string(base.launch_ms[i] * 1000) + " us unconfined, " +
-                         std::to_string(conf.launch_ms[i] * 1000) + " us confined, of which the host spent " +
-                         std::to_string(conf.host_us[i]) + " us in the launch call and " +
-                         std::to_string(conf.lock_us[i]) + " us on the runtime's lock before it" +
-                         (conf.grew[i] ? " (the runtime's pool grew by " + std::to_string(conf.grew[i]) + " control blocks)" : "");
+      // Confined, with a changer thread in changing cases.
+      // The policy's share of the GPU: its SMs, each counted at cap / occupancy where a cap below the
+      // kernel's occupancy applies (a cap of 1 where 32 blocks fit leaves 1/32 of the SM's slots).
+      auto capacity = [&](const ptb::SmSet& s, unsigned k) {
+        const double sms = std::min(s.count(), nsm);
+        return k && k < static_cast<unsigned>(occ) ? sms * k / occ : sms;
+      };
+      unsigned min_allowed = set.count() ? std::min(set.count(), nsm) : nsm;
+      double min_capacity = set.count() ? capacity(set, cap) : nsm;
+      double empty_ms = 0;
+      std::atomic<bool> stop{false};
+      std::mutex mm;
+      std::thread changer;
+      pol.set(set, cap);  // (a second run of the case finds the policy emptied by the first)
+      if (c.changing) {
+        changer = std::thread([&, cs] {
+          Rng h(cs * 31 + 7);
+          while (!stop.load()) {
+            std::this_thread::sleep_for(std::chrono::microseconds(h.u(50, 500)));
+            if (h.p(0.08)) {  // empty, then refilled
+              pol.set(ptb::SmSet::none(), 0);
+              const unsigned ms = h.u(1, 3);
+              std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+              std::lock_guard<std::mutex> g2(mm);
+              empty_ms += ms + 0.2;
+            }
+            ptb::SmSet s2 = random_set(h, nsm);
+            const unsigned cap2 = h.p(0.4) ? h.u(1, std::max(1, occ)) : 0;
+            pol.set(s2, cap2);
+            std::lock_guard<std::mutex> g2(mm);
+            min_allowed = std::min(min_allowed, std::min(s2.count(), nsm));
+            min_capacity = std::min(min_capacity, s2.count() ? capacity(s2, cap2) : nsm);
+          }
+          pol.set(ptb::SmSet::all(), 0);
+        });
+      }
+      j.conf = run_case(c, b, st, pol, c.changing);
+      const Timing& conf = j.conf;
+      note_calls(conf, 1);
+      stop = true;
+      if (changer.joinable()) changer.join();
+      failures += check_case(c, b, "confined");
+      pol.set(ptb::SmSet::none(), 0);  // policies live forever; leave no monitor work behind
+
+      // Time bound.
+      // Bound: 10 x the baseline x (SMs / the policy's smallest share of them, caps counted). The set-only
+      // ratio (caps not counted: the issue's first wording) is reported beside it.
+      const double factor = 10.0 * nsm / std::max(1e-3, min_capacity), set_factor = 10.0 * nsm / std::max(1u, min_allowed);
+      double& ratio = j.ratio;
+      double& set_ratio = j.set_ratio;
+      std::string& worst_launch = j.worst_launch;
+      if (c.changing || c.replays || conf.launch_ms.empty()) {
+        const double bound = factor * base.case_ms + empty_ms + 1.0;  // host-timed: 1 ms for the host's own jitter
+        ratio = conf.case_ms / bound;
+        set_ratio = conf.case_ms / (set_factor * base.case_ms + empty_ms + 1.0);
+      } else {
+        for (size_t i = 0; i < conf.launch_ms.size(); ++i) {
+          const double r = conf.launch_ms[i] / (factor * std::max(base.launch_ms[i], 0.002f));
+          set_ratio = std::max(set_ratio, conf.launch_ms[i] / (set_factor * std::max(base.launch_ms[i], 0.002f)));
+          if (r > ratio) {
+            ratio = r;
+            j.host_stall = conf.host_us[i] > 500.f * conf.launch_ms[i];  // over half of it (host us vs ms)
+            worst_launch = "launch " + std::to_string(i) + ": " + std::to_string(base.launch_ms[i] * 1000) + " us unconfined, " +
+                           std::to_string(conf.launch_ms[i] * 1000) + " us confined, of which the host spent " +
+                           std::to_string(conf.host_us[i]) + " us in the launch call and " +
+                           std::to_string(conf.lock_us[i]) + " us on the runtime's lock before it" +
+                           (conf.grew[i] ? " (the runtime's pool grew by " + std::to_string(conf.grew[i]) + " control blocks)" : "");
+          }
         }
       }
+      return j;
+    };
+    // A launch over its bound that spent most of its time in the host's launch call was held up by the
+    // host, not the GPU (such stalls are as frequent in the baseline: docs/runtime.md, "What a policy
+    // guarantees"). The case runs once more, baseline and confined, and is judged by that run.
+    Judged jd = run_and_judge();
+    if (jd.ratio > 1.0 && jd.host_stall) {
+      ++host_stall_reruns;
+      std::printf("HOST STALL seed %llu: %.2fx over its bound, mostly in the host's launch call (%s); the case runs again\n",
+                  cs, jd.ratio, jd.worst_launch.c_str());
+      jd = run_and_judge();
     }
+    const double ratio = jd.ratio, set_ratio = jd.set_ratio;
+    const std::string& worst_launch = jd.worst_launch;
+    const Timing &base = jd.base, &conf = jd.conf;
     if (ratio > worst) { worst = ratio; worst_seed = cs; }
     if (set_ratio > 1.0) ++over_set_bound;
     if (ratio > 1.0) {
@@ -478,8 +508,9 @@ int main(int argc, char** argv) {
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("stress: seed %llu, %u cases, %llu launches confined (+ as many baseline), %llu task runs checked, "
-              "%u failed checks, %u over the time bound, worst %.2f of bound (seed %llu), %u over the set-only bound, %.1f s\n",
-              seed, k, launches, 2 * task_runs, failures, slow, worst, worst_seed, over_set_bound, secs);
+              "%u failed checks, %u over the time bound, worst %.2f of bound (seed %llu), %u over the set-only bound, "
+              "%u run again after a host stall, %.1f s\n",
+              seed, k, launches, 2 * task_runs, failures, slow, worst, worst_seed, over_set_bound, host_stall_reruns, secs);
   std::printf("stress: launch calls over 100 us on the host: baseline %llu of %llu (longest %.0f us), confined %llu of %llu "
               "(longest %.0f us)\n",
               long_calls[0], timed_calls[0], longest_call[0], long_calls[1], timed_calls[1], longest_call[1]);
