@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <mutex>
+#include <vector>
 
 #include "detail/caps.cuh"
 #include "detail/device_setup.cuh"
@@ -69,27 +70,32 @@ inline Policy Policy::create(const SmSet& sms, unsigned per_sm, const SmSet& cap
 inline void Policy::set(const SmSet& sms, unsigned per_sm, const SmSet& capped) const {
   if (!p_) return;
   detail::Runtime& r = detail::rt();
-  std::lock_guard<std::mutex> g(r.m);
-  p_->sms = sms;
-  p_->per_sm = per_sm;
-  p_->capped = capped;
-  // Automatic mode: launches from now on run as twins iff the process policy restricts. Originals that
-  // are running already are not confined (they end as they are).
-  if (p_ == r.process) detail::process_restricts_word().store(detail::restricted(*p_), std::memory_order_release);
-  if (detail::restricted(*p_)) detail::start_monitor_locked();
-  int cur = -1;
-  cudaGetDevice(&cur);
-  for (unsigned dv = 0; dv < detail::kMaxDevices; ++dv) {
-    detail::DeviceState* d = r.devs[dv];
-    if (!d || !d->ok || !p_->caps[dv]) continue;
-    if (static_cast<int>(dv) != cur) cudaSetDevice(static_cast<int>(dv));
-    bool grew = false;
-    if (detail::upload_caps_locked(*d, *p_, &grew) && grew) {
-      for (unsigned i = 0; i < d->pool_size(); ++i)
-        if (d->recs[i].policy == p_ && detail::live_locked(*d, i)) detail::resume_locked(*d, i);
+  std::vector<detail::Resume> due;  // new workers for running launches where a cap went up
+  {
+    std::lock_guard<std::mutex> g(r.m);
+    p_->sms = sms;
+    p_->per_sm = per_sm;
+    p_->capped = capped;
+    // Automatic mode: launches from now on run as twins iff the process policy restricts. Originals that
+    // are running already are not confined (they end as they are).
+    if (p_ == r.process) detail::process_restricts_word().store(detail::restricted(*p_), std::memory_order_release);
+    if (detail::restricted(*p_)) detail::start_monitor_locked();
+    int cur = -1;
+    cudaGetDevice(&cur);
+    for (unsigned dv = 0; dv < detail::kMaxDevices; ++dv) {
+      detail::DeviceState* d = r.devs[dv];
+      if (!d || !d->ok || !p_->caps[dv]) continue;
+      if (static_cast<int>(dv) != cur) cudaSetDevice(static_cast<int>(dv));
+      bool grew = false;
+      unsigned taken = 0;
+      if (detail::upload_caps_locked(*d, *p_, &grew) && grew) {
+        for (unsigned i = 0; i < d->pool_size(); ++i)
+          if (d->recs[i].policy == p_ && detail::live_locked(*d, i)) due.push_back(detail::resume_locked(*d, i, taken));
+      }
+      if (static_cast<int>(dv) != cur && cur >= 0) cudaSetDevice(cur);
     }
-    if (static_cast<int>(dv) != cur && cur >= 0) cudaSetDevice(cur);
   }
+  detail::launch_resumes(due);  // outside the lock (monitor.cuh)
 }
 inline SmSet Policy::sms() const {
   std::lock_guard<std::mutex> g(detail::rt().m);

@@ -34,8 +34,10 @@ inline DeviceState* device_locked(int dev) {
   ok = ok && cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess;
   d->smem_optin = static_cast<size_t>(v);
   ok = ok && cudaStreamCreateWithFlags(&d->ctl, cudaStreamNonBlocking) == cudaSuccess;
-  for (unsigned i = 0; ok && i < kResumeStreams; ++i)
-    ok = cudaStreamCreateWithFlags(&d->resume[i], cudaStreamNonBlocking) == cudaSuccess;
+  while (ok && d->nresume < kInitialResumeStreams) {
+    ok = cudaStreamCreateWithFlags(&d->resume[d->nresume], cudaStreamNonBlocking) == cudaSuccess;
+    d->nresume += ok ? 1u : 0u;
+  }
   ok = ok && cudaHostAlloc(&d->staging, kMaxSm, cudaHostAllocDefault) == cudaSuccess;
   // Load the runtime's own kernel now, not in the middle of a running PTB kernel (lazy loading waits).
   cudaFuncAttributes fa;

@@ -21,7 +21,11 @@ namespace ptb {
 namespace detail {
 
 constexpr unsigned kPoolPageSize = 256;  // control blocks per page of the pool
-constexpr unsigned kResumeStreams = 4;
+// The monitor launches resume workers in a stream of its own that is idle (resume workers that joined a
+// launch keep their stream busy until that launch ends, and a resume queued behind them would wait for
+// it): kInitialResumeStreams at set-up, more when all are busy, up to kResumeStreams.
+constexpr unsigned kInitialResumeStreams = 4;
+constexpr unsigned kResumeStreams = 16;
 constexpr unsigned kBusy = 1;
 
 struct PolicyState;
@@ -72,6 +76,7 @@ struct DeviceState {
   unsigned ncaptured = 0;
   cudaStream_t ctl = nullptr;
   cudaStream_t resume[kResumeStreams] = {};
+  unsigned nresume = 0;  // created
   unsigned resume_rr = 0;
   unsigned char* staging = nullptr;  // pinned, kMaxSm bytes
   bool discovered = false;

@@ -4,8 +4,10 @@
 #include <cuda_runtime.h>
 
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "../twin_params.cuh"
 #include "device_state.cuh"
@@ -22,41 +24,88 @@ inline bool live_locked(const DeviceState& d, unsigned i) {
   return r.captured || *(volatile unsigned*)d.hflag(i) == kBusy;
 }
 
-// Launch new workers for control block i (they join if the launch still runs, else leave at once).
-inline void resume_locked(DeviceState& d, unsigned i) {
-  ControlRec& r = d.recs[i];
-  Launch L = r.launch;
-  L.flags |= kResume;
-  cudaStream_t s = d.resume[d.resume_rr++ % kResumeStreams];
+// New workers for a launch that asked for them, launched after the runtime's lock is released: a launch
+// call can stall in the driver for a millisecond (seen on the H100, docs/runtime.md), and every launch of
+// the program would wait for the lock that long. Workers that come after their launch ended, or after its
+// control block went to another launch, find another generation and leave (join()).
+struct Resume {
+  int dev = 0;
+  cudaStream_t stream = nullptr;
+  Launch launch;
+  unsigned workers = 0;
+  std::function<cudaError_t(const Launch&, unsigned, cudaStream_t)> relaunch;
+};
+
+// A resume stream with nothing in it (a resume stream still holds workers that joined a launch until that
+// launch ends; resume workers queued behind them would wait for it), not already chosen this round
+// (`taken`, a bit per stream); a new one while there are fewer than kResumeStreams; else the next in turn.
+inline cudaStream_t idle_resume_stream_locked(DeviceState& d, unsigned& taken) {
+  for (unsigned i = 0; i < d.nresume; ++i)
+    if (!(taken >> i & 1u) && cudaStreamQuery(d.resume[i]) == cudaSuccess) {
+      taken |= 1u << i;
+      return d.resume[i];
+    }
+  if (d.nresume < kResumeStreams && cudaStreamCreateWithFlags(&d.resume[d.nresume], cudaStreamNonBlocking) == cudaSuccess) {
+    taken |= 1u << d.nresume;
+    return d.resume[d.nresume++];
+  }
+  return d.resume[d.resume_rr++ % d.nresume];
+}
+
+inline Resume resume_locked(DeviceState& d, unsigned i, unsigned& taken) {
+  const ControlRec& r = d.recs[i];
+  Resume j;
+  j.dev = d.dev;
+  j.launch = r.launch;
+  j.launch.flags |= kResume;
+  j.workers = r.resume_workers;
+  j.relaunch = r.relaunch;
+  j.stream = idle_resume_stream_locked(d, taken);
+  return j;
+}
+
+// Launches them in order, on their devices; the calling thread's current device is kept.
+inline void launch_resumes(const std::vector<Resume>& due) {
+  if (due.empty()) return;
   int cur = -1;
   cudaGetDevice(&cur);
-  if (cur != d.dev) cudaSetDevice(d.dev);
-  const cudaError_t e = r.relaunch(L, r.resume_workers, s);
-  (void)e;  // a failed resume leaves the anchor waiting; it asks again (strand signal) within 200 us
-  if (cur != d.dev && cur >= 0) cudaSetDevice(cur);
+  int on = cur;
+  for (const Resume& j : due) {
+    if (j.dev != on && cudaSetDevice(j.dev) != cudaSuccess) continue;
+    on = j.dev;
+    const cudaError_t e = j.relaunch(j.launch, j.workers, j.stream);
+    (void)e;  // a failed resume leaves the anchor waiting; it asks again (strand signal) within 200 us
+  }
+  if (on != cur && cur >= 0) cudaSetDevice(cur);
 }
 
 inline void monitor_loop() {
   Runtime& r = rt();
+  std::vector<Resume> due;
   while (!r.stop.load()) {
     std::this_thread::sleep_for(std::chrono::microseconds(100));
-    std::lock_guard<std::mutex> g(r.m);
-    for (unsigned dv = 0; dv < kMaxDevices; ++dv) {
-      DeviceState* d = r.devs[dv];
-      if (!d || !d->ok) continue;
-      for (unsigned i = 0; i < d->pool_size(); ++i) {
-        ControlRec& rec = d->recs[i];
-        if (!rec.registered) continue;
-        const unsigned s = *(volatile unsigned*)(d->pages[i / kPoolPageSize].hstrand + i % kPoolPageSize);
-        if (s == rec.seen_strand) continue;
-        rec.seen_strand = s;
-        if (!live_locked(*d, i) || !rec.policy || rec.policy->sms.empty()) continue;
-        const auto now = std::chrono::steady_clock::now();
-        if (now - rec.last_resume < std::chrono::microseconds(500)) continue;  // one batch at a time
-        rec.last_resume = now;
-        resume_locked(*d, i);
+    due.clear();
+    {
+      std::lock_guard<std::mutex> g(r.m);
+      for (unsigned dv = 0; dv < kMaxDevices; ++dv) {
+        DeviceState* d = r.devs[dv];
+        if (!d || !d->ok) continue;
+        unsigned taken = 0;
+        for (unsigned i = 0; i < d->pool_size(); ++i) {
+          ControlRec& rec = d->recs[i];
+          if (!rec.registered) continue;
+          const unsigned s = *(volatile unsigned*)(d->pages[i / kPoolPageSize].hstrand + i % kPoolPageSize);
+          if (s == rec.seen_strand) continue;
+          rec.seen_strand = s;
+          if (!live_locked(*d, i) || !rec.policy || rec.policy->sms.empty()) continue;
+          const auto now = std::chrono::steady_clock::now();
+          if (now - rec.last_resume < std::chrono::microseconds(500)) continue;  // one batch at a time
+          rec.last_resume = now;
+          due.push_back(resume_locked(*d, i, taken));
+        }
       }
     }
+    launch_resumes(due);
   }
 }
 
