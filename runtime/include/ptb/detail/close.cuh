@@ -72,24 +72,27 @@ __device__ inline bool join(const Launch& L) {
 }
 
 // A worker leaving while tasks are left (its SM is not allowed or over the cap: the policy's room was
-// taken when it came), with fewer workers left on the launch than the policy has room for (another launch
-// held the room then, and may have freed it since), asks the host for more workers: once, until a resume
-// worker reaches the device (`thin`). Without it such a launch ran on the few workers that found room,
-// however much room freed later (a graph case of the stress test: 235 ms for 1.4 ms, docs/runtime.md,
-// "Thin launches"). `live` counts original workers that have not left, resume workers registered.
+// taken when it came), with fewer workers left on the launch than it can use (the policy's room, and no
+// more than the tasks not started: another launch held the room when its workers came, and may have freed
+// it since), asks the host for more workers: once, until a resume worker reaches the device (`thin`).
+// Without it such a launch ran on the few workers that had found room, however much room freed later (a
+// graph case of the stress test: 235 ms for 1.4 ms; docs/runtime.md, "Thin launches"). `live` counts
+// original workers that have not left and resume workers registered.
 __device__ inline void ask_if_thin(const Launch& L) {
   ControlBlock* cb = L.control;
-  // four loads in flight at once (no short-circuit between them)
+  // five loads in flight at once (no short-circuit between them)
   const unsigned thin = vload(&cb->thin), rh = vload(&cb->pending), ex = vload(&cb->exited);
   const unsigned long long nx = vload(&cb->next), st = vload(&cb->state);
-  if (thin != 0 || (rh == 0 && L.base + nx >= L.ntasks)) return;
+  const unsigned long long claimed = L.base + nx, left = (claimed < L.ntasks ? L.ntasks - claimed : 0ull) + rh;
+  if (thin != 0 || left == 0) return;
   const PolicyRoom* room = reinterpret_cast<const PolicyRoom*>(L.caps + kMaxSm);
   PolicyRoom r;
   r.free_sms = vload(&room->free_sms);
   r.capped_sms = vload(&room->capped_sms);
   r.cap = vload(&room->cap);
+  const unsigned long long can_use = min(slots(r, L.occ), left);
   const unsigned long long live = static_cast<unsigned long long>(L.workers - ex) + (st & 0xffffffffull);
-  if (live >= slots(r, L.occ) || atomicExch(&cb->thin, 1u) != 0) return;
+  if (live >= can_use || atomicExch(&cb->thin, 1u) != 0) return;
   __threadfence_system();
   atomicAdd(L.strand_seq, 1u);
 }

@@ -96,10 +96,15 @@ inline void monitor_loop() {
           if (!rec.registered) continue;
           const unsigned s = *(volatile unsigned*)(d->pages[i / kPoolPageSize].hstrand + i % kPoolPageSize);
           if (s == rec.seen_strand) continue;
-          rec.seen_strand = s;
-          if (!live_locked(*d, i) || !rec.policy || rec.policy->sms.empty()) continue;
+          if (!live_locked(*d, i) || !rec.policy || rec.policy->sms.empty()) {
+            rec.seen_strand = s;
+            continue;
+          }
+          // One batch at a time: a request within 500 us of the last batch is answered when they are up
+          // (it stays unseen till then).
           const auto now = std::chrono::steady_clock::now();
-          if (now - rec.last_resume < std::chrono::microseconds(500)) continue;  // one batch at a time
+          if (now - rec.last_resume < std::chrono::microseconds(500)) continue;
+          rec.seen_strand = s;
           rec.last_resume = now;
           due.push_back(resume_locked(*d, i, taken));
         }
