@@ -47,7 +47,6 @@ __device__ inline bool try_close(const Launch& L, unsigned long long w) {
   vstore(&cb->pending, 0u);
   vstore(&cb->nused, 0u);
   vstore(&cb->exited, 0u);
-  vstore(&cb->thin, 0u);
   __threadfence();
   if (!(L.flags & kCaptured)) vstore(L.free_flag, 0u);
 #ifdef PTB_DEBUG_STAMPS
@@ -71,32 +70,6 @@ __device__ inline bool join(const Launch& L) {
   return false;
 }
 
-// A worker leaving while tasks are left (its SM is not allowed or over the cap: the policy's room was
-// taken when it came), with fewer workers left on the launch than it can use (the policy's room, and no
-// more than the tasks not started: another launch held the room when its workers came, and may have freed
-// it since), asks the host for more workers: once, until a resume worker reaches the device (`thin`).
-// Without it such a launch ran on the few workers that had found room, however much room freed later (a
-// graph case of the stress test: 235 ms for 1.4 ms; docs/runtime.md, "Thin launches"). `live` counts
-// original workers that have not left and resume workers registered.
-__device__ inline void ask_if_thin(const Launch& L) {
-  ControlBlock* cb = L.control;
-  // five loads in flight at once (no short-circuit between them)
-  const unsigned thin = vload(&cb->thin), rh = vload(&cb->pending), ex = vload(&cb->exited);
-  const unsigned long long nx = vload(&cb->next), st = vload(&cb->state);
-  const unsigned long long claimed = L.base + nx, left = (claimed < L.ntasks ? L.ntasks - claimed : 0ull) + rh;
-  if (thin != 0 || left == 0) return;
-  const PolicyRoom* room = reinterpret_cast<const PolicyRoom*>(L.caps + kMaxSm);
-  PolicyRoom r;
-  r.free_sms = vload(&room->free_sms);
-  r.capped_sms = vload(&room->capped_sms);
-  r.cap = vload(&room->cap);
-  const unsigned long long can_use = min(slots(r, L.occ), left);
-  const unsigned long long live = static_cast<unsigned long long>(L.workers - ex) + (st & 0xffffffffull);
-  if (live >= can_use || atomicExch(&cb->thin, 1u) != 0) return;
-  __threadfence_system();
-  atomicAdd(L.strand_seq, 1u);
-}
-
 // The leader, after the whole block finished its last task: leave. The last original worker may leave
 // only when every task is done (the user's stream waits on this kernel): until then it stays as the
 // anchor, works again whenever its SM allows it (returns true: rejoin), and asks the host for new
@@ -111,13 +84,9 @@ __device__ inline bool leave(const Launch& L, Leader& s) {
   __threadfence();
   if (L.flags & kResume) {
     atomicAdd(&L.control->state, ~0ull);  // one registered resume worker less
-    ask_if_thin(L);
     return false;
   }
-  if (atomicAdd(&L.control->exited, 1u) != L.workers - 1) {
-    ask_if_thin(L);
-    return false;
-  }
+  if (atomicAdd(&L.control->exited, 1u) != L.workers - 1) return false;
   unsigned ns = 256;
   unsigned long long last_signal = 0;
   unsigned long long& stranded_since = s.stranded_since;  // kept across spills: one grace per stranding

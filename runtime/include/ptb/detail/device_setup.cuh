@@ -38,7 +38,7 @@ inline DeviceState* device_locked(int dev) {
     ok = cudaStreamCreateWithFlags(&d->resume[d->nresume], cudaStreamNonBlocking) == cudaSuccess;
     d->nresume += ok ? 1u : 0u;
   }
-  ok = ok && cudaHostAlloc(&d->staging, kCapsBytes, cudaHostAllocDefault) == cudaSuccess;
+  ok = ok && cudaHostAlloc(&d->staging, kMaxSm, cudaHostAllocDefault) == cudaSuccess;
   // Load the runtime's own kernel now, not in the middle of a running PTB kernel (lazy loading waits).
   cudaFuncAttributes fa;
   ok = ok && cudaFuncGetAttributes(&fa, discover_sms_kernel<0>) == cudaSuccess;

@@ -78,7 +78,7 @@ struct DeviceState {
   cudaStream_t resume[kResumeStreams] = {};
   unsigned nresume = 0;  // created
   unsigned resume_rr = 0;
-  unsigned char* staging = nullptr;  // pinned, kCapsBytes bytes (a policy's caps and room)
+  unsigned char* staging = nullptr;  // pinned, kMaxSm bytes
   bool discovered = false;
   int dense_of[kMaxSm];              // %smid -> dense index, -1: not seen
   int raw_of[kMaxSms];               // dense index -> %smid

@@ -90,7 +90,6 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
       const unsigned cap = vload(launch.caps + s.sm);
       // The host answered (a stale add to a reused control block only delays a spill).
       atomicAdd(&launch.control->heard, 1u);
-      if (vload(&launch.control->thin) != 0) vstore(&launch.control->thin, 0u);  // asked (ask_if_thin) and answered
       joined = cap != 0 && join(launch);
     } else {
       // One store, by worker 0, not one per worker: every check reads this line (measured: -1 point on
