@@ -34,10 +34,6 @@ inline DeviceState* device_locked(int dev) {
   ok = ok && cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess;
   d->smem_optin = static_cast<size_t>(v);
   ok = ok && cudaStreamCreateWithFlags(&d->ctl, cudaStreamNonBlocking) == cudaSuccess;
-  while (ok && d->nresume < kInitialResumeStreams) {
-    ok = cudaStreamCreateWithFlags(&d->resume[d->nresume], cudaStreamNonBlocking) == cudaSuccess;
-    d->nresume += ok ? 1u : 0u;
-  }
   ok = ok && cudaHostAlloc(&d->staging, kMaxSm, cudaHostAllocDefault) == cudaSuccess;
   // Load the runtime's own kernel now, not in the middle of a running PTB kernel (lazy loading waits).
   cudaFuncAttributes fa;

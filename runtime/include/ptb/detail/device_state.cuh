@@ -23,8 +23,8 @@ namespace detail {
 constexpr unsigned kPoolPageSize = 256;  // control blocks per page of the pool
 // The monitor launches resume workers in a stream of its own that is idle (resume workers that joined a
 // launch keep their stream busy until that launch ends, and a resume queued behind them would wait for
-// it): kInitialResumeStreams at set-up, more when all are busy, up to kResumeStreams.
-constexpr unsigned kInitialResumeStreams = 4;
+// it): created when first needed (not on a program's first launch), more when all are busy, up to
+// kResumeStreams.
 constexpr unsigned kResumeStreams = 16;
 constexpr unsigned kBusy = 1;
 

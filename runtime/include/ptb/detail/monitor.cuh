@@ -38,18 +38,26 @@ struct Resume {
 
 // A resume stream with nothing in it (a resume stream still holds workers that joined a launch until that
 // launch ends; resume workers queued behind them would wait for it), not already chosen this round
-// (`taken`, a bit per stream); a new one while there are fewer than kResumeStreams; else the next in turn.
+// (`taken`, a bit per stream); a new one while there are fewer than kResumeStreams; else the next in turn
+// (the device's control stream if none could be made).
 inline cudaStream_t idle_resume_stream_locked(DeviceState& d, unsigned& taken) {
   for (unsigned i = 0; i < d.nresume; ++i)
     if (!(taken >> i & 1u) && cudaStreamQuery(d.resume[i]) == cudaSuccess) {
       taken |= 1u << i;
       return d.resume[i];
     }
-  if (d.nresume < kResumeStreams && cudaStreamCreateWithFlags(&d.resume[d.nresume], cudaStreamNonBlocking) == cudaSuccess) {
-    taken |= 1u << d.nresume;
-    return d.resume[d.nresume++];
+  if (d.nresume < kResumeStreams) {
+    int cur = -1;
+    cudaGetDevice(&cur);
+    if (cur != d.dev) cudaSetDevice(d.dev);
+    const bool made = cudaStreamCreateWithFlags(&d.resume[d.nresume], cudaStreamNonBlocking) == cudaSuccess;
+    if (cur != d.dev && cur >= 0) cudaSetDevice(cur);
+    if (made) {
+      taken |= 1u << d.nresume;
+      return d.resume[d.nresume++];
+    }
   }
-  return d.resume[d.resume_rr++ % d.nresume];
+  return d.nresume ? d.resume[d.resume_rr++ % d.nresume] : d.ctl;
 }
 
 inline Resume resume_locked(DeviceState& d, unsigned i, unsigned& taken) {
