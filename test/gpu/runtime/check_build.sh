@@ -35,6 +35,8 @@ EOF
 # shellcheck disable=SC2016
 builds | xargs -P "${JOBS:-$(nproc)}" -L 1 sh -c \
   'name=$1; shift; if "$NVCC" $FLAGS -o "$out/$name" "$@" > "$out/$name.log" 2>&1; then echo "ok $name: $*"; else cat "$out/$name.log"; echo "FAIL $name: $*"; exit 255; fi' sh
-(cd "$out" && env -u CUDA_DEVICE_MAX_CONNECTIONS ./test_host)
-(cd "$out" && CUDA_DEVICE_MAX_CONNECTIONS=4 PTB_TEST_EXPECT_CONNECTIONS=4 ./test_host)  # the user's value is kept
+# the hardware queues the runtime asks for: none unconfined, 32 confined from the environment, the user's kept
+(cd "$out" && env -u CUDA_DEVICE_MAX_CONNECTIONS -u PTB_SMS -u PTB_BLOCKS_PER_SM PTB_TEST_EXPECT_CONNECTIONS=unset ./test_host)
+(cd "$out" && env -u CUDA_DEVICE_MAX_CONNECTIONS -u PTB_BLOCKS_PER_SM PTB_SMS=0-65 PTB_TEST_EXPECT_CONNECTIONS=32 ./test_host)
+(cd "$out" && env -u PTB_SMS PTB_BLOCKS_PER_SM=2 CUDA_DEVICE_MAX_CONNECTIONS=4 PTB_TEST_EXPECT_CONNECTIONS=4 ./test_host)
 (cd "$out" && ./test_caps_host)

@@ -1,5 +1,6 @@
-// ptb/detail/connections.cuh: the process asks CUDA for 32 hardware work queues per device instead of 8
-// (CUDA_DEVICE_MAX_CONNECTIONS), before the program's first CUDA call; a value the user set is kept.
+// ptb/detail/connections.cuh: a process confined from its environment (PTB_SMS or PTB_BLOCKS_PER_SM set)
+// asks CUDA for 32 hardware work queues per device instead of 8 (CUDA_DEVICE_MAX_CONNECTIONS), before the
+// program's first CUDA call; a value the user set is kept.
 // Part of the header-only runtime; include <ptb/ptb.cuh>, not this file.
 //
 // Why: CUDA maps streams onto a device's work queues (connections, 8 unless the variable says otherwise)
@@ -12,6 +13,10 @@
 // docs/runtime.md, "Resume workers behind a user's kernel"): a graph case of the stress test took 90 ms for
 // a 0.7 ms launch chain with one queue, 0.09 of its bound with 8 or 32 queues; another took 230 ms in 3 of
 // 8 replays with 8 queues, none in 8 with 32.
+// Why not always: 32 queues cost a program's first launch 31-65 us more than 8 (bench/programs'
+// sobel_once, two runs), also when nothing is confined. A program that makes its policies in code
+// (ptb::Policy) sets the variable itself before its first CUDA call, as test/gpu/stress/stress.cu and
+// bench/colocate do (docs/user-guide.md).
 #pragma once
 #include <cstdlib>
 
@@ -31,7 +36,7 @@ inline bool user_connections() {
 // variable when it creates a device's context; a context created earlier, by another static initializer,
 // keeps its own value).
 inline const bool connections_requested = [] {
-  if (user_connections()) return false;
+  if (user_connections() || (!std::getenv("PTB_SMS") && !std::getenv("PTB_BLOCKS_PER_SM"))) return false;
 #if defined(_WIN32)
   return _putenv_s("CUDA_DEVICE_MAX_CONNECTIONS", kConnections) == 0;
 #else

@@ -20,9 +20,9 @@
 // 8), and a BE launch paused in one of them holds every command queued behind it there, an LS request's
 // included; that request then never finishes and never ends the pause (seen on the H100, 2026-11-23). So
 // the gate gives BE `between` back when a request has been in flight for `hold_limit_us` (default 20 ms)
-// without the last one ending, and counts it (releases()). The runtime asks for 32 queues before the
-// program's first CUDA call (detail/connections.cuh), so that LS's streams do not share BE's queue, unless
-// the user set CUDA_DEVICE_MAX_CONNECTIONS.
+// without the last one ending, and counts it (releases()); set CUDA_DEVICE_MAX_CONNECTIONS=32 before the
+// first CUDA call so that LS's streams do not share BE's queue (the runtime does so itself only for a
+// process confined from its environment: detail/connections.cuh).
 #pragma once
 #include <cuda_runtime.h>
 
