@@ -4,8 +4,8 @@
 # bound at b6ea3eb (default now, and with the user's CUDA_DEVICE_MAX_CONNECTIONS=1, which the runtime keeps);
 # the stress test on the four seeds that failed on 2026-11-23 and four fresh ones; the runtime's tests; the
 # first-launch and per-launch programs of bench/programs (needs build/bench-programs). Outputs in $OUT (all.tgz).
-# Run at aa744e1 (16 replays of the first case, the fourth fresh seed random), then at the resume-stream
-# change after it (REPLAYS=24 SEEDS="... 10772486143663010943": that run's failing fresh seed).
+# Run at aa744e1 (defaults), then with REPLAYS=24 and SEEDS naming the seeds of the runs before it at
+# cd5e4db, c82a3c5, 7050813, a77267b and bac2ca9 (each folder's stress-*.txt names them).
 REPLAYS=${REPLAYS:-16}
 SEEDS=${SEEDS:-"10137568575016041117 13151873796227903726 3803700800283139141 4477128606541723795 fresh fresh fresh fresh"}
 set -u
