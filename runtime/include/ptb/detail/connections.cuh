@@ -1,6 +1,6 @@
-// ptb/detail/connections.cuh: a process confined from its environment (PTB_SMS or PTB_BLOCKS_PER_SM set)
-// asks CUDA for 32 hardware work queues per device instead of 8 (CUDA_DEVICE_MAX_CONNECTIONS), before the
-// program's first CUDA call; a value the user set is kept.
+// ptb/detail/connections.cuh: a process confined from its environment (PTB_SMS or PTB_BLOCKS_PER_SM give a
+// process policy that restricts) asks CUDA for 32 hardware work queues per device instead of 8
+// (CUDA_DEVICE_MAX_CONNECTIONS), before the program's first CUDA call; a value the user set is kept.
 // Part of the header-only runtime; include <ptb/ptb.cuh>, not this file.
 //
 // Why: CUDA maps streams onto a device's work queues (connections, 8 unless the variable says otherwise)
@@ -20,23 +20,25 @@
 #pragma once
 #include <cstdlib>
 
+#include "../smset.cuh"
+#include "policy_state.cuh"
+
 namespace ptb {
 
 namespace detail {
 
 constexpr const char* kConnections = "32";  // CUDA's largest value
 
-// Whether the variable was set by the user before the process started (then it is left as it is).
-inline bool user_connections() {
-  static const bool set = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS") != nullptr;
-  return set;
-}
-
 // Initialized when the program is loaded, before main and so before its CUDA calls (CUDA reads the
 // variable when it creates a device's context; a context created earlier, by another static initializer,
-// keeps its own value).
+// keeps its own value). Confined from the environment: the process policy that PTB_SMS and
+// PTB_BLOCKS_PER_SM give restricts (as the automatic launch mode reads them: process_policy_from_env).
 inline const bool connections_requested = [] {
-  if (user_connections() || (!std::getenv("PTB_SMS") && !std::getenv("PTB_BLOCKS_PER_SM"))) return false;
+  if (std::getenv("CUDA_DEVICE_MAX_CONNECTIONS")) return false;  // the user's value is kept
+  SmSet sms;
+  unsigned per_sm = 0;
+  process_policy_from_env(sms, per_sm);
+  if (!restricts(sms, per_sm)) return false;
 #if defined(_WIN32)
   return _putenv_s("CUDA_DEVICE_MAX_CONNECTIONS", kConnections) == 0;
 #else
