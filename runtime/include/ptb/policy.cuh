@@ -10,6 +10,7 @@
 #include "detail/device_setup.cuh"
 #include "detail/device_state.cuh"
 #include "detail/monitor.cuh"
+#include "detail/on_device.cuh"
 #include "detail/policy_state.cuh"
 #include "detail/runtime.cuh"
 #include "smset.cuh"
@@ -80,19 +81,17 @@ inline void Policy::set(const SmSet& sms, unsigned per_sm, const SmSet& capped) 
     // are running already are not confined (they end as they are).
     if (p_ == r.process) detail::process_restricts_word().store(detail::restricted(*p_), std::memory_order_release);
     if (detail::restricted(*p_)) detail::start_monitor_locked();
-    int cur = -1;
-    cudaGetDevice(&cur);
     for (unsigned dv = 0; dv < detail::kMaxDevices; ++dv) {
       detail::DeviceState* d = r.devs[dv];
       if (!d || !d->ok || !p_->caps[dv]) continue;
-      if (static_cast<int>(dv) != cur) cudaSetDevice(static_cast<int>(dv));
+      const detail::OnDevice on{static_cast<int>(dv)};
       bool grew = false;
       unsigned taken = 0;
       if (detail::upload_caps_locked(*d, *p_, &grew) && grew) {
         for (unsigned i = 0; i < d->pool_size(); ++i)
-          if (d->recs[i].policy == p_ && detail::live_locked(*d, i)) due.push_back(detail::resume_locked(*d, i, taken));
+          if (d->recs[i].policy == p_ && detail::live_locked(*d, i))
+            due.push_back(detail::resume_batch_locked(*d, i, taken));
       }
-      if (static_cast<int>(dv) != cur && cur >= 0) cudaSetDevice(cur);
     }
   }
   detail::launch_resumes(due);  // outside the lock (monitor.cuh)

@@ -11,6 +11,7 @@
 
 #include "../twin_params.cuh"
 #include "device_state.cuh"
+#include "on_device.cuh"
 #include "policy_state.cuh"
 #include "runtime.cuh"
 
@@ -47,11 +48,9 @@ inline cudaStream_t idle_resume_stream_locked(DeviceState& d, unsigned& taken) {
       return d.resume[i];
     }
   if (d.nresume < kResumeStreams) {
-    int cur = -1;
-    cudaGetDevice(&cur);
-    if (cur != d.dev) cudaSetDevice(d.dev);
-    const bool made = cudaStreamCreateWithFlags(&d.resume[d.nresume], cudaStreamNonBlocking) == cudaSuccess;
-    if (cur != d.dev && cur >= 0) cudaSetDevice(cur);
+    bool made = false;
+    if (const OnDevice on{d.dev})
+      made = cudaStreamCreateWithFlags(&d.resume[d.nresume], cudaStreamNonBlocking) == cudaSuccess;
     if (made) {
       taken |= 1u << d.nresume;
       return d.resume[d.nresume++];
@@ -60,7 +59,8 @@ inline cudaStream_t idle_resume_stream_locked(DeviceState& d, unsigned& taken) {
   return d.nresume ? d.resume[d.resume_rr++ % d.nresume] : d.ctl;
 }
 
-inline Resume resume_locked(DeviceState& d, unsigned i, unsigned& taken) {
+// The batch of new workers for control block i's launch, to be launched once the lock is released.
+inline Resume resume_batch_locked(DeviceState& d, unsigned i, unsigned& taken) {
   const ControlRec& r = d.recs[i];
   Resume j;
   j.dev = d.dev;
@@ -72,19 +72,14 @@ inline Resume resume_locked(DeviceState& d, unsigned i, unsigned& taken) {
   return j;
 }
 
-// Launches them in order, on their devices; the calling thread's current device is kept.
+// Launches them in order, each on its device; the calling thread's current device is kept.
 inline void launch_resumes(const std::vector<Resume>& due) {
-  if (due.empty()) return;
-  int cur = -1;
-  cudaGetDevice(&cur);
-  int on = cur;
   for (const Resume& j : due) {
-    if (j.dev != on && cudaSetDevice(j.dev) != cudaSuccess) continue;
-    on = j.dev;
+    const OnDevice on{j.dev};
+    if (!on) continue;
     const cudaError_t e = j.relaunch(j.launch, j.workers, j.stream);
     (void)e;  // a failed resume leaves the anchor waiting; it asks again (strand signal) within 200 us
   }
-  if (on != cur && cur >= 0) cudaSetDevice(cur);
 }
 
 inline void monitor_loop() {
@@ -114,7 +109,7 @@ inline void monitor_loop() {
           if (now - rec.last_resume < std::chrono::microseconds(500)) continue;
           rec.seen_strand = s;
           rec.last_resume = now;
-          due.push_back(resume_locked(*d, i, taken));
+          due.push_back(resume_batch_locked(*d, i, taken));
         }
       }
     }
