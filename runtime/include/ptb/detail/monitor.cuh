@@ -39,8 +39,9 @@ struct Resume {
 
 // A resume stream with nothing in it (a resume stream still holds workers that joined a launch until that
 // launch ends; resume workers queued behind them would wait for it), not already chosen this round
-// (`taken`, a bit per stream); a new one while there are fewer than kResumeStreams; else the next in turn
-// (the device's control stream if none could be made).
+// (`taken`, a bit per stream); a new one while there are fewer than kResumeStreams; else the next in turn;
+// nullptr if none could be made (not the control stream: Policy::set waits for it under the lock, and
+// workers that joined a launch would hold it until that launch ends).
 inline cudaStream_t idle_resume_stream_locked(DeviceState& d, unsigned& taken) {
   for (unsigned i = 0; i < d.nresume; ++i)
     if (!(taken >> i & 1u) && cudaStreamQuery(d.resume[i]) == cudaSuccess) {
@@ -56,7 +57,7 @@ inline cudaStream_t idle_resume_stream_locked(DeviceState& d, unsigned& taken) {
       return d.resume[d.nresume++];
     }
   }
-  return d.nresume ? d.resume[d.resume_rr++ % d.nresume] : d.ctl;
+  return d.nresume ? d.resume[d.resume_rr++ % d.nresume] : nullptr;
 }
 
 // The batch of new workers for control block i's launch, to be launched once the lock is released.
@@ -72,9 +73,11 @@ inline Resume resume_batch_locked(DeviceState& d, unsigned i, unsigned& taken) {
   return j;
 }
 
-// Launches them in order, each on its device; the calling thread's current device is kept.
+// Launches them in order, each on its device; the calling thread's current device is kept. A batch
+// without a stream is not sent (its launch asks again: strand signal).
 inline void launch_resumes(const std::vector<Resume>& due) {
   for (const Resume& j : due) {
+    if (!j.stream) continue;
     const OnDevice on{j.dev};
     if (!on) continue;
     const cudaError_t e = j.relaunch(j.launch, j.workers, j.stream);
