@@ -167,7 +167,8 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[N], Args... args) 
       prep[i].workers = blocks * parts[i].slots;
       prep[i].resume_workers = static_cast<unsigned>(full);
       prep[i].policy = pol;
-      detail::fill_launch_locked(*d, *pol, s, captured, parts[i].config.grid, prep[i].workers, prep[i].launch);
+      detail::fill_launch_locked(*d, *pol, s, captured, parts[i].config.grid, prep[i].workers,
+                                 static_cast<unsigned>(occ) * parts[i].slots, prep[i].launch);
     }
     // one launch: one turn, its end recorded once; it fills the policy's room with `need` blocks' worth of work
     detail::take_turn_locked(*d, *pol, captured, stream, occ, need, prep[0]);

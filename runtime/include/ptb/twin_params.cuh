@@ -17,7 +17,8 @@ constexpr unsigned kResume = 2u;    // these workers join a running launch (not 
 // Everything a worker needs; built by the host per launch, passed by value to the twin kernel.
 struct Launch {
   detail::ControlBlock* control;
-  const unsigned char* caps;        // per-%smid cap on workers (0: SM not allowed, 255: no cap)
+  const unsigned char* caps;        // per-%smid cap on workers (0: SM not allowed, 255: no cap), then the
+                                    // policy's PolicyRoom (detail/config.cuh)
   unsigned* free_flag;              // host-mapped word: the last worker writes 0 when the control block is free
   unsigned* strand_seq;             // host-mapped word: bumped when a paused launch needs new workers
   detail::TraceBuf trace;           // trace.recs == nullptr: no trace
@@ -32,6 +33,7 @@ struct Launch {
   unsigned flags;                   // kCaptured, kResume
   unsigned gen;                     // control block generation this launch runs in (kAnyGen: captured)
   unsigned strand_grace_ns;         // alone, with no worker from the host this long: the anchor spills
+  unsigned occ;                     // workers of this launch that fit on an SM (its room where no cap applies)
 };
 
 // The first parameter of the PTB clone of a constructor that reads blockIdx/gridDim (ptb-transform,

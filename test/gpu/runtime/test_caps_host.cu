@@ -1,7 +1,8 @@
 // Host-only (no GPU needed; check_build.sh runs it): the per-SM cap bytes a policy writes to the device
 // (detail::compute_caps_locked) when its cap applies on a subset of its SMs (Policy::set's `capped`,
 // G-Space), whether such a policy counts as restricting (it must: launches under it run as twins), and
-// the bytes for the allocations the QoS controllers hand BE (qos::be_placement, what apply_to_be sets).
+// the bytes for the allocations the QoS controllers hand BE (qos::be_placement, what apply_to_be sets), and
+// the policy's room written beside the bytes (detail::policy_room_locked), against the bytes.
 // The device is a made-up one whose %smid values are not the dense indices: SM i (dense) reports %smid
 // 2i + 1, so a mix-up of the two shows. The expected byte of each %smid is worked out here from that
 // mapping, not read from the DeviceState the code under test reads.
@@ -51,6 +52,23 @@ static int check(ptb::detail::DeviceState& d, const ptb::SmSet& sms, unsigned pe
                   capped.str().c_str(), id, out[id], want);
   }
   EXPECT(bad == 0, "%s: %d cap bytes wrong", what, bad);
+  // The room written beside the bytes (detail::PolicyRoom, read by a leaving worker: ask_if_thin) holds
+  // as many places as the bytes of the device's own SMs give a kernel of `occ` blocks per SM.
+  const ptb::detail::PolicyRoom room = ptb::detail::policy_room_locked(d, p);
+  for (unsigned occ : {1u, 3u, 8u, 32u}) {
+    unsigned long long want = 0;
+    for (unsigned k = 0; k < kSms; ++k) {
+      const unsigned b = expected(2 * k + 1, sms, per_sm, capped);
+      want += b == 0 ? 0 : b == 255 ? occ : std::min(b, occ);
+    }
+    const unsigned long long got = ptb::detail::slots(room, occ);
+    if (got != want) {
+      ++bad;
+      std::printf("  %s: sms %s cap %u capped %s: room for %u per SM is %llu, expected %llu\n", what, sms.str().c_str(),
+                  per_sm, capped.str().c_str(), occ, got, want);
+    }
+  }
+  EXPECT(bad == 0, "%s: room wrong", what);
   return bad;
 }
 

@@ -36,6 +36,16 @@ inline void compute_caps_locked(DeviceState& d, const PolicyState& p, unsigned c
   }
 }
 
+// The room of policy p on d (the SMs it allows among the device's, and where its cap applies).
+inline PolicyRoom policy_room_locked(const DeviceState& d, const PolicyState& p) {
+  const SmSet on = p.sms & SmSet::first(static_cast<unsigned>(d.sms));
+  PolicyRoom r{};
+  r.cap = p.per_sm;
+  r.capped_sms = p.per_sm != 0 ? (on & p.capped).count() : 0u;
+  r.free_sms = on.count() - r.capped_sms;
+  return r;
+}
+
 // Write the policy's caps to device d (allocating them on first use). False on a CUDA error. *grew: some
 // SM's cap went up (new workers are useful).
 inline bool upload_caps_locked(DeviceState& d, PolicyState& p, bool* grew = nullptr) {
@@ -43,7 +53,7 @@ inline bool upload_caps_locked(DeviceState& d, PolicyState& p, bool* grew = null
   compute_caps_locked(d, p, caps);
   bool fresh = false;
   if (!p.caps[d.dev]) {
-    if (cudaMalloc(&p.caps[d.dev], kMaxSm) != cudaSuccess) {
+    if (cudaMalloc(&p.caps[d.dev], kCapsBytes) != cudaSuccess) {
       p.caps[d.dev] = nullptr;
       return false;
     }
@@ -54,8 +64,10 @@ inline bool upload_caps_locked(DeviceState& d, PolicyState& p, bool* grew = null
     for (unsigned i = 0; i < kMaxSm && !fresh; ++i)
       if (caps[i] > p.last[d.dev][i]) *grew = true;
   }
+  const PolicyRoom room = policy_room_locked(d, p);
   std::memcpy(d.staging, caps, kMaxSm);
-  if (cudaMemcpyAsync(p.caps[d.dev], d.staging, kMaxSm, cudaMemcpyHostToDevice, d.ctl) != cudaSuccess) return false;
+  std::memcpy(d.staging + kMaxSm, &room, sizeof room);
+  if (cudaMemcpyAsync(p.caps[d.dev], d.staging, kCapsBytes, cudaMemcpyHostToDevice, d.ctl) != cudaSuccess) return false;
   if (cudaStreamSynchronize(d.ctl) != cudaSuccess) return false;
   std::memcpy(p.last[d.dev], caps, kMaxSm);
   return true;

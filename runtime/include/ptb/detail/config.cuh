@@ -7,6 +7,18 @@ namespace ptb {
 namespace detail {
 
 constexpr unsigned kMaxSm = 256;          // %smid values handled (H100: 132); larger ids share caps modulo
+
+// The room a policy gives on a device, in its caps buffer after the kMaxSm per-%smid caps: SMs allowed
+// without a cap, SMs allowed with the cap, the cap (0: none). A kernel with `occ` blocks per SM has
+// slots(room, occ) places under it.
+struct PolicyRoom {
+  unsigned free_sms, capped_sms, cap, pad;
+};
+constexpr unsigned kCapsBytes = kMaxSm + sizeof(PolicyRoom);
+__host__ __device__ inline unsigned long long slots(const PolicyRoom& r, unsigned occ) {
+  const unsigned capped = r.cap != 0 && r.cap < occ ? r.cap : occ;
+  return static_cast<unsigned long long>(occ) * r.free_sms + static_cast<unsigned long long>(capped) * r.capped_sms;
+}
 constexpr unsigned kRetCap = 4096;        // nodes for handed-back ranges, per launch (>= workers, mostly)
 constexpr unsigned kRetShards = 32;       // handed-back ranges live in this many stacks (less contention)
 constexpr unsigned kMaxChunk = 127;       // largest range (7 bits in a packed range); Launch::max_chunk <= it

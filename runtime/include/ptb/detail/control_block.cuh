@@ -34,7 +34,8 @@ struct alignas(128) ControlBlock {
   unsigned nused;                   // nodes taken from node[] (fresh ones)
   unsigned heard;                   // resume workers that reached the device (any launch of this control
                                     // block; only its changes count: the host answers; never reset)
-  unsigned pad1[25];
+  unsigned thin;                    // when a worker last asked the host for workers for a thin launch (%globaltimer >> 10)
+  unsigned pad1[24];
   RetShard ret[kRetShards];
   unsigned sm_live[kMaxSm];         // ranked workers per SM (rank source for a per-SM cap)
   Node node[kRetCap];

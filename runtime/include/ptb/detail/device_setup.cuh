@@ -34,7 +34,7 @@ inline DeviceState* device_locked(int dev) {
   ok = ok && cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess;
   d->smem_optin = static_cast<size_t>(v);
   ok = ok && cudaStreamCreateWithFlags(&d->ctl, cudaStreamNonBlocking) == cudaSuccess;
-  ok = ok && cudaHostAlloc(&d->staging, kMaxSm, cudaHostAllocDefault) == cudaSuccess;
+  ok = ok && cudaHostAlloc(&d->staging, kCapsBytes, cudaHostAllocDefault) == cudaSuccess;
   // Load the runtime's own kernel now, not in the middle of a running PTB kernel (lazy loading waits).
   cudaFuncAttributes fa;
   ok = ok && cudaFuncGetAttributes(&fa, discover_sms_kernel<0>) == cudaSuccess;

@@ -46,7 +46,8 @@ struct ControlRec {
   bool captured = false;     // owned by a captured graph node forever
   bool registered = false;   // relaunch is set
   unsigned seen_strand = 0;
-  std::chrono::steady_clock::time_point last_resume{};
+  std::chrono::steady_clock::time_point last_resume{};  // last batch (answers either kind of request)
+  std::chrono::steady_clock::time_point last_strand{};  // last batch for a stranded launch's anchor
   PolicyState* policy = nullptr;
   Launch launch{};
   unsigned resume_workers = 0;
@@ -78,7 +79,7 @@ struct DeviceState {
   cudaStream_t resume[kResumeStreams] = {};
   unsigned nresume = 0;  // created
   unsigned resume_rr = 0;
-  unsigned char* staging = nullptr;  // pinned, kMaxSm bytes
+  unsigned char* staging = nullptr;  // pinned, kCapsBytes bytes (a policy's caps and room)
   bool discovered = false;
   int dense_of[kMaxSm];              // %smid -> dense index, -1: not seen
   int raw_of[kMaxSms];               // dense index -> %smid

@@ -106,12 +106,19 @@ inline void monitor_loop() {
             rec.seen_strand = s;
             continue;
           }
-          // One batch at a time: a request within 500 us of the last batch is answered when they are up
-          // (it stays unseen till then).
+          // Two kinds of request in one word: the anchor of a launch left alone (low half) and a thin
+          // launch (high half, kThinRequest in close.cuh). Each kind gets at most a batch per 500 us, on
+          // its own: batches for a thin launch never delay its anchor's. A request within its limit
+          // stays unseen till the limit is up; one batch answers both. (A carry out of the low half reads as
+          // one thin request: one batch more.)
           const auto now = std::chrono::steady_clock::now();
-          if (now - rec.last_resume < std::chrono::microseconds(500)) continue;
+          const auto limit = std::chrono::microseconds(500);
+          const bool anchor = (s & 0xffffu) != (rec.seen_strand & 0xffffu) && now - rec.last_strand >= limit;
+          const bool thin = (s >> 16) != (rec.seen_strand >> 16) && now - rec.last_resume >= limit;
+          if (!anchor && !thin) continue;
           rec.seen_strand = s;
           rec.last_resume = now;
+          if (anchor) rec.last_strand = now;
           due.push_back(resume_batch_locked(*d, i, taken));
         }
       }

@@ -108,9 +108,10 @@ inline unsigned long long task_count(dim3 grid) {
   return static_cast<unsigned long long>(grid.x) * grid.y * static_cast<unsigned long long>(grid.z);
 }
 
-// The Launch value of one launch on control block s of d: `workers` original workers run the tasks of `grid`.
+// The Launch value of one launch on control block s of d: `workers` original workers run the tasks of `grid`,
+// `occ` of them fit on an SM.
 inline void fill_launch_locked(DeviceState& d, const PolicyState& pol, unsigned s, bool captured, dim3 grid,
-                               unsigned workers, Launch& L) {
+                               unsigned workers, unsigned occ, Launch& L) {
   const unsigned long long ntasks = task_count(grid);
   L.control = d.control(s);
   L.caps = pol.caps[d.dev];
@@ -123,6 +124,7 @@ inline void fill_launch_locked(DeviceState& d, const PolicyState& pol, unsigned 
   L.gy = grid.y;
   L.gz = grid.z;
   L.workers = workers;
+  L.occ = occ;
   const Tuning tu = tuning_locked();
   L.check_cycles = tu.check_cycles;
   L.max_chunk = tu.max_chunk;
@@ -143,11 +145,7 @@ inline void fill_launch_locked(DeviceState& d, const PolicyState& pol, unsigned 
 // occ on each allowed SM, or the cap where it applies and is lower. (A launch with fewer tasks leaves
 // slots: its workers beyond its tasks leave at once.)
 inline bool fills_policy_locked(const DeviceState& d, const PolicyState& pol, int occ, unsigned long long tasks) {
-  const SmSet on = pol.sms & SmSet::first(static_cast<unsigned>(d.sms));
-  const unsigned long long o = static_cast<unsigned long long>(occ > 0 ? occ : 1);
-  unsigned long long slots = o * on.count();
-  if (pol.per_sm != 0 && pol.per_sm < o) slots -= (o - pol.per_sm) * (on & pol.capped).count();
-  return tasks >= slots;
+  return tasks >= slots(policy_room_locked(d, pol), static_cast<unsigned>(occ > 0 ? occ : 1));
 }
 
 // A launch under a restricting policy takes its place among the policy's launches: it waits for those
@@ -194,7 +192,7 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   p.workers = worker_count(*d, *pol, full, ntasks);
   p.resume_workers = static_cast<unsigned>(full);
   p.policy = pol;
-  fill_launch_locked(*d, *pol, s, captured, c.grid, p.workers, p.launch);
+  fill_launch_locked(*d, *pol, s, captured, c.grid, p.workers, static_cast<unsigned>(occ), p.launch);
   take_turn_locked(*d, *pol, captured, c.stream, occ, ntasks, p);
   return true;
 }

@@ -86,11 +86,12 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
     s.last_check = clock64();
     bool joined = true;
     if (launch.flags & kResume) {
-      // Resume workers on SMs the policy does not allow leave without touching the control block.
+      // Resume workers on SMs the policy does not allow leave; the launch may still be thin (it asks again).
       const unsigned cap = vload(launch.caps + s.sm);
       // The host answered (a stale add to a reused control block only delays a spill).
       atomicAdd(&launch.control->heard, 1u);
       joined = cap != 0 && join(launch);
+      if (!joined && cap == 0) ask_if_thin(launch);
     } else {
       // One store, by worker 0, not one per worker: every check reads this line (measured: -1 point on
       // 128-thread blocks, 2112 workers). Resume workers that come before it stay out, which costs
