@@ -6,16 +6,21 @@
 # programs of bench/programs. (At 88f4c5e, whose runtime asked for 32 hardware queues in every process, the
 # programs part ran the transformed programs with 32 and then with CUDA_DEVICE_MAX_CONNECTIONS=8.)
 # PARTS picks parts (default all: "corpus confined sanitize stress programs"; one device call does not hold
-# them all). Needs build/gpu-transformed (test/gpu/transform.sh) and build/bench-programs. Outputs in $OUT
+# them all). The stress part runs the stress test once per seed in SEEDS ("fresh": a new seed; default three
+# fresh ones), then REPLAYS (default 12) replays of each graph case in GRAPH_SEEDS (default the worst one,
+# 10523739377958258358). Needs build/gpu-transformed (test/gpu/transform.sh) and build/bench-programs. Outputs in $OUT
 # (all.tgz, written again after each part).
 set -u
 O=${OUT:-out}; mkdir -p "$O/corpus" "$O/programs" build-stress
 PARTS=${PARTS:-"corpus confined sanitize stress programs"}
+SEEDS=${SEEDS:-"fresh fresh fresh"}
+REPLAYS=${REPLAYS:-12}
+GRAPH_SEEDS=${GRAPH_SEEDS:-10523739377958258358}
 has() { [[ " $PARTS " == *" $1 "* ]]; }
 pack() { (cd "$O" && tar czf /tmp/all.tgz --exclude all.tgz . && mv /tmp/all.tgz all.tgz); }
 N=${NVCC:-/usr/local/cuda/bin/nvcc}
 F="-std=c++17 -arch=sm_90 -O2 -lineinfo -I runtime/include"
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; echo "parts: $PARTS"; } > "$O/when.txt"
+{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; echo "parts: $PARTS"; echo "commit: ${COMMIT:-?}"; } > "$O/when.txt"
 if has sanitize || has stress; then
   $N $F test/gpu/stress/stress.cu -o build-stress/stress & $N $F test/gpu/stress/wavefront.cu -o build-stress/wavefront & wait
 fi
@@ -33,12 +38,15 @@ if has sanitize; then
   echo "sanitize rc=$? $(date -u +%T)" >> "$O/when.txt"; pack
 fi
 if has stress; then
-  for r in 1 2 3; do
-    timeout -s KILL 120 build-stress/stress > "$O/run.txt" 2>&1; echo "rc=$?" >> "$O/run.txt"
+  for seed in $SEEDS; do
+    a=(); [ "$seed" != fresh ] && a=(--seed "$seed")
+    timeout -s KILL 120 build-stress/stress "${a[@]}" > "$O/run.txt" 2>&1; echo "rc=$?" >> "$O/run.txt"
     mv "$O/run.txt" "$O/stress-$(grep -m1 "^SEED" "$O/run.txt" | awk '{print $3}').txt"
   done
-  for r in $(seq 12); do
-    timeout -s KILL 60 build-stress/stress --seed 10523739377958258358 --cases 1 --min-launches 1 | grep -E "^case" | sed 's/|.*|/| SET |/'
+  for g in $GRAPH_SEEDS; do
+    for r in $(seq "$REPLAYS"); do
+      timeout -s KILL 60 build-stress/stress --seed "$g" --cases 1 --min-launches 1 | grep -E "^case" | sed 's/|.*|/| SET |/'
+    done
   done > "$O/graph-replays.txt" 2>&1
   echo "stress $(date -u +%T)" >> "$O/when.txt"; pack
 fi

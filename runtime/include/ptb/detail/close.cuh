@@ -10,6 +10,7 @@
 #include "intrinsics.cuh"
 #include "leader.cuh"
 #include "range_stacks.cuh"
+#include "thin_request.cuh"
 
 namespace ptb {
 
@@ -48,6 +49,7 @@ __device__ inline bool try_close(const Launch& L, unsigned long long w) {
   vstore(&cb->nused, 0u);
   vstore(&cb->exited, 0u);
   vstore(&cb->thin, 0u);
+  vstore(&cb->started, 0u);
   __threadfence();
   if (!(L.flags & kCaptured)) vstore(L.free_flag, 0u);
 #ifdef PTB_DEBUG_STAMPS
@@ -69,39 +71,6 @@ __device__ inline bool join(const Launch& L) {
     return true;
   atomicAdd(&cb->state, ~0ull);
   return false;
-}
-
-// A worker leaving while tasks are left (its SM is not allowed or over the cap: the policy's room was
-// taken when it came), with fewer workers left on the launch than it can use (the policy's room, and no
-// more than the tasks not started: another launch held the room when its workers came, and may have freed
-// it since), asks the host for more workers: one request per 200 us per launch (`thin`: when the last one
-// was made, in units of 1024 ns). Resume workers turned away from such a launch (on SMs outside the set)
-// ask again, so the host keeps sending batches, at most one per 500 us, until the launch has its room. Without it such a launch ran
-// on the few workers that had found room, however much room freed later (docs/runtime.md, "Thin
-// launches"). The request is counted in the high half of the strand word (kThinRequest), apart from the
-// anchor's (the low half): the monitor limits each kind to a batch per 500 us on its own, so that a batch
-// for a thin launch never delays the batch its anchor asks for when it is left alone. `live` counts
-// original workers that have not left and resume workers registered.
-constexpr unsigned kThinRequest = 1u << 16;
-__device__ inline void ask_if_thin(const Launch& L) {
-  ControlBlock* cb = L.control;
-  // five loads in flight at once (no short-circuit between them)
-  const unsigned thin = vload(&cb->thin), rh = vload(&cb->pending), ex = vload(&cb->exited);
-  const unsigned long long nx = vload(&cb->next), st = vload(&cb->state);
-  if (L.gen != kAnyGen && static_cast<unsigned>(st >> 32) != L.gen) return;  // the launch has ended
-  const unsigned long long claimed = L.base + nx, left = (claimed < L.ntasks ? L.ntasks - claimed : 0ull) + rh;
-  const unsigned now = static_cast<unsigned>(globaltimer() >> 10) | 1u;  // never 0 (0: no request yet)
-  if ((thin != 0 && now - thin < 200u) || left == 0) return;
-  const PolicyRoom* room = reinterpret_cast<const PolicyRoom*>(L.caps + kMaxSm);
-  PolicyRoom r;
-  r.free_sms = vload(&room->free_sms);
-  r.capped_sms = vload(&room->capped_sms);
-  r.cap = vload(&room->cap);
-  const unsigned long long can_use = min(slots(r, L.occ), left);
-  const unsigned long long live = static_cast<unsigned long long>(L.workers - ex) + (st & 0xffffffffull);
-  if (live >= can_use || atomicCAS(&cb->thin, thin, now) != thin) return;
-  __threadfence_system();
-  atomicAdd(L.strand_seq, kThinRequest);
 }
 
 // The leader, after the whole block finished its last task: leave. The last original worker may leave

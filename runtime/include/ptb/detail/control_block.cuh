@@ -35,7 +35,8 @@ struct alignas(128) ControlBlock {
   unsigned heard;                   // resume workers that reached the device (any launch of this control
                                     // block; only its changes count: the host answers; never reset)
   unsigned thin;                    // when a worker last asked the host for workers for a thin launch (%globaltimer >> 10)
-  unsigned pad1[24];
+  unsigned started;                 // when worker 0 started (%globaltimer >> 10, never 0; 0: not yet)
+  unsigned pad1[23];
   RetShard ret[kRetShards];
   unsigned sm_live[kMaxSm];         // ranked workers per SM (rank source for a per-SM cap)
   Node node[kRetCap];

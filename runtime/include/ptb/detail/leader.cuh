@@ -9,6 +9,7 @@
 #include "control_block.cuh"
 #include "intrinsics.cuh"
 #include "range_stacks.cuh"
+#include "thin_request.cuh"
 #include "trace_record.cuh"
 
 namespace ptb {
@@ -21,6 +22,7 @@ struct Leader {
   unsigned long long cur, end;  // range [cur, end); tasks before cur were handed to the fast path
   unsigned long long est;       // estimate of the claim counter (guided chunk sizes)
   long long last_check;         // clock64() of the last read of the SM's cap
+  long long thin_look;          // clock64() from which the next check also asks whether the launch is thin
   unsigned long long tprev;     // trace: start of the task in progress
   unsigned long long idprev;
   unsigned given;               // `go` given to the fast path last time
@@ -155,6 +157,10 @@ __device__ __forceinline__ unsigned next_run(const Launch& L, Leader& s) {
     s.k = k < 1 ? 1u : k;
     s.last_check = now;
     s.since = 0;
+    if (now >= s.thin_look) {  // this worker has run about 1 ms: is the launch thin? (thin_request.cuh)
+      s.thin_look = now + kThinLookCycles;
+      ask_if_thin(L);
+    }
     // Is this worker still allowed on its SM? If not, hand the rest of its range back and stop (if no
     // node is left for it, it keeps the range, checks before each task and stops at its end).
     const unsigned rh = vload(&L.control->pending);  // both loads in flight at once

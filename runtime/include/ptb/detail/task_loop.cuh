@@ -84,6 +84,7 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
     s.k = 0;      // read the cap before the first task (since >= k)
     s.since = 0;
     s.last_check = clock64();
+    s.thin_look = s.last_check + kThinAfterCycles;
     bool joined = true;
     if (launch.flags & kResume) {
       // Resume workers on SMs the policy does not allow leave; the launch may still be thin (it asks again).
@@ -96,7 +97,10 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
       // One store, by worker 0, not one per worker: every check reads this line (measured: -1 point on
       // 128-thread blocks, 2112 workers). Resume workers that come before it stay out, which costs
       // nothing (the original workers run the launch); it lands before worker 0 leaves, so before a close.
-      if (s.worker == 0) vstore(&launch.control->running, 1u);
+      if (s.worker == 0) {
+        vstore(&launch.control->started, static_cast<unsigned>(globaltimer() >> 10) | 1u);  // (ask_if_thin)
+        vstore(&launch.control->running, 1u);
+      }
       if (launch.first) {
         // Static first chunk (the host saw every SM allowed at launch): no claim at start. The cap is
         // still read before the first task: a worker may start late, after a yield.

@@ -1,0 +1,66 @@
+// ptb/detail/thin_request.cuh: a launch that runs on fewer workers than its policy's room gives it (a thin
+// launch) asks the host for more.
+// Part of the header-only runtime; include <ptb/ptb.cuh>, not this file.
+//
+// How a launch gets thin: its workers came while another launch under the same policy held the room
+// (two launches at once, launch_order.cuh; replays of graphs captured in several streams, which nothing
+// orders), found their SMs over the cap or outside the set and left. The launch then runs on the few that
+// found room, however much room frees later, unless someone asks the host for resume workers. Its anchor
+// does not ask: there is no anchor while workers still run.
+//
+// Who asks, and when (the request is cheap for the device, a batch of resume workers is not):
+// - a worker that leaves with tasks left, and a resume worker turned away (the chain: the host keeps
+//   sending batches, at most one per 500 us, until the launch has its room);
+// - a running worker, at a check of its SM's cap, once it has run about kThinAfter, then about every
+//   kThinLookCycles (so a launch whose leavers all left at its start still asks once the room frees);
+// and only a launch that has run for kThinAfter: a short launch beside another would otherwise fill the
+// room with resume workers the launch beside it needed (measured at bac2ca9, where any leaver asked at
+// once: a 6.5 us launch waited 255 us for the host, stranded beside such a batch).
+// A launch asks when fewer workers are live on it (original workers not left, resume workers registered)
+// than it can use (the policy's room, written after its caps: PolicyRoom; and no more than its tasks not
+// started), at most once per 200 us (`thin`: when it last asked, %globaltimer >> 10). The request is
+// counted in the high half of the strand word (kThinRequest), apart from the anchor's (the low half): the
+// monitor limits each kind to a batch per 500 us on its own, so a batch for a thin launch never delays
+// the batch its anchor asks for when it is left alone.
+#pragma once
+#include <cuda_runtime.h>
+
+#include "../twin_params.cuh"
+#include "config.cuh"
+#include "control_block.cuh"
+#include "intrinsics.cuh"
+
+namespace ptb {
+
+namespace detail {
+
+constexpr unsigned kThinRequest = 1u << 16;
+constexpr unsigned kThinAfter = 1000;            // x 1024 ns: about 1 ms
+constexpr long long kThinAfterCycles = 2000000;  // about 1 ms at the H100's 1.98 GHz (clock64, per SM)
+constexpr long long kThinLookCycles = 400000;    // about 200 us
+
+// Not inlined: a rare path, and the twin's code is loaded on a program's first launch (issue 13).
+__device__ __noinline__ inline void ask_if_thin(const Launch& L) {
+  ControlBlock* cb = L.control;
+  // six loads in flight at once (no short-circuit between them)
+  const unsigned thin = vload(&cb->thin), rh = vload(&cb->pending), ex = vload(&cb->exited), t0 = vload(&cb->started);
+  const unsigned long long nx = vload(&cb->next), st = vload(&cb->state);
+  if (L.gen != kAnyGen && static_cast<unsigned>(st >> 32) != L.gen) return;  // the launch has ended
+  const unsigned long long claimed = L.base + nx, left = (claimed < L.ntasks ? L.ntasks - claimed : 0ull) + rh;
+  const unsigned now = static_cast<unsigned>(globaltimer() >> 10) | 1u;  // never 0 (0: no request yet)
+  if ((thin != 0 && now - thin < 200u) || left == 0 || t0 == 0 || now - t0 < kThinAfter) return;
+  const PolicyRoom* room = reinterpret_cast<const PolicyRoom*>(L.caps + kMaxSm);
+  PolicyRoom r;
+  r.free_sms = vload(&room->free_sms);
+  r.capped_sms = vload(&room->capped_sms);
+  r.cap = vload(&room->cap);
+  const unsigned long long can_use = min(slots(r, L.occ), left);
+  const unsigned long long live = static_cast<unsigned long long>(L.workers - ex) + (st & 0xffffffffull);
+  if (live >= can_use || atomicCAS(&cb->thin, thin, now) != thin) return;
+  __threadfence_system();
+  atomicAdd(L.strand_seq, kThinRequest);
+}
+
+}  // namespace detail
+
+}  // namespace ptb
