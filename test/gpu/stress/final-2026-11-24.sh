@@ -40,7 +40,7 @@ fi
 if has stress; then
   for seed in $SEEDS; do
     a=(); [ "$seed" != fresh ] && a=(--seed "$seed")
-    timeout -s KILL 120 build-stress/stress "${a[@]}" > "$O/run.txt" 2>&1; echo "rc=$?" >> "$O/run.txt"
+    timeout -s KILL 300 build-stress/stress "${a[@]}" > "$O/run.txt" 2>&1; echo "rc=$?" >> "$O/run.txt"
     mv "$O/run.txt" "$O/stress-$(grep -m1 "^SEED" "$O/run.txt" | awk '{print $3}').txt"
   done
   for g in $GRAPH_SEEDS; do

@@ -210,6 +210,10 @@ static Case make_case(unsigned long long seed) {
 
 // ---------------------------------------------------------------- the run
 static std::atomic<long> g_progress{0};
+// The watchdog's limit, in ms: --hang-seconds, and during a confined run at least twice its whole-case bound
+// (a long chain confined to one SM can keep the host in its final synchronize, with no launch call to count
+// as progress, for tens of seconds, within its bound: case 7948469754818271575, H100, 2026-11-24).
+static std::atomic<double> g_hang_ms{30000};
 static std::atomic<unsigned long long> g_current_seed{0};
 
 struct Timing {
@@ -359,15 +363,17 @@ int main(int argc, char** argv) {
     else if (a == "--hang-seconds") hang_s = static_cast<unsigned>(std::atoi(argv[i + 1]));
   }
   std::printf("SEED stress %llu\n", seed);
-  std::thread([hang_s] {
+  g_hang_ms = hang_s * 1000.0;
+  std::thread([] {
     long last = -1;
     auto since = std::chrono::steady_clock::now();
     for (;;) {
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
       const long p = g_progress.load();
       if (p != last) { last = p; since = std::chrono::steady_clock::now(); continue; }
-      if (std::chrono::steady_clock::now() - since > std::chrono::seconds(hang_s)) {
-        std::printf("FAIL seed %llu: HANG, no progress for %u s\n", g_current_seed.load(), hang_s);
+      const double limit_ms = g_hang_ms.load();
+      if (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count() > limit_ms) {
+        std::printf("FAIL seed %llu: HANG, no progress for %.0f s\n", g_current_seed.load(), limit_ms / 1000);
         std::fflush(stdout);
         std::_Exit(3);
       }
@@ -459,7 +465,12 @@ int main(int argc, char** argv) {
       });
       c.policy_text += " changing";
     }
+    {  // the watchdog's limit for this run (g_hang_ms); a changing policy may shrink to one SM at cap 1
+      const double share = c.changing ? 1.0 / std::max(1, occ) : min_capacity;
+      g_hang_ms = std::max(hang_s * 1000.0, 2 * 10.0 * nsm / std::max(1e-3, share) * base.case_ms);
+    }
     const Timing conf = run_case(c, b, st, pol, c.changing);
+    g_hang_ms = hang_s * 1000.0;
     note_calls(conf, 1);
     stop = true;
     if (changer.joinable()) changer.join();

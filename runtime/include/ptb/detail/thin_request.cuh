@@ -39,8 +39,9 @@ constexpr unsigned kThinAfter = 1000;            // x 1024 ns: about 1 ms
 constexpr long long kThinAfterCycles = 2000000;  // about 1 ms at the H100's 1.98 GHz (clock64, per SM)
 constexpr long long kThinLookCycles = 400000;    // about 200 us
 
-// Not inlined: a rare path, and the twin's code is loaded on a program's first launch (issue 13).
-__device__ __noinline__ inline void ask_if_thin(const Launch& L) {
+// Inlined: as a called function (__noinline__, 6ed5dd4) it doubled a twin's cost per launch (bench/programs
+// stencil2d_chain, 10 us launches: +31.8 us over the original, +14.9 us at a420a1d; H100, 2026-11-24).
+__device__ inline void ask_if_thin(const Launch& L) {
   ControlBlock* cb = L.control;
   // six loads in flight at once (no short-circuit between them)
   const unsigned thin = vload(&cb->thin), rh = vload(&cb->pending), ex = vload(&cb->exited), t0 = vload(&cb->started);
