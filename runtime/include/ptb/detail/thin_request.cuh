@@ -9,8 +9,9 @@
 // does not ask: there is no anchor while workers still run.
 //
 // Who asks, and when (the request is cheap for the device, a batch of resume workers is not):
-// - a worker that leaves with tasks left, and a resume worker turned away (the chain: the host keeps
-//   sending batches, at most one per 500 us, until the launch has its room);
+// - a resume worker turned away or leaving, and an original worker that leaves after it has run about
+//   kThinAfter itself (the chain: the host keeps sending batches, at most one per 500 us, until the
+//   launch has its room);
 // - a running worker, at a check of its SM's cap, once it has run about kThinAfter, then about every
 //   kThinLookCycles (so a launch whose leavers all left at its start still asks once the room frees);
 // and only a launch that has run for kThinAfter: a short launch beside another would otherwise fill the
