@@ -61,7 +61,7 @@ if [ $MODE != confine ]; then
       n=$(basename $b)
       if [[ $ON_PURPOSE == *" $n "* ]]; then echo "$n|$1|--report-api-errors no $b"; else echo "$n|$1|$b"; fi
     done
-    echo "stress|$1|build-stress/stress --cases 6 --min-launches 0 --seed 42"
+    echo "stress|$1|build-stress/stress --cases 6 --min-launches 0 --seed 42 --hang-seconds ${SAN_TIMEOUT:-300}"
     echo "wavefront|$1|build-stress/wavefront --width 40"
     for f in build/fusion-semantics-bin/*; do [ -x "$f" ] && echo "fused-$(basename $f)|$1|$f"; done
   }

@@ -8,7 +8,8 @@
 # PARTS picks parts (default all: "corpus confined sanitize stress programs"; one device call does not hold
 # them all). The stress part runs the stress test once per seed in SEEDS ("fresh": a new seed; default three
 # fresh ones), then REPLAYS (default 12) replays of each graph case in GRAPH_SEEDS (default the worst one,
-# 10523739377958258358). Needs build/gpu-transformed (test/gpu/transform.sh) and build/bench-programs. Outputs in $OUT
+# 10523739377958258358). The sanitize part takes SAN_TOOLS, SAN_PROGRAMS and SAN_TIMEOUT (per run, default
+# 120 s) of confine_and_sanitize.sh. Needs build/gpu-transformed (test/gpu/transform.sh) and build/bench-programs. Outputs in $OUT
 # (all.tgz, written again after each part).
 set -u
 O=${OUT:-out}; mkdir -p "$O/corpus" "$O/programs" build-stress
@@ -33,8 +34,9 @@ if has confined; then
   echo "confined rc=$? $(date -u +%T)" >> "$O/when.txt"; mv "$O/confine-sanitize.txt" "$O/confined-runs.txt" 2>/dev/null; pack
 fi
 if has sanitize; then
-  SAN_PROGRAMS="stress|wavefront|multi_stream_concurrent|launch_shapes_streams|graph_capture" SAN_TIMEOUT=120 OUT=$O \
-    timeout -s KILL 200 bash test/gpu/stress/confine_and_sanitize.sh --sanitize-only --jobs 8 > "$O/sanitize.txt" 2>&1
+  ST=${SAN_TIMEOUT:-120}
+  SAN_PROGRAMS=${SAN_PROGRAMS:-"stress|wavefront|multi_stream_concurrent|launch_shapes_streams|graph_capture"} SAN_TIMEOUT=$ST OUT=$O \
+    timeout -s KILL $((ST + 80)) bash test/gpu/stress/confine_and_sanitize.sh --sanitize-only --jobs 8 > "$O/sanitize.txt" 2>&1
   echo "sanitize rc=$? $(date -u +%T)" >> "$O/when.txt"; pack
 fi
 if has stress; then
