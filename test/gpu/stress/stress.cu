@@ -351,6 +351,7 @@ int main(int argc, char** argv) {
   // 32 hardware queues, as docs/user-guide.md tells a program that makes its policies in code (the runtime
   // asks for them only when PTB_SMS or PTB_BLOCKS_PER_SM confine the process; detail/connections.cuh).
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a run killed from outside (a sanitizer's time limit) keeps its lines
   unsigned long long seed = std::random_device{}();
   seed = (seed << 32) ^ std::random_device{}();
   unsigned cases = 120, min_launches = 10000, hang_s = 30;
