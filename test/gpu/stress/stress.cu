@@ -1,8 +1,8 @@
 // Stress test of the PTB runtime under policies (issue 10): random launch shapes x random policies, every
 // task of every launch checked to run exactly once, every launch timed against the same launch unconfined.
 //
-//   stress [--seed S] [--cases N] [--min-launches M] [--max-tasks T] [--hang-seconds H]
-//   (defaults: a random seed, 120 cases, 10000 launches at least, 10^6 tasks at most, 30 s)
+//   stress [--seed S] [--cases N] [--min-launches M] [--max-tasks T] [--max-chain C] [--hang-seconds H]
+//   (defaults: a random seed, 120 cases, 10000 launches at least, 10^6 tasks at most, chains of 1000 at most, 30 s)
 //
 // A case: a kernel (no shared memory / static shared + barriers / dynamic shared + barriers; tasks that
 // spin 0-20 us), a grid of 1..10^6 tasks (1-D, 2-D or 3-D), a block of 16..1024 threads (1-D/2-D/3-D),
@@ -174,6 +174,7 @@ static ptb::SmSet random_set(Rng& g, unsigned nsm) {
 }
 
 static unsigned g_max_tasks = 1000000;  // --max-tasks (smaller cases under compute-sanitizer)
+static unsigned g_max_chain = 1000;     // --max-chain (shorter chains under racecheck: its cost is per launch)
 
 static Case make_case(unsigned long long seed) {
   Rng g(seed);
@@ -194,7 +195,7 @@ static Case make_case(unsigned long long seed) {
   // and ~60 ms of spinning per stream.
   c.tasks = std::min(g.logu(1, 1000000), g_max_tasks);
   if (c.spin_ns) c.tasks = std::min(c.tasks, g.logu(1, 20000));
-  c.chain = g.logu(1, 1000);
+  c.chain = std::min(g.logu(1, 1000), g_max_chain);
   const unsigned long long limit_runs = 10000000ull;
   while (c.chain > 1 && (unsigned long long)c.chain * c.tasks * c.streams > std::min<unsigned long long>(limit_runs, kCounters))
     c.chain /= 2;
@@ -361,6 +362,7 @@ int main(int argc, char** argv) {
     else if (a == "--cases") cases = static_cast<unsigned>(std::atoi(argv[i + 1]));
     else if (a == "--min-launches") min_launches = static_cast<unsigned>(std::atoi(argv[i + 1]));
     else if (a == "--max-tasks") g_max_tasks = static_cast<unsigned>(std::atoi(argv[i + 1]));
+    else if (a == "--max-chain") g_max_chain = std::max(1, std::atoi(argv[i + 1]));
     else if (a == "--hang-seconds") hang_s = static_cast<unsigned>(std::atoi(argv[i + 1]));
   }
   std::printf("SEED stress %llu\n", seed);
