@@ -120,7 +120,7 @@ std::optional<std::string> assembleFusedOutput(const FusionJob &job, const std::
       const bool explicitRatio = !b.slots.empty() || !job.allRatios;
       const std::vector<std::vector<unsigned>> forRatios = b.slots.empty() ? ratios : std::vector<std::vector<unsigned>>{b.slots};
       const std::string what = b.slots.empty() ? ratioString(b.registers) : ratioString(b.slots) + "@" + ratioString(b.registers);
-      if (b.registers.size() != kernels.size() || (!b.slots.empty() && b.slots.size() != kernels.size())) {
+      if (!b.fits(kernels.size())) {
         error("register budgets " + what + " do not give one count per kernel (" + std::to_string(kernels.size()) + ")");
         continue;
       }

@@ -343,7 +343,7 @@ llvm::Expected<std::vector<FusionJob>> parseFusionConfig(llvm::StringRef json) {
         if (!s) return failure(where + ": \"reg_budgets\" must list register budgets (\"112:32\" or \"1:2@112:32\")");
         llvm::Expected<RegisterBudget> b = parseRegisterBudget(*s);
         if (!b) return failure(where + ": \"reg_budgets\": " + llvm::toString(b.takeError()));
-        if (b->registers.size() != job.kernels.size() || (!b->slots.empty() && b->slots.size() != job.kernels.size()))
+        if (!b->fits(job.kernels.size()))
           return failure(where + ": \"reg_budgets\": '" + s->str() + "' must give one count per kernel");
         job.budgets.push_back(*b);
       }

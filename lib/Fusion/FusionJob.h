@@ -35,6 +35,10 @@ struct RegisterBudget {
   std::vector<unsigned> slots;      // the ratio they are for; empty: every ratio of the job
   unsigned minBlocks = 0;           // fused blocks per SM asked for; 0: the most the budgets allow
   std::vector<unsigned> registers;  // per kernel, slot order
+  // One register count per kernel, and a ratio (if any) of one slot count per kernel.
+  bool fits(size_t kernels) const {
+    return registers.size() == kernels && (slots.empty() || slots.size() == kernels);
+  }
 };
 
 // One fused output: the kernels (in slot order), the ratios to emit, names and where it goes.

@@ -195,7 +195,7 @@ int main(int argc, char **argv) {
         printError("--reg-budget " + llvm::toString(b.takeError()));
         return 2;
       }
-      if (b->registers.size() != job.kernels.size()) {
+      if (!b->fits(job.kernels.size())) {
         printError("--reg-budget '" + item + "' must give one register count per kernel (" +
                    std::to_string(job.kernels.size()) + ")");
         return 2;
