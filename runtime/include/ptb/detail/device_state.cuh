@@ -46,7 +46,7 @@ struct ControlRec {
   bool captured = false;     // owned by a captured graph node forever
   bool registered = false;   // relaunch is set
   unsigned seen_strand = 0;
-  std::chrono::steady_clock::time_point last_resume{};  // last batch (answers either kind of request)
+  std::chrono::steady_clock::time_point last_batch{};   // last batch (answers either kind of request)
   std::chrono::steady_clock::time_point last_strand{};  // last batch for a stranded launch's anchor
   PolicyState* policy = nullptr;
   Launch launch{};

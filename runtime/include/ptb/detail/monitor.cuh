@@ -14,6 +14,7 @@
 #include "on_device.cuh"
 #include "policy_state.cuh"
 #include "runtime.cuh"
+#include "thin_request.cuh"
 
 namespace ptb {
 
@@ -106,18 +107,17 @@ inline void monitor_loop() {
             rec.seen_strand = s;
             continue;
           }
-          // Two kinds of request in one word: the anchor of a launch left alone (low half) and a thin
-          // launch (high half, kThinRequest in close.cuh). Each kind gets at most a batch per 500 us, on
-          // its own: batches for a thin launch never delay its anchor's. A request within its limit
-          // stays unseen till the limit is up; one batch answers both. (A carry out of the low half reads as
-          // one thin request: one batch more.)
+          // Two kinds of request in one word (thin_request.cuh): the anchor of a launch left alone and a
+          // thin launch. Each kind gets at most a batch per 500 us, on its own: batches for a thin launch
+          // never delay its anchor's. A request within its limit stays unseen till the limit is up; one
+          // batch answers both. (A carry out of the low half reads as one thin request: one batch more.)
           const auto now = std::chrono::steady_clock::now();
           const auto limit = std::chrono::microseconds(500);
-          const bool anchor = (s & 0xffffu) != (rec.seen_strand & 0xffffu) && now - rec.last_strand >= limit;
-          const bool thin = (s >> 16) != (rec.seen_strand >> 16) && now - rec.last_resume >= limit;
+          const bool anchor = anchor_requests(s) != anchor_requests(rec.seen_strand) && now - rec.last_strand >= limit;
+          const bool thin = thin_requests(s) != thin_requests(rec.seen_strand) && now - rec.last_batch >= limit;
           if (!anchor && !thin) continue;
           rec.seen_strand = s;
-          rec.last_resume = now;
+          rec.last_batch = now;
           if (anchor) rec.last_strand = now;
           due.push_back(resume_batch_locked(*d, i, taken));
         }

@@ -47,7 +47,7 @@ inline bool acquire_control_locked(DeviceState& d, bool captured, unsigned& out)
         r.registered = false;
         r.relaunch = nullptr;
         r.seen_strand = *(volatile unsigned*)(d.pages[i / kPoolPageSize].hstrand + i % kPoolPageSize);
-        r.last_resume = r.last_strand = {};  // the batch limits are per launch: the block's last launch's must not delay this one
+        r.last_batch = r.last_strand = {};  // the batch limits are per launch: the block's last launch's must not delay this one
         out = i;
         return true;
       }

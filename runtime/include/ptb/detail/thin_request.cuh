@@ -35,7 +35,11 @@ namespace ptb {
 
 namespace detail {
 
+// The strand word (Launch::strand_seq, host-mapped) counts requests for workers: the anchor's (a launch
+// left alone, close.cuh) in its low half, a thin launch's in its high half. The monitor reads the halves.
 constexpr unsigned kThinRequest = 1u << 16;
+__host__ __device__ constexpr unsigned anchor_requests(unsigned strand) { return strand & (kThinRequest - 1); }
+__host__ __device__ constexpr unsigned thin_requests(unsigned strand) { return strand / kThinRequest; }
 constexpr unsigned kThinAfter = 1000;            // x 1024 ns: about 1 ms
 constexpr long long kThinAfterCycles = 2000000;  // about 1 ms at the H100's 1.98 GHz (clock64, per SM)
 constexpr long long kThinLookCycles = 400000;    // about 200 us
