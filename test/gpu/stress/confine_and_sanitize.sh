@@ -65,8 +65,8 @@ if [ $MODE != confine ]; then
     # chains of hundreds of launches seed 42's cases did not finish in 280 s, and its case 42 (a policy
     # changed all along, so the runtime sends resume batches all along) grew the process to 129 GB until
     # the OOM killer stopped it (chains of 8), and by about 0.4 GB/s with chains of 2 until a 150 s limit
-    # (H100, 2026-11-24). Under racecheck: cases 43-47
-    # (none changes its policy), chains of 8 launches and 2048 tasks at most.
+    # (H100, 2026-11-24). Under racecheck: cases 43-47 (none changes its policy), chains of 8 launches and
+    # 2048 tasks at most.
     if [ "$2" = racecheck ]; then
       echo "stress|$1|build-stress/stress --cases 5 --min-launches 0 --seed 43 --max-tasks 2048 --max-chain 8 --hang-seconds ${SAN_TIMEOUT:-300}"
     else
