@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Where a twin's per-launch cost goes (issue 13, goal 3), on the GPU machine (repository root):
+#
+#   bash bench/programs/per_launch.sh [--reps 5] [--steps 5000] [--profile DIR] [TRANSFORMED_DIR]
+#
+# stencil2d_chain (2 x --steps dependent launches in one stream), original and transformed
+# (PTB_MODE=ptb: a twin for every launch), built as run_on_gpu.sh builds them.
+#
+# 1. Sizes and tunings. At three grid sizes:
+#      2048x2048  16384 blocks of 32x8 (the benchmark's size: about 15.5 tasks per worker, 1056 workers)
+#      512x512     1024 blocks: one task per worker
+#      64x32          8 blocks: the fixed cost of a launch, almost no work
+#    and, at 2048x2048, the twin under tunings: first16 (PTB_FIRST_CHUNK=16: 16 x 1056 >= 16384, no claim),
+#    nocheck (PTB_CHECK_CYCLES=2^30), both.
+# 2. Runtime variants (bench/programs/per_launch_variants/*.diff, each applied to a copy of runtime/include:
+#    experiments, some unsafe, not the runtime), at 2048x2048.
+# 3. Phase stamps (probes/phase_stamps.cuh) of the last launch of a short run, per runtime: when the
+#    workers enter, publish their first run, find no task, and when the launch's close ends.
+# 4. With ncu: the duration of one kernel of each form at 2048x2048 (launches serialized, caches flushed).
+# Forms alternate within each repetition. Prints the median gpu_ms per form and the cost per launch over
+# the original of the same size ((form - orig) / launches, in us).
+# --profile DIR: only build, then write ncu's reports of one flux launch of each form (speed of light, warp
+# states, memory, and the stall samples per SASS line) to DIR, and stop.
+set -u
+cd "$(dirname "$0")/../.."
+REPS=5 STEPS=5000 TDIR=build/bench-programs PROFILE=""
+while [ $# -gt 0 ]; do
+  case $1 in --reps) REPS=$2; shift;; --steps) STEPS=$2; shift;; --profile) PROFILE=$2; shift;; *) TDIR=$1;; esac; shift
+done
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+B=build/per-launch
+rm -rf $B && mkdir -p $B
+FLAGS=(-std=c++17 -O2 -arch=sm_90 -lineinfo -I bench/programs)
+echo "== per_launch.sh: $(date -u '+%F %T') UTC; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); tree $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+VARIANTS=()
+for d in bench/programs/per_launch_variants/*.diff; do
+  v=$(basename "$d" .diff)
+  cp -r runtime/include $B/rt-$v && patch -s -p1 -d $B/rt-$v <"$d" || { echo "variant $v does not apply"; exit 1; }
+  VARIANTS+=("$v")
+done
+"$NVCC" "${FLAGS[@]}" bench/programs/stencil2d_chain.cu -o $B/orig &
+"$NVCC" "${FLAGS[@]}" -I runtime/include "$TDIR/stencil2d_chain.cu" -o $B/ptb &
+if [ -z "$PROFILE" ]; then
+  "$NVCC" "${FLAGS[@]}" -I runtime/include -DPTB_DEBUG_STAMPS -include bench/programs/probes/phase_stamps.cuh \
+    "$TDIR/stencil2d_chain.cu" -o $B/stamps-runtime &
+  for v in "${VARIANTS[@]}"; do
+    "$NVCC" "${FLAGS[@]}" -I $B/rt-$v "$TDIR/stencil2d_chain.cu" -o $B/$v &
+    "$NVCC" "${FLAGS[@]}" -I $B/rt-$v -DPTB_DEBUG_STAMPS -include bench/programs/probes/phase_stamps.cuh \
+      "$TDIR/stencil2d_chain.cu" -o $B/stamps-$v &
+  done
+fi
+wait
+for f in orig ptb; do [ -x $B/$f ] || { echo "build of $f failed"; exit 1; }; done
+NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+if [ -n "$PROFILE" ]; then
+  mkdir -p "$PROFILE"
+  for f in orig twin; do
+    bin=$B/ptb env=(PTB_MODE=ptb); [ $f = orig ] && { bin=$B/orig; env=(); }
+    sel=(-k regex:^flux --launch-skip 100 --launch-count 1)
+    env ${env[@]+"${env[@]}"} "$NCU" --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis \
+      --section Occupancy --section LaunchStats "${sel[@]}" $bin --steps 150 >"$PROFILE/ncu-$f.txt" 2>&1
+    env ${env[@]+"${env[@]}"} "$NCU" --section WarpStateStats --section SourceCounters --page source --print-source sass \
+      "${sel[@]}" $bin --steps 150 >"$PROFILE/ncu-sass-$f.txt" 2>&1
+  done
+  exit 0
+fi
+
+med() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else print a[int((NR + 1) / 2)]}'; }
+launches=$((2 * STEPS))
+per_launch() { awk -v m="$1" -v o="$2" -v n=$launches 'BEGIN {printf "%+.2f", (m - o) * 1000 / n}'; }
+declare -A T
+# run <form> <w> <h>: prints gpu_ms (FAIL on a wrong result)
+run() {
+  local bin=$B/ptb env=(PTB_MODE=ptb)
+  case $1 in
+    orig) bin=$B/orig; env=();;
+    twin) ;;
+    first16) env+=(PTB_FIRST_CHUNK=16);;
+    nocheck) env+=(PTB_CHECK_CYCLES=1073741824);;
+    both) env+=(PTB_FIRST_CHUNK=16 PTB_CHECK_CYCLES=1073741824);;
+    *) bin=$B/$1;;
+  esac
+  [ -x "$bin" ] || { echo "nobuild"; return; }
+  env ${env[@]+"${env[@]}"} timeout 60 $bin --w $2 --h $3 --steps $STEPS | awk '/^PROGRAM/ {print $4} /^FAIL/ {print "FAIL"}'
+}
+$B/orig --steps 10 >/dev/null
+
+echo "== 1. sizes and tunings ($REPS runs per form)"
+SIZES=("2048 2048" "512 512" "64 32")
+for r in $(seq 1 "$REPS"); do
+  for s in "${SIZES[@]}"; do
+    set -- $s
+    forms=(orig twin); [ "$1" = 2048 ] && forms=(orig twin first16 nocheck both)
+    [ $((r % 2)) = 0 ] && forms=($(printf '%s\n' "${forms[@]}" | tac))
+    for f in "${forms[@]}"; do T["$f-$1"]+="$(run "$f" "$1" "$2") "; done
+  done
+done
+printf '%-10s %-8s %10s %14s   %s\n' size form median_ms us/launch runs
+for s in "${SIZES[@]}"; do
+  set -- $s
+  o=$(echo "${T[orig-$1]}" | med)
+  forms=(orig twin); [ "$1" = 2048 ] && forms=(orig twin first16 nocheck both)
+  for f in "${forms[@]}"; do
+    m=$(echo "${T[$f-$1]}" | med)
+    printf '%-10s %-8s %10s %14s   %s\n' "$1x$2" "$f" "$m" "$(per_launch "$m" "$o")" "${T[$f-$1]}"
+  done
+done
+
+echo "== 2. runtime variants at 2048x2048 ($REPS runs per form; the diffs in bench/programs/per_launch_variants)"
+FORMS2=(orig twin "${VARIANTS[@]}")
+for r in $(seq 1 "$REPS"); do
+  forms=("${FORMS2[@]}"); [ $((r % 2)) = 0 ] && forms=($(printf '%s\n' "${forms[@]}" | tac))
+  for f in "${forms[@]}"; do T["v-$f"]+="$(run "$f" 2048 2048) "; done
+done
+o=$(echo "${T[v-orig]}" | med)
+for f in "${FORMS2[@]}"; do
+  m=$(echo "${T[v-$f]}" | med)
+  printf '%-36s %10s %10s   %s\n' "$f" "$m" "$(per_launch "$m" "$o")" "${T[v-$f]}"
+done
+
+echo "== 3. phase stamps of the last launch of --steps 50 (PTB_MODE=ptb)"
+for v in runtime "${VARIANTS[@]}"; do
+  for s in "2048 2048" "64 32"; do
+    set -- $s
+    [ -x $B/stamps-$v ] || { echo "$v: no build"; continue; }
+    echo "$v ${1}x$2: $(PTB_MODE=ptb timeout 60 $B/stamps-$v --steps 50 --w $1 --h $2 | grep '^STAMPS')"
+  done
+done
+
+if [ -n "$NCU" ]; then
+  echo "== 4. one kernel's duration (ncu gpu__time_duration, launches 201-220 of each kernel at 2048x2048, --steps 300, median)"
+  for f in orig twin first16; do
+    env=(); bin=$B/ptb
+    case $f in orig) bin=$B/orig;; twin) env=(PTB_MODE=ptb);; first16) env=(PTB_MODE=ptb PTB_FIRST_CHUNK=16);; esac
+    for k in flux update; do
+      d=$(env ${env[@]+"${env[@]}"} timeout 60 "$NCU" --csv --print-units base --metrics gpu__time_duration.sum -k "regex:^$k" \
+            --launch-skip 200 --launch-count 20 $bin --steps 300 2>/dev/null |
+          awk -F'","' '/gpu__time_duration/ {gsub(/[",]/, "", $NF); print $NF}' | med)
+      echo "$f $k ${d} ns"
+    done
+  done
+else
+  echo "== 4. ncu not found: no per-kernel durations"
+fi
