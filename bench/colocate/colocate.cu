@@ -11,6 +11,7 @@
 //   gspace      ptb::qos::GSpaceController in the epoch loop (when its header exists)
 //   feedback    ptb::qos::FeedbackController in the epoch loop
 //   gate        ptb::qos::RequestGate: BE yields every SM while an LS request is in flight
+//   gate-capK   the same gate, but BE keeps K workers on every SM while a request is in flight (K = 1, 2)
 //   manager     ptb::qos::FuseOrReorderManager (Tacker) on the `pair` BE only (be_manager.h)
 //   manager-hold  the same, but BE holds (and yields) while any LS request is in flight
 //   (mps        MPS active-thread percentages: run_on_gpu.sh, with --role, when the MPS daemon works)
@@ -84,7 +85,7 @@ struct Options {
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "colocate: %s\nusage: colocate [--out DIR] [--reps N] [--secs S] [--settle S] [--loads 0.25,0.5,0.75]\n"
-               "  [--be compute,memory,wmma,pair] [--configs plain,priority,static,gspace,feedback,gate,manager] [--budget-s S]\n"
+               "  [--be compute,memory,wmma,pair] [--configs plain,priority,static,gspace,feedback,gate,gate-cap1,gate-cap2,manager] [--budget-s S]\n"
                "  [--seed N] [--ls-n N] [--ls-layers N] [--ls-streams N] [--ls-no-graph] [--policy-ls-plain] [--target-x X] [--epoch-us N] [--window N] [--static-k K]\n"
                "  [--step N] [--profile-step N] [--profile-secs S] [--no-trace]\n"
                "  MPS roles: --role probe | --role ls --rate R [--secs S --settle S --seed N] | --role be --be-kind K\n",
@@ -98,6 +99,13 @@ std::vector<std::string> split(const std::string& s) {
   for (std::string x; std::getline(ss, x, ',');)
     if (!x.empty()) v.push_back(x);
   return v;
+}
+
+// The cap of a "gate-capK" configuration (BE's workers per SM while an LS request is in flight), 0 otherwise.
+unsigned gate_cap(const std::string& c) {
+  if (c == "gate-cap1") return 1;
+  if (c == "gate-cap2") return 2;
+  return 0;
 }
 
 Options parse(int argc, char** argv) {
@@ -139,7 +147,7 @@ Options parse(int argc, char** argv) {
   if (o.reps == 0 || o.secs <= 0 || o.loads.empty()) usage("reps, secs and loads must be positive");
   for (const auto& c : o.configs)
     if (c != "plain" && c != "priority" && c != "static" && c != "gspace" && c != "feedback" && c != "gate" &&
-        c != "manager" && c != "manager-hold")
+        c != "manager" && c != "manager-hold" && gate_cap(c) == 0)
       usage(("unknown configuration " + c).c_str());
   return o;
 }
@@ -283,7 +291,7 @@ class Bench {
 
 bool uses_twins(const std::string& c) {
   return c == "be-alone-ptb" || c == "static" || c == "gspace" || c == "feedback" || c == "gate" || c == "manager" ||
-         c == "manager-hold";
+         c == "manager-hold" || gate_cap(c) > 0;
 }
 
 // Whether configuration `config` runs with BE program `be`: the manager's configurations run the pair only.
@@ -349,11 +357,14 @@ Result Bench::measure(const Run& r) {
     loop = make_loop(r.config, p, log, hooks);
     if (loop) loop->start();
   }
-  // gate: BE yields every SM while an LS request is in flight (ptb/qos/request_gate.cuh)
+  // gate: BE yields every SM while an LS request is in flight (ptb/qos/request_gate.cuh); gate-capK: BE keeps K
+  // workers on every SM meanwhile
   std::unique_ptr<ptb::qos::RequestGate> gate;
   std::unique_ptr<GateHooks> gate_hooks;
-  if (with_be && with_ls && r.config == "gate") {
-    gate = std::make_unique<ptb::qos::RequestGate>(policy_);
+  if (with_be && with_ls && (r.config == "gate" || gate_cap(r.config) > 0)) {
+    const unsigned k = gate_cap(r.config);
+    gate = k > 0 ? std::make_unique<ptb::qos::RequestGate>(policy_, ptb::SmSet::all(), ptb::SmSet::all(), 10u, 20000u, k)
+                 : std::make_unique<ptb::qos::RequestGate>(policy_);
     gate_hooks = std::make_unique<GateHooks>(*gate);
   }
   RequestHooks* hooks = gate_hooks ? static_cast<RequestHooks*>(gate_hooks.get()) : manager.get();

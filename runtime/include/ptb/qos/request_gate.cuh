@@ -1,7 +1,8 @@
 // ptb/qos/request_gate.cuh: time-sharing between a latency-sensitive (LS) service and best-effort (BE)
 // work (issue 15; docs/qos.md, "The request gate"). While at least one LS request is in flight, BE's
-// policy holds `during` (default: no SM, BE pauses where it is); when the last one has finished on the
-// device, BE gets `between` back (default: every SM). The spatial policies (static partition, G-Space,
+// policy holds `during` (default: no SM, BE pauses where it is), optionally with a cap of `during_per_sm`
+// workers on each of its SMs (G-Space's caps while requests run: BE keeps a few workers beside LS); when
+// the last one has finished on the device, BE gets `between` back (default: every SM, no cap). The spatial policies (static partition, G-Space,
 // feedback) cannot keep an LS service whose kernels spread over the whole GPU near its solo latency
 // without taking the whole GPU from BE (bench/colocate, 2026-11-23); the gate gives LS the whole GPU only
 // while it has work.
@@ -41,8 +42,13 @@ namespace ptb::qos {
 class RequestGate {
 public:
   explicit RequestGate(Policy be, SmSet during = SmSet::none(), SmSet between = SmSet::all(), unsigned poll_us = 10,
-                       unsigned hold_limit_us = 20000)
-      : be_(be), during_(during), between_(between), poll_(poll_us), hold_limit_(hold_limit_us) {
+                       unsigned hold_limit_us = 20000, unsigned during_per_sm = 0)
+      : be_(be),
+        during_(during),
+        between_(between),
+        poll_(poll_us),
+        hold_limit_(hold_limit_us),
+        during_per_sm_(during_per_sm) {
     poller_ = std::thread([this] { poll_loop(); });
   }
   RequestGate(const RequestGate&) = delete;
@@ -59,7 +65,7 @@ public:
   void begin() {
     std::lock_guard<std::mutex> g(m_);
     if (in_flight_++ == 0) {
-      be_.set(during_);
+      be_.set(during_, during_per_sm_);
       ++yields_;
       since_ = std::chrono::steady_clock::now();
       released_ = false;
@@ -109,6 +115,7 @@ private:
   Policy be_;
   SmSet during_, between_;
   unsigned poll_, hold_limit_;
+  unsigned during_per_sm_;  // cap on BE's workers per SM of `during` (0: none)
   mutable std::mutex m_;
   unsigned in_flight_ = 0;
   unsigned long long yields_ = 0, releases_ = 0;
