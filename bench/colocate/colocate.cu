@@ -303,11 +303,25 @@ bool runs_on(const std::string& config, const std::string& be) {
 class GateHooks : public RequestHooks {
  public:
   explicit GateHooks(ptb::qos::RequestGate& g) : g_(g) {}
-  void begin() override { g_.begin(); }
+  void begin() override {  // called by the LS client's one issuing thread
+    const auto t = Clock::now();
+    g_.begin();
+    begin_us_.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t).count());
+  }
   cudaError_t end(cudaStream_t s) override { return g_.end(s); }
+  // How long the LS client waited in begin() (the gate's Policy::set when it was the first request in
+  // flight), in microseconds: "p50 / p99 / max".
+  std::string begin_wait() const {
+    if (begin_us_.empty()) return "none";
+    char b[96];
+    std::snprintf(b, sizeof b, "p50 %.0f / p99 %.0f / max %.0f us", quantile(begin_us_, 0.5), quantile(begin_us_, 0.99),
+                  *std::max_element(begin_us_.begin(), begin_us_.end()));
+    return b;
+  }
 
  private:
   ptb::qos::RequestGate& g_;
+  std::vector<double> begin_us_;
 };
 
 Result Bench::measure(const Run& r) {
@@ -393,7 +407,8 @@ Result Bench::measure(const Run& r) {
                         : "");
     });
   if (gate) {
-    std::printf("    gate: BE yielded %llu times, %llu of them ended by the hold limit\n", gate->yields(), gate->releases());
+    std::printf("    gate: BE yielded %llu times, %llu of them ended by the hold limit; the LS client waited in begin() %s\n",
+                gate->yields(), gate->releases(), gate_hooks->begin_wait().c_str());
     gate.reset();  // BE gets every SM back
   }
   std::vector<ptb::qos::EpochRecord> hist;
