@@ -2,10 +2,12 @@
 // work (issue 15; docs/qos.md, "The request gate"). While at least one LS request is in flight, BE's
 // policy holds `during` (default: no SM, BE pauses where it is), optionally with a cap of `during_per_sm`
 // workers on each of its SMs (G-Space's caps while requests run: BE keeps a few workers beside LS); when
-// the last one has finished on the device, BE gets `between` back (default: every SM, no cap). The spatial policies (static partition, G-Space,
-// feedback) cannot keep an LS service whose kernels spread over the whole GPU near its solo latency
-// without taking the whole GPU from BE (bench/colocate, 2026-11-23); the gate gives LS the whole GPU only
-// while it has work.
+// the last one has finished on the device, BE gets `between` back (default: every SM, no cap). The
+// spatial policies (static partition, G-Space, feedback) cannot keep an LS service whose kernels spread
+// over the whole GPU near its solo latency without taking the whole GPU from BE (bench/colocate,
+// 2026-11-23); the gate gives LS the whole GPU only while it has work. With a cap, BE keeps more of its
+// throughput and LS's requests run slower beside it; with a compute-bound BE program an LS request did
+// not finish within the hold limit at all (H100, 2026-11-24, cause not established: docs/qos.md, run 8).
 //
 //   ptb::Policy be = ptb::Policy::create();  ptb::set_stream_policy(be_stream, be);
 //   ptb::qos::RequestGate gate(be);
