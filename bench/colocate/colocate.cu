@@ -76,6 +76,7 @@ struct Options {
   unsigned profile_step = 8;       // --profile-step: granularity of the static profile's k
   double profile_secs = 0.3;       // --profile-secs: window of one profile probe
   bool trace = true;               // --no-trace
+  bool prefer_shared = false;      // --prefer-shared: every kernel prefers the largest shared-memory carveout
   // MPS roles (run_on_gpu.sh): --role ls|be|probe, --rate (LS requests/s), --be-kind
   std::string role;
   double rate = 0;
@@ -87,7 +88,7 @@ struct Options {
                "colocate: %s\nusage: colocate [--out DIR] [--reps N] [--secs S] [--settle S] [--loads 0.25,0.5,0.75]\n"
                "  [--be compute,memory,wmma,pair] [--configs plain,priority,static,gspace,feedback,gate,gate-cap1,gate-cap2,manager] [--budget-s S]\n"
                "  [--seed N] [--ls-n N] [--ls-layers N] [--ls-streams N] [--ls-no-graph] [--policy-ls-plain] [--target-x X] [--epoch-us N] [--window N] [--static-k K]\n"
-               "  [--step N] [--profile-step N] [--profile-secs S] [--no-trace]\n"
+               "  [--step N] [--profile-step N] [--profile-secs S] [--no-trace] [--prefer-shared]\n"
                "  MPS roles: --role probe | --role ls --rate R [--secs S --settle S --seed N] | --role be --be-kind K\n",
                why);
   std::exit(2);
@@ -137,6 +138,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--profile-step") o.profile_step = unsigned(std::stoul(val()));
     else if (a == "--profile-secs") o.profile_secs = std::stod(val());
     else if (a == "--no-trace") o.trace = false;
+    else if (a == "--prefer-shared") o.prefer_shared = true;
     else if (a == "--ls-no-graph") o.ls_graph = false;
     else if (a == "--policy-ls-plain") o.policy_ls_high = false;
     else if (a == "--role") o.role = val();
@@ -834,5 +836,11 @@ int main(int argc, char** argv) {
   // that never started while BE was paused by the request gate (docs/qos.md). A value given by the caller wins.
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   const colo::Options o = colo::parse(argc, argv);
+  // One shared-memory carveout for every kernel (LS's GEMMs use shared memory, BE's compute and memory
+  // programs none): blocks of kernels that want different carveouts cannot share an SM until it drains.
+  if (o.prefer_shared && cudaDeviceSetCacheConfig(cudaFuncCachePreferShared) != cudaSuccess) {
+    std::fprintf(stderr, "colocate: cudaDeviceSetCacheConfig failed\n");
+    return 1;
+  }
   return o.role.empty() ? colo::run_all(o) : colo::run_role(o);
 }
