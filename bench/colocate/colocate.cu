@@ -410,7 +410,8 @@ Result Bench::measure(const Run& r) {
                         : "");
     });
   if (gate) {
-    std::printf("    gate: BE yielded %llu times, %llu of them ended by the hold limit; the LS client waited in begin() %s\n",
+    std::printf("    gate: BE yielded %llu times, the hold limit released it %llu times; the LS client waited in "
+                "begin() %s\n",
                 gate->yields(), gate->releases(), gate_hooks->begin_wait().c_str());
     gate.reset();  // BE gets every SM back
   }

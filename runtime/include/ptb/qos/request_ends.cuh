@@ -5,6 +5,8 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <chrono>
 #include <vector>
 
 namespace ptb::qos {
@@ -19,9 +21,12 @@ public:
     for (cudaEvent_t e : open_) cudaEventDestroy(e);
   }
 
-  // Records the end of a request whose last launch is in `s`. On an error nothing is recorded and the
-  // caller counts the request as finished now (a failed request must not hold anything for ever).
-  cudaError_t record(cudaStream_t s) {
+  using Time = std::chrono::steady_clock::time_point;
+
+  // Records the end of a request whose last launch is in `s` and which began at `begun` (for oldest()). On
+  // an error nothing is recorded and the caller counts the request as finished now (a failed request must
+  // not hold anything for ever).
+  cudaError_t record(cudaStream_t s, Time begun = Time{}) {
     cudaEvent_t e = nullptr;
     if (!free_.empty()) {
       e = free_.back();
@@ -35,6 +40,7 @@ public:
       return r;
     }
     open_.push_back(e);
+    begun_.push_back(begun);
     return cudaSuccess;
   }
 
@@ -48,6 +54,8 @@ public:
         free_.push_back(open_[i]);
         open_[i] = open_.back();
         open_.pop_back();
+        begun_[i] = begun_.back();
+        begun_.pop_back();
         ++n;
       } else {
         ++i;
@@ -56,8 +64,16 @@ public:
     return n;
   }
 
+  // When the oldest request still open began (Time::max() when none is open).
+  Time oldest() const {
+    Time t = Time::max();
+    for (const Time& b : begun_) t = std::min(t, b);
+    return t;
+  }
+
 private:
   std::vector<cudaEvent_t> open_, free_;
+  std::vector<Time> begun_;  // begun_[i]: when the request of open_[i] began
 };
 
 }  // namespace ptb::qos

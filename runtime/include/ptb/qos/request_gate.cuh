@@ -22,15 +22,19 @@
 // A pause can block LS: CUDA maps streams onto a few hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, default
 // 8), and a BE launch paused in one of them holds every command queued behind it there, an LS request's
 // included; that request then never finishes and never ends the pause (seen on the H100, 2026-11-23). So
-// the gate gives BE `between` back when a request has been in flight for `hold_limit_us` (default 20 ms)
-// without the last one ending, and counts it (releases()); set CUDA_DEVICE_MAX_CONNECTIONS=32 before the
-// first CUDA call so that LS's streams do not share BE's queue (the runtime does so itself only for a
-// process confined from its environment: detail/connections.cuh).
+// the gate gives BE `between` back while some request has been in flight for longer than `hold_limit_us`
+// (default 20 ms), counts it (releases()), and applies `during` again once no request in flight is that
+// old. The age is each request's own: until 2026-11-24 it was the time since the first of an unbroken run
+// of requests, so a busy LS service whose requests all finished in time released BE as well (and, never
+// idle, never took the GPU back). Set CUDA_DEVICE_MAX_CONNECTIONS=32 before the first CUDA call so that
+// LS's streams do not share BE's queue (the runtime does so itself only for a process confined from its
+// environment: detail/connections.cuh).
 #pragma once
 #include <cuda_runtime.h>
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -66,23 +70,28 @@ public:
   // Before a request's first launch.
   void begin() {
     std::lock_guard<std::mutex> g(m_);
+    unended_.push_back(std::chrono::steady_clock::now());
     if (in_flight_++ == 0) {
       be_.set(during_, during_per_sm_);
       ++yields_;
-      since_ = std::chrono::steady_clock::now();
       released_ = false;
     }
   }
   // After the request's last launch, in its stream. On an error the request counts as finished now.
   cudaError_t end(cudaStream_t s) {
     std::lock_guard<std::mutex> g(m_);
-    const cudaError_t r = ends_.record(s);
+    RequestEnds::Time begun = std::chrono::steady_clock::now();
+    if (!unended_.empty()) {  // requests end in the order they began on the issuing side
+      begun = unended_.front();
+      unended_.pop_front();
+    }
+    const cudaError_t r = ends_.record(s, begun);
     if (r != cudaSuccess) finish_locked();
     return r;
   }
 
-  // How many times BE yielded (a first request in flight), how many of those ended by the hold limit,
-  // and requests in flight now.
+  // How many times BE yielded (a first request in flight, or the gate holding again after a release), how
+  // many times the hold limit gave BE its SMs back, and requests in flight now.
   unsigned long long yields() const {
     std::lock_guard<std::mutex> g(m_);
     return yields_;
@@ -105,11 +114,18 @@ private:
       std::this_thread::sleep_for(std::chrono::microseconds(poll_));
       std::lock_guard<std::mutex> g(m_);
       for (unsigned n = ends_.take_passed(); n > 0; --n) finish_locked();
-      if (in_flight_ > 0 && !released_ &&
-          std::chrono::steady_clock::now() - since_ > std::chrono::microseconds(hold_limit_)) {
-        be_.set(between_);  // held too long: BE's launches must be able to drain (see the top of this file)
+      if (in_flight_ == 0) continue;
+      RequestEnds::Time oldest = ends_.oldest();
+      if (!unended_.empty()) oldest = std::min(oldest, unended_.front());
+      const bool stuck = std::chrono::steady_clock::now() - oldest > std::chrono::microseconds(hold_limit_);
+      if (stuck && !released_) {
+        be_.set(between_);  // a request held too long: BE's launches must be able to drain (the top of this file)
         released_ = true;
         ++releases_;
+      } else if (!stuck && released_) {
+        be_.set(during_, during_per_sm_);  // the old request has finished: the gate holds again
+        released_ = false;
+        ++yields_;
       }
     }
   }
@@ -121,8 +137,8 @@ private:
   mutable std::mutex m_;
   unsigned in_flight_ = 0;
   unsigned long long yields_ = 0, releases_ = 0;
-  std::chrono::steady_clock::time_point since_{};  // when the first request in flight began
-  bool released_ = false;                           // the hold limit gave BE its SMs back meanwhile
+  std::deque<RequestEnds::Time> unended_;  // when the requests that began but have no end recorded yet began
+  bool released_ = false;                  // the hold limit gave BE `between` back meanwhile
   RequestEnds ends_;
   std::atomic<bool> stop_{false};
   std::thread poller_;
