@@ -6,8 +6,8 @@
 // spatial policies (static partition, G-Space, feedback) cannot keep an LS service whose kernels spread
 // over the whole GPU near its solo latency without taking the whole GPU from BE (bench/colocate,
 // 2026-11-23); the gate gives LS the whole GPU only while it has work. With a cap, BE keeps more of its
-// throughput and LS's requests run slower beside it; with a compute-bound BE program an LS request did
-// not finish within the hold limit at all (H100, 2026-11-24, cause not established: docs/qos.md, run 8).
+// throughput and LS's requests run slower beside it: 1.8-2x in their median beside memory- or
+// tensor-bound BE, 7x beside a compute-bound one (H100, 2026-11-24: docs/qos.md, runs 8 and 12).
 //
 //   ptb::Policy be = ptb::Policy::create();  ptb::set_stream_policy(be_stream, be);
 //   ptb::qos::RequestGate gate(be);
