@@ -23,12 +23,14 @@
 // 8), and a BE launch paused in one of them holds every command queued behind it there, an LS request's
 // included; that request then never finishes and never ends the pause (seen on the H100, 2026-11-23). So
 // the gate gives BE `between` back while some request has been in flight for longer than `hold_limit_us`
-// (default 20 ms), counts it (releases()), and applies `during` again once no request in flight is that
-// old. The age is each request's own: until 2026-11-24 it was the time since the first of an unbroken run
-// of requests, so a busy LS service whose requests all finished in time released BE as well (and, never
-// idle, never took the GPU back). Set CUDA_DEVICE_MAX_CONNECTIONS=32 before the first CUDA call so that
-// LS's streams do not share BE's queue (the runtime does so itself only for a process confined from its
-// environment: detail/connections.cuh).
+// (default 20 ms), and counts it (releases()). BE's floor: the gate also gives BE `between` back when it
+// has held BE for `hold_limit_us` without a break (an LS service that is never idle), so BE never waits
+// longer than that. After a release the gate holds again once no request in flight is older than the
+// limit and BE has had at least a tenth of it. (Until 2026-11-24 a release lasted until LS was idle,
+// which an overloaded LS service never is: LS then lost the GPU for good; bench/colocate run 12.)
+// Set CUDA_DEVICE_MAX_CONNECTIONS=32 before the first CUDA call so that LS's streams do not share BE's
+// queue (the runtime does so itself only for a process confined from its environment:
+// detail/connections.cuh).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -75,6 +77,7 @@ public:
       be_.set(during_, during_per_sm_);
       ++yields_;
       released_ = false;
+      held_since_ = unended_.back();
     }
   }
   // After the request's last launch, in its stream. On an error the request counts as finished now.
@@ -91,7 +94,7 @@ public:
   }
 
   // How many times BE yielded (a first request in flight, or the gate holding again after a release), how
-  // many times the hold limit gave BE its SMs back, and requests in flight now.
+  // many times the hold limit gave BE its SMs back (a request or BE held too long), and requests in flight now.
   unsigned long long yields() const {
     std::lock_guard<std::mutex> g(m_);
     return yields_;
@@ -115,16 +118,22 @@ private:
       std::lock_guard<std::mutex> g(m_);
       for (unsigned n = ends_.take_passed(); n > 0; --n) finish_locked();
       if (in_flight_ == 0) continue;
+      const auto now = std::chrono::steady_clock::now();
+      const auto limit = std::chrono::microseconds(hold_limit_);
       RequestEnds::Time oldest = ends_.oldest();
       if (!unended_.empty()) oldest = std::min(oldest, unended_.front());
-      const bool stuck = std::chrono::steady_clock::now() - oldest > std::chrono::microseconds(hold_limit_);
-      if (stuck && !released_) {
-        be_.set(between_);  // a request held too long: BE's launches must be able to drain (the top of this file)
+      const bool stuck = now - oldest > limit;
+      if (!released_ && (stuck || now - held_since_ > limit)) {
+        // a request held too long (BE's launches must be able to drain: the top of this file), or BE held
+        // too long (its floor)
+        be_.set(between_);
         released_ = true;
+        released_at_ = now;
         ++releases_;
-      } else if (!stuck && released_) {
-        be_.set(during_, during_per_sm_);  // the old request has finished: the gate holds again
+      } else if (released_ && !stuck && now - released_at_ > limit / 10) {
+        be_.set(during_, during_per_sm_);  // the gate holds again
         released_ = false;
+        held_since_ = now;
         ++yields_;
       }
     }
@@ -139,6 +148,7 @@ private:
   unsigned long long yields_ = 0, releases_ = 0;
   std::deque<RequestEnds::Time> unended_;  // when the requests that began but have no end recorded yet began
   bool released_ = false;                  // the hold limit gave BE `between` back meanwhile
+  RequestEnds::Time held_since_{}, released_at_{};  // when the gate last applied `during`, and `between` by the limit
   RequestEnds ends_;
   std::atomic<bool> stop_{false};
   std::thread poller_;
