@@ -379,8 +379,7 @@ Result Bench::measure(const Run& r) {
   std::unique_ptr<GateHooks> gate_hooks;
   if (with_be && with_ls && (r.config == "gate" || gate_cap(r.config) > 0)) {
     const unsigned k = gate_cap(r.config);
-    gate = k > 0 ? std::make_unique<ptb::qos::RequestGate>(policy_, ptb::SmSet::all(), ptb::SmSet::all(), 10u,
-                                                            20000u, k)
+    gate = k > 0 ? std::make_unique<ptb::qos::RequestGate>(policy_, ptb::SmSet::all(), k)
                  : std::make_unique<ptb::qos::RequestGate>(policy_);
     gate_hooks = std::make_unique<GateHooks>(*gate);
   }

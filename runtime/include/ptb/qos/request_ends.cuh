@@ -1,32 +1,41 @@
 // ptb/qos/request_ends.cuh: the ends of latency-sensitive (LS) requests in flight, as cudaEvents recorded
-// in their streams (a pool of events, reused). Policies that act while a request is in flight use it: the
-// request gate (request_gate.cuh) and bench/colocate's Tacker manager. Not thread-safe: the caller's lock
-// guards it.
+// in their streams (a pool of events, reused), and when each began (for the age of the oldest). Policies
+// that act while a request is in flight use it: the request gate (request_gate.cuh) and bench/colocate's
+// Tacker manager. Not thread-safe: the caller's lock guards it.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <vector>
 
 namespace ptb::qos {
 
 class RequestEnds {
 public:
+  using Time = std::chrono::steady_clock::time_point;
+
   RequestEnds() = default;
   RequestEnds(const RequestEnds&) = delete;
   RequestEnds& operator=(const RequestEnds&) = delete;
   ~RequestEnds() {
     for (cudaEvent_t e : free_) cudaEventDestroy(e);
-    for (cudaEvent_t e : open_) cudaEventDestroy(e);
+    for (const Open& o : open_) cudaEventDestroy(o.event);
   }
 
-  using Time = std::chrono::steady_clock::time_point;
+  // A request began at `t` (optional: for oldest()). Requests are recorded in the order they began.
+  void began(Time t) { unended_.push_back(t); }
 
-  // Records the end of a request whose last launch is in `s` and which began at `begun` (for oldest()). On
-  // an error nothing is recorded and the caller counts the request as finished now (a failed request must
-  // not hold anything for ever).
-  cudaError_t record(cudaStream_t s, Time begun = Time{}) {
+  // Records the end of a request whose last launch is in `s` (the oldest one began() and not yet recorded;
+  // one that did not call began() counts from now). On an error nothing is recorded and the caller counts
+  // the request as finished now (a failed request must not hold anything for ever).
+  cudaError_t record(cudaStream_t s) {
+    Time begun = std::chrono::steady_clock::now();
+    if (!unended_.empty()) {
+      begun = unended_.front();
+      unended_.pop_front();
+    }
     cudaEvent_t e = nullptr;
     if (!free_.empty()) {
       e = free_.back();
@@ -39,8 +48,7 @@ public:
       free_.push_back(e);
       return r;
     }
-    open_.push_back(e);
-    begun_.push_back(begun);
+    open_.push_back(Open{e, begun});
     return cudaSuccess;
   }
 
@@ -50,12 +58,10 @@ public:
   unsigned take_passed() {
     unsigned n = 0;
     for (size_t i = 0; i < open_.size();) {
-      if (cudaEventQuery(open_[i]) != cudaErrorNotReady) {
-        free_.push_back(open_[i]);
+      if (cudaEventQuery(open_[i].event) != cudaErrorNotReady) {
+        free_.push_back(open_[i].event);
         open_[i] = open_.back();
         open_.pop_back();
-        begun_[i] = begun_.back();
-        begun_.pop_back();
         ++n;
       } else {
         ++i;
@@ -64,16 +70,22 @@ public:
     return n;
   }
 
-  // When the oldest request still open began (Time::max() when none is open).
+  // When the oldest request in flight (begun and not recorded yet, or recorded and not passed) began;
+  // Time::max() when none is.
   Time oldest() const {
-    Time t = Time::max();
-    for (const Time& b : begun_) t = std::min(t, b);
+    Time t = unended_.empty() ? Time::max() : unended_.front();
+    for (const Open& o : open_) t = std::min(t, o.begun);
     return t;
   }
 
 private:
-  std::vector<cudaEvent_t> open_, free_;
-  std::vector<Time> begun_;  // begun_[i]: when the request of open_[i] began
+  struct Open {
+    cudaEvent_t event;
+    Time begun;
+  };
+  std::vector<Open> open_;
+  std::vector<cudaEvent_t> free_;
+  std::deque<Time> unended_;  // when the requests that began but have no end recorded yet began
 };
 
 }  // namespace ptb::qos

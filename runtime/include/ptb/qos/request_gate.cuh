@@ -36,7 +36,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <deque>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -49,8 +48,8 @@ namespace ptb::qos {
 
 class RequestGate {
 public:
-  explicit RequestGate(Policy be, SmSet during = SmSet::none(), SmSet between = SmSet::all(), unsigned poll_us = 10,
-                       unsigned hold_limit_us = 20000, unsigned during_per_sm = 0)
+  explicit RequestGate(Policy be, SmSet during = SmSet::none(), unsigned during_per_sm = 0,
+                       SmSet between = SmSet::all(), unsigned poll_us = 10, unsigned hold_limit_us = 20000)
       : be_(be),
         during_(during),
         between_(between),
@@ -72,23 +71,19 @@ public:
   // Before a request's first launch.
   void begin() {
     std::lock_guard<std::mutex> g(m_);
-    unended_.push_back(std::chrono::steady_clock::now());
+    const auto now = std::chrono::steady_clock::now();
+    ends_.began(now);
     if (in_flight_++ == 0) {
       be_.set(during_, during_per_sm_);
       ++yields_;
       released_ = false;
-      held_since_ = unended_.back();
+      held_since_ = now;
     }
   }
   // After the request's last launch, in its stream. On an error the request counts as finished now.
   cudaError_t end(cudaStream_t s) {
     std::lock_guard<std::mutex> g(m_);
-    RequestEnds::Time begun = std::chrono::steady_clock::now();
-    if (!unended_.empty()) {  // requests end in the order they began on the issuing side
-      begun = unended_.front();
-      unended_.pop_front();
-    }
-    const cudaError_t r = ends_.record(s, begun);
+    const cudaError_t r = ends_.record(s);
     if (r != cudaSuccess) finish_locked();
     return r;
   }
@@ -120,9 +115,7 @@ private:
       if (in_flight_ == 0) continue;
       const auto now = std::chrono::steady_clock::now();
       const auto limit = std::chrono::microseconds(hold_limit_);
-      RequestEnds::Time oldest = ends_.oldest();
-      if (!unended_.empty()) oldest = std::min(oldest, unended_.front());
-      const bool stuck = now - oldest > limit;
+      const bool stuck = now - ends_.oldest() > limit;
       if (!released_ && (stuck || now - held_since_ > limit)) {
         // a request held too long (BE's launches must be able to drain: the top of this file), or BE held
         // too long (its floor)
@@ -146,8 +139,7 @@ private:
   mutable std::mutex m_;
   unsigned in_flight_ = 0;
   unsigned long long yields_ = 0, releases_ = 0;
-  std::deque<RequestEnds::Time> unended_;  // when the requests that began but have no end recorded yet began
-  bool released_ = false;                  // the hold limit gave BE `between` back meanwhile
+  bool released_ = false;  // the hold limit gave BE `between` back meanwhile
   RequestEnds::Time held_since_{}, released_at_{};  // when the gate last applied `during`, and `between` by the limit
   RequestEnds ends_;
   std::atomic<bool> stop_{false};
