@@ -14,6 +14,9 @@
 //   tg::bench(name, stream, f)     --bench: times f (which launches the main kernel once) in the
 //                                  original and the ptb launch mode, interleaved, and prints
 //                                  "BENCH name orig_ms ptb_ms ratio".
+//                                  --whole: runs f as the whole program would, in the build's own
+//                                  launch mode, the process's first launch included, and prints
+//                                  "WHOLE name first_ms .. total_ms .. launches .. form .. runtime ..".
 #pragma once
 
 #include <cuda_runtime.h>
@@ -25,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
@@ -34,6 +38,7 @@ namespace tg {
 struct State {
   const char* name = "?";
   bool bench = false;
+  bool whole = false;  // --whole: tg::bench times the program's launches as a whole (bench_whole)
   uint64_t seed = 0;
   std::mt19937_64 rng;
   int failures = 0;
@@ -140,11 +145,13 @@ inline void init(int argc, char** argv, const char* name) {
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--bench")) {
       s.bench = true;
+    } else if (!strcmp(argv[i], "--whole")) {
+      s.bench = s.whole = true;
     } else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
       s.seed = strtoull(argv[++i], nullptr, 0);
       have_seed = true;
     } else {
-      fprintf(stderr, "usage: %s [--bench] [--seed N]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--bench | --whole] [--seed N]\n", argv[0]);
       exit(2);
     }
   }
@@ -282,8 +289,72 @@ inline float median(std::vector<float> v) {
 }
 }  // namespace detail
 
+// --whole: the program's bench work as a user's program runs it: one process, the build's own launch mode
+// (the transformed build's default is the runtime's automatic dispatch; PTB_MODE in the environment
+// chooses another), `launches` calls of `launch` back to back from the process's first launch on, timed
+// by cudaEvents from before the first to after the last (so whatever the first launch sets up or loads
+// counts). Prints
+//   WHOLE name first_ms F total_ms T launches N form <original|ptb-auto|ptb-ptb|ptb-original>
+//         runtime_before <none|set-up> runtime_after <none|set-up>
+// where F is the first launch alone and runtime_* says whether the PTB runtime had set up its device
+// state (SM discovery, control slots) before the first launch and after the last. A program that
+// launched kernels before calling tg::bench would have paid its first launch outside the timer: the
+// corpus's programs do not (bench/ptb_overhead/README.md, "Whole programs").
+namespace detail {
+inline const char* runtime_state() {
+#ifdef PTB_RUNTIME_VERSION
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= (int)::ptb::detail::kMaxDevices) return "unknown";
+  ::ptb::detail::Runtime& r = ::ptb::detail::rt();
+  std::lock_guard<std::mutex> g(r.m);
+  return r.devs[dev] ? "set-up" : "none";
+#else
+  return "none";
+#endif
+}
+inline const char* launch_form() {
+#ifdef PTB_RUNTIME_VERSION
+  switch (::ptb::launch_mode()) {
+    case ::ptb::LaunchMode::ptb: return "ptb-ptb";
+    case ::ptb::LaunchMode::original: return "ptb-original";
+    default: return "ptb-auto";
+  }
+#else
+  return "original";
+#endif
+}
+}  // namespace detail
+
+template <class F>
+inline int bench_whole(const char* name, cudaStream_t stream, F& launch, int launches) {
+  cudaEvent_t a, f, b;
+  CUDA_CHECK(cudaEventCreate(&a));
+  CUDA_CHECK(cudaEventCreate(&f));
+  CUDA_CHECK(cudaEventCreate(&b));
+  const char* before = detail::runtime_state();
+  CUDA_CHECK(cudaEventRecord(a, stream));
+  launch();
+  CUDA_CHECK(cudaEventRecord(f, stream));
+  for (int i = 1; i < launches; ++i) launch();
+  CUDA_CHECK(cudaEventRecord(b, stream));
+  CUDA_CHECK(cudaEventSynchronize(b));
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) die("bench launch failed: %s", cudaGetErrorName(e));
+  float first = 0, total = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&first, a, f));
+  CUDA_CHECK(cudaEventElapsedTime(&total, a, b));
+  printf("WHOLE %s first_ms %.4f total_ms %.4f launches %d form %s runtime_before %s runtime_after %s\n", name,
+         first, total, launches, detail::launch_form(), before, detail::runtime_state());
+  CUDA_CHECK(cudaEventDestroy(a));
+  CUDA_CHECK(cudaEventDestroy(f));
+  CUDA_CHECK(cudaEventDestroy(b));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return 0;
+}
+
 template <class F>
 inline int bench(const char* name, cudaStream_t stream, F&& launch, int reps = 25, int warmup = 3) {
+  if (state().whole) return bench_whole(name, stream, launch, warmup + reps);
   cudaEvent_t a, b;
   CUDA_CHECK(cudaEventCreate(&a));
   CUDA_CHECK(cudaEventCreate(&b));
