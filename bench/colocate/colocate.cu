@@ -17,6 +17,10 @@
 //   (mps        MPS active-thread percentages: run_on_gpu.sh, with --role, when the MPS daemon works)
 // The controllers' LS target: --target-x (1.10) x the LS solo p99 at the same load, measured in this run.
 //
+// The report pools the LS latencies of every request of a configuration's repetitions (stats.h: a 1 s
+// window's p99 did not repeat) and says how well the pooled p99 repeats (the split of the repetitions
+// into even- and odd-numbered halves).
+//
 // Where things are: options (struct Options), one measurement (Bench::measure), the configurations and
 // their order (Bench::run_all), the report (Report). Everything measured is appended to <out>/raw.tsv
 // as it comes; the markdown table goes to stdout and <out>/colocate.md; one traced run of each policy
@@ -43,6 +47,7 @@
 #include "be_programs.h"
 #include "controllers.h"
 #include "ls_client.h"
+#include "stats.h"
 #include "util.h"
 
 namespace colo {
@@ -51,7 +56,7 @@ namespace {
 // ---- options ------------------------------------------------------------------------------------------
 struct Options {
   std::string out = ".";           // --out (default $OUT, else .)
-  unsigned reps = 3;               // --reps: every configuration this many times; medians
+  unsigned reps = 3;               // --reps: every configuration this many times; LS pooled, BE medians
   double secs = 1.0;               // --secs: the measured window
   double settle = 0.25;            // --settle: before the window (BE fills the GPU, controllers converge)
   std::vector<double> loads{0.25, 0.5, 0.75};  // --loads: fractions of the LS solo capacity
@@ -77,6 +82,9 @@ struct Options {
   double profile_secs = 0.3;       // --profile-secs: window of one profile probe
   bool trace = true;               // --no-trace
   bool prefer_shared = false;      // --prefer-shared: every kernel prefers the largest shared-memory carveout
+  // --pool-min: fewer pooled LS solo requests at a load than this and the table warns: its p99 then rests
+  // on fewer than pool_min / 100 requests beyond it (--reps 5 --secs 2 pools ~34,000 at 50% load)
+  unsigned long pool_min = 20000;
   // MPS roles (run_on_gpu.sh): --role ls|be|probe, --rate (LS requests/s), --be-kind
   std::string role;
   double rate = 0;
@@ -88,7 +96,7 @@ struct Options {
                "colocate: %s\nusage: colocate [--out DIR] [--reps N] [--secs S] [--settle S] [--loads 0.25,0.5,0.75]\n"
                "  [--be compute,memory,wmma,pair] [--configs plain,priority,static,gspace,feedback,gate,gate-cap1,gate-cap2,manager] [--budget-s S]\n"
                "  [--seed N] [--ls-n N] [--ls-layers N] [--ls-streams N] [--ls-no-graph] [--policy-ls-plain] [--target-x X] [--epoch-us N] [--window N] [--static-k K]\n"
-               "  [--step N] [--profile-step N] [--profile-secs S] [--no-trace] [--prefer-shared]\n"
+               "  [--step N] [--profile-step N] [--profile-secs S] [--no-trace] [--prefer-shared] [--pool-min N]\n"
                "  MPS roles: --role probe | --role ls --rate R [--secs S --settle S --seed N] | --role be --be-kind K\n",
                why);
   std::exit(2);
@@ -139,6 +147,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--profile-secs") o.profile_secs = std::stod(val());
     else if (a == "--no-trace") o.trace = false;
     else if (a == "--prefer-shared") o.prefer_shared = true;
+    else if (a == "--pool-min") o.pool_min = std::stoul(val());
     else if (a == "--ls-no-graph") o.ls_graph = false;
     else if (a == "--policy-ls-plain") o.policy_ls_high = false;
     else if (a == "--role") o.role = val();
@@ -154,13 +163,10 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// ---- statistics -----------------------------------------------------------------------------------------
-double quantile(std::vector<double> v, double p) { return ptb::qos::quantile(v, p); }
-double median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
+// ---- statistics: stats.h (quantile, median, the pooled quantiles and their split) ----------------------
+// The goal counts as met only where the pooled LS p99 repeats: the split (max / min of the two halves'
+// pooled p99) of the row and of the solo row at most this.
+constexpr double kMaxSplit = 1.10;
 
 // ---- BE: a chain of launches kept two deep in one stream, on a thread of its own ------------------------
 class BeFeeder {
@@ -204,6 +210,10 @@ struct Result {
   size_t requests = 0;                          // LS requests that arrived in the window
   double p50 = NAN, p99 = NAN, p999 = NAN;      // LS latency (host lag + device), us
   double lag99 = NAN;                           // LS host lag p99, us
+  double dev99 = NAN;                           // LS device time (the request's cudaEvent pair) p99, us
+  // every LS request of the window, us: latency (host lag + device), host lag, device; the report pools
+  // them over the repetitions
+  std::vector<double> lat, lag, dev;
   double be_rate = NAN;                         // BE tasks per second in the window
   double be_sms = NAN;                          // BE's mean SM count over the window's epochs (policies)
   unsigned changes = 0, saturated = 0;          // controller: allocation changes, saturated epochs
@@ -440,18 +450,19 @@ Result Bench::measure(const Run& r) {
   if (with_ls) {
     const std::string bad = svc_.check_outputs(client_.slots_used());
     if (!bad.empty()) res.problems += bad + "; ";
-    std::vector<double> lat, lag;
     for (const LsResult& x : client_.results())
       if (x.arrival_s >= r.settle && x.arrival_s < r.settle + r.secs) {
-        lat.push_back(x.latency_us());
-        lag.push_back(x.lag_us);
+        res.lat.push_back(x.latency_us());
+        res.lag.push_back(x.lag_us);
+        res.dev.push_back(x.device_us);
       }
-    res.requests = lat.size();
-    if (lat.empty()) res.problems += "no LS request in the window; ";
-    res.p50 = quantile(lat, 0.50);
-    res.p99 = quantile(lat, 0.99);
-    res.p999 = quantile(lat, 0.999);
-    res.lag99 = quantile(lag, 0.99);
+    res.requests = res.lat.size();
+    if (res.lat.empty()) res.problems += "no LS request in the window; ";
+    res.p50 = quantile(res.lat, 0.50);
+    res.p99 = quantile(res.lat, 0.99);
+    res.p999 = quantile(res.lat, 0.999);
+    res.lag99 = quantile(res.lag, 0.99);
+    res.dev99 = quantile(res.dev, 0.99);
   }
   // the allocation: BE's mean SM count over the window's epochs
   if (twins && with_be) {
@@ -506,8 +517,9 @@ class Report {
       std::fprintf(stderr, "colocate: cannot write %s/raw.tsv\n", out.c_str());
       std::exit(2);
     }
+    // columns added later go at the end (scripts read the columns by position)
     std::fprintf(raw_, "be\tload\tconfig\trep\trequests\tp50_us\tp99_us\tp999_us\tlag99_us\tbe_tasks_per_s\tbe_sms\t"
-                       "changes\tsaturated\tproblems\n");
+                       "changes\tsaturated\tproblems\tdev99_us\n");
     std::fflush(raw_);
   }
   ~Report() {
@@ -516,15 +528,16 @@ class Report {
   void add(const Row& row) {
     rows_.push_back(row);
     const Result& r = row.r;
-    std::fprintf(raw_, "%s\t%.2f\t%s\t%u\t%zu\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f\t%.1f\t%u\t%u\t%s\n",
+    std::fprintf(raw_, "%s\t%.2f\t%s\t%u\t%zu\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f\t%.1f\t%u\t%u\t%s\t%.1f\n",
                  row.be.empty() ? "-" : row.be.c_str(), row.load, row.config.c_str(), row.rep, r.requests, r.p50, r.p99,
                  r.p999, r.lag99, r.be_rate, r.be_sms, r.changes, r.saturated,
-                 r.problems.empty() ? "ok" : r.problems.c_str());
+                 r.problems.empty() ? "ok" : r.problems.c_str(), r.dev99);
     std::fflush(raw_);
     std::printf("  %-8s load %.2f %-12s rep %u: ", row.be.empty() ? "-" : row.be.c_str(), row.load,
                 row.config.c_str(), row.rep);
     if (row.load > 0)
-      std::printf("LS %zu req p50 %.1f p99 %.1f p99.9 %.1f us (lag p99 %.1f) ", r.requests, r.p50, r.p99, r.p999, r.lag99);
+      std::printf("LS %zu req p50 %.1f p99 %.1f p99.9 %.1f us (lag p99 %.1f, device p99 %.1f) ", r.requests, r.p50,
+                  r.p99, r.p999, r.lag99, r.dev99);
     if (!std::isnan(r.be_rate)) std::printf("BE %.4g tasks/s ", r.be_rate);
     if (!std::isnan(r.be_sms)) std::printf("BE SMs %.1f (%u changes, %u saturated) ", r.be_sms, r.changes, r.saturated);
     std::printf("%s\n", r.problems.empty() ? "ok" : ("CHECK FAILED: " + r.problems).c_str());
@@ -535,6 +548,23 @@ class Report {
     for (const auto& x : rows_)
       if (x.be == be && std::fabs(x.load - load) < 1e-9 && x.config == config && !std::isnan(x.r.*m)) v.push_back(x.r.*m);
     return median(v);
+  }
+  // the p-th quantile of one per-request metric (Result::lat, lag, dev) of (be, load, config), every request
+  // of every repetition together
+  double pooled(const std::string& be, double load, const std::string& config, std::vector<double> Result::*m,
+                double p) const {
+    return pooled_quantile(samples(be, load, config, m), p);
+  }
+  // how well the pooled LS p99 (host lag + device) of (be, load, config) repeats: split_spread, NAN with
+  // one repetition
+  double split(const std::string& be, double load, const std::string& config) const {
+    return split_spread(samples(be, load, config, &Result::lat), 0.99);
+  }
+  // LS requests of (be, load, config), every repetition together
+  size_t pooled_requests(const std::string& be, double load, const std::string& config) const {
+    size_t n = 0;
+    for (const auto* v : samples(be, load, config, &Result::lat)) n += v->size();
+    return n;
   }
   unsigned count(const std::string& be, double load, const std::string& config, bool failed_only = false) const {
     unsigned n = 0;
@@ -550,6 +580,15 @@ class Report {
   }
 
  private:
+  // one per-request metric of (be, load, config), a vector per repetition in repetition order (rows are
+  // added in that order); the pointers are good until the next add()
+  RepSamples samples(const std::string& be, double load, const std::string& config,
+                     std::vector<double> Result::*m) const {
+    RepSamples v;
+    for (const auto& x : rows_)
+      if (x.be == be && std::fabs(x.load - load) < 1e-9 && x.config == config) v.push_back(&(x.r.*m));
+    return v;
+  }
   std::string out_;
   FILE* raw_ = nullptr;
   std::vector<Row> rows_;
@@ -561,6 +600,8 @@ std::string fmt(const char* f, double v) {
   std::snprintf(b, sizeof b, f, v);
   return b;
 }
+// a split (Report::split), "-" where there is none (one repetition)
+std::string fmt_split(double s) { return std::isnan(s) ? "-" : fmt("%.2f", s); }
 
 // ---- the whole benchmark --------------------------------------------------------------------------------
 int run_all(const Options& o) {
@@ -703,22 +744,33 @@ int run_all(const Options& o) {
     }
   }
 
-  // ---- the table
+  // ---- the table. LS: quantiles pooled over every request of every repetition (a 1 s window's p99 did
+  // not repeat: stats.h), with their split; BE: medians of the repetitions.
+  using PerRequest = std::vector<double> Result::*;  // Result::lat, lag or dev
+  auto pooled = [&](const std::string& be, double L, const std::string& c, PerRequest m, double p) {
+    return rep.pooled(be, L, c, m, p);
+  };
+  auto solo = [&](double L, PerRequest m, double p) { return pooled("", L, "ls-alone", m, p); };
   std::ostringstream md;
   md << "# Co-location benchmark (bench/colocate)\n\n";
   md << "Device: " << prop.name << " (" << sms << " SMs). LS: " << o.ls_layers << " x (GEMM " << o.ls_n << "^3 + bias/ReLU)"
      << " + residual add (" << (o.ls_graph ? "one CUDA graph a request" : "launched one by one") << "; LS streams at the "
      << (o.policy_ls_high ? "highest priority under priority, static, gspace and feedback" : "highest priority under priority only")
      << "), Poisson arrivals (seed " << o.seed << "), capacity " << fmt("%.0f", capacity)
-     << " requests/s (back to back: " << fmt("%.1f", b2b_us) << " us a request). Medians of " << reps_done
-     << " repetition(s), " << o.secs << " s windows. LS latency = host lag + device (cudaEvent pair). "
-     << "Controllers' target: " << o.target_x << " x LS solo p99 of the load.\n\n";
-  md << "LS solo:\n\n| load | requests/s | p50 us | p99 us | p99.9 us | host lag p99 us |\n| --- | --- | --- | --- | --- | --- |\n";
+     << " requests/s (back to back: " << fmt("%.1f", b2b_us) << " us a request). " << reps_done << " repetition(s), "
+     << o.secs << " s windows. LS latency = host lag + device (cudaEvent pair); LS quantiles pooled over every request "
+     << "of every repetition; split = max/min of the pooled LS p99 of the even- and the odd-numbered repetitions "
+     << "(- with one); BE: medians of the repetitions. Controllers' target: " << o.target_x
+     << " x LS solo p99 of the load (median of the repetitions so far).\n\n";
+  md << "LS solo:\n\n| load | requests/s | requests (pooled) | p50 us | p99 us | p99.9 us | device p99 us "
+        "| host lag p99 us | split | p99 us, median of reps |\n"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (double L : o.loads)
     md << "| " << fmt("%.0f%%", 100 * L) << " | " << fmt("%.0f", L * capacity) << " | "
-       << fmt("%.1f", rep.med("", L, "ls-alone", &Result::p50)) << " | " << fmt("%.1f", solo_p99(L)) << " | "
-       << fmt("%.1f", rep.med("", L, "ls-alone", &Result::p999)) << " | "
-       << fmt("%.1f", rep.med("", L, "ls-alone", &Result::lag99)) << " |\n";
+       << rep.pooled_requests("", L, "ls-alone") << " | " << fmt("%.1f", solo(L, &Result::lat, 0.50)) << " | "
+       << fmt("%.1f", solo(L, &Result::lat, 0.99)) << " | " << fmt("%.1f", solo(L, &Result::lat, 0.999)) << " | "
+       << fmt("%.1f", solo(L, &Result::dev, 0.99)) << " | " << fmt("%.1f", solo(L, &Result::lag, 0.99)) << " | "
+       << fmt_split(rep.split("", L, "ls-alone")) << " | " << fmt("%.1f", solo_p99(L)) << " |\n";
   md << "\nBE solo (original kernels, all SMs; twins on all SMs for comparison):\n\n"
         "| BE | tasks/s | rate | twins: x original |\n| --- | --- | --- | --- |\n";
   for (const auto& be : o.bes) {
@@ -728,8 +780,9 @@ int run_all(const Options& o) {
     md << "| " << be << " | " << fmt("%.4g", t) << " | " << fmt("%.1f", t * b->work_per_task() * 1e-12)
        << (flop ? " TFLOP/s" : " TB/s") << " | " << fmt("%.3f", tp / t) << " |\n";
   }
-  md << "\n| BE | load | configuration | LS p50 x solo | LS p99 x solo | LS p99.9 x solo | LS p99 us | host lag p99 us "
-        "| BE x solo | BE SMs (mean) | runs | checks |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  md << "\n| BE | load | configuration | LS p50 x solo | LS p99 x solo | LS p99.9 x solo | LS p99 us | device p99 us "
+        "| host lag p99 us | split | LS p99 us, median of reps | BE x solo | BE SMs (mean) | runs | checks |\n"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const auto& be : o.bes) {
     const double be_solo = rep.med(be, 0, "be-alone", &Result::be_rate);
     for (double L : o.loads)
@@ -738,18 +791,32 @@ int run_all(const Options& o) {
         const unsigned n = rep.count(be, L, c), bad = rep.count(be, L, c, true);
         md << "| " << be << " | " << fmt("%.0f%%", 100 * L) << " | " << c
            << (c == "static" && static_k.count({be, L}) ? " (k=" + std::to_string(static_k[{be, L}]) + ")" : "") << " | "
-           << fmt("%.2f", rep.med(be, L, c, &Result::p50) / rep.med("", L, "ls-alone", &Result::p50)) << " | "
-           << fmt("%.2f", rep.med(be, L, c, &Result::p99) / solo_p99(L)) << " | "
-           << fmt("%.2f", rep.med(be, L, c, &Result::p999) / rep.med("", L, "ls-alone", &Result::p999)) << " | "
-           << fmt("%.1f", rep.med(be, L, c, &Result::p99)) << " | " << fmt("%.1f", rep.med(be, L, c, &Result::lag99))
-           << " | " << fmt("%.2f", rep.med(be, L, c, &Result::be_rate) / be_solo) << " | "
+           << fmt("%.2f", pooled(be, L, c, &Result::lat, 0.50) / solo(L, &Result::lat, 0.50)) << " | "
+           << fmt("%.2f", pooled(be, L, c, &Result::lat, 0.99) / solo(L, &Result::lat, 0.99)) << " | "
+           << fmt("%.2f", pooled(be, L, c, &Result::lat, 0.999) / solo(L, &Result::lat, 0.999)) << " | "
+           << fmt("%.1f", pooled(be, L, c, &Result::lat, 0.99)) << " | "
+           << fmt("%.1f", pooled(be, L, c, &Result::dev, 0.99)) << " | "
+           << fmt("%.1f", pooled(be, L, c, &Result::lag, 0.99)) << " | " << fmt_split(rep.split(be, L, c)) << " | "
+           << fmt("%.1f", rep.med(be, L, c, &Result::p99)) << " | "
+           << fmt("%.2f", rep.med(be, L, c, &Result::be_rate) / be_solo) << " | "
            << fmt("%.1f", rep.med(be, L, c, &Result::be_sms)) << " | " << n << " | "
            << (bad ? std::to_string(bad) + " FAILED" : std::string("ok")) << " |\n";
       }
   }
-  // the issue's goal at 50% load
-  md << "\nGoal (issue 15): at 50% load, LS p99 <= " << o.target_x << "x solo while BE >= 60% of solo.\n\n";
+  // too few pooled solo requests: the p99 rests on few requests beyond it, and neither it nor the ratios to
+  // it repeat (docs/qos.md, runs 8-14)
+  for (double L : o.loads) {
+    const size_t n = rep.pooled_requests("", L, "ls-alone");
+    if (n < o.pool_min)
+      md << "\nWARNING: at " << fmt("%.0f%%", 100 * L) << " load the LS solo p99 rests on " << n / 100
+         << " requests beyond it (" << n << " pooled), fewer than " << o.pool_min / 100 << " (--pool-min "
+         << o.pool_min << "): raise --secs or --reps.\n";
+  }
+  // the issue's goal at 50% load, from the pooled p99s, counted only where the tail repeats
+  md << "\nGoal (issue 15): at 50% load, LS p99 <= " << o.target_x << "x solo while BE >= 60% of solo (pooled LS p99s; "
+     << "MET only when the split of the row and of the solo row are both <= " << fmt("%.2f", kMaxSplit) << ").\n\n";
   const bool have50 = std::find(o.loads.begin(), o.loads.end(), 0.5) != o.loads.end();
+  const double split_solo = have50 ? rep.split("", 0.5, "ls-alone") : NAN;
   for (const auto& be : o.bes)
     for (const auto& c : o.configs) {
       if (!runs_on(c, be)) continue;
@@ -757,15 +824,26 @@ int run_all(const Options& o) {
         md << "- " << be << " / " << c << ": 50% load not measured\n";
         continue;
       }
-      const double x = rep.med(be, 0.5, c, &Result::p99) / solo_p99(0.5);
+      const double x = pooled(be, 0.5, c, &Result::lat, 0.99) / solo(0.5, &Result::lat, 0.99);
       const double b = rep.med(be, 0.5, c, &Result::be_rate) / rep.med(be, 0, "be-alone", &Result::be_rate);
+      const double split_row = rep.split(be, 0.5, c);
       const bool ok_ls = x <= o.target_x, ok_be = b >= 0.60, failed = rep.count(be, 0.5, c, true) > 0;
-      char line[320];
+      // NAN (one repetition) is not <= anything: unknown is not repeated
+      const bool repeated = split_row <= kMaxSplit && split_solo <= kMaxSplit;
+      // the verdicts other than MET avoid the word: a grep for MET finds the rows that met the goal
+      const char* verdict =
+          !(ok_ls && ok_be) ? "MISSED"
+          : repeated        ? "MET"
+          : std::isnan(split_row) || std::isnan(split_solo)
+              ? "TAIL NOT TESTED (one repetition; the pooled numbers meet it, not counted as met)"
+              : "TAIL DID NOT REPEAT (a split over the limit; the pooled numbers meet it, not counted as met)";
+      char line[512];
       std::snprintf(line, sizeof line,
-                    "- %s / %s: LS p99 %.2fx solo (%s by %.2f), BE %.0f%% of solo (%s by %.0f points): %s%s\n",
+                    "- %s / %s: LS p99 %.2fx solo (%s by %.2f), BE %.0f%% of solo (%s by %.0f points), "
+                    "split %s (solo %s): %s%s\n",
                     be.c_str(), c.c_str(), x, ok_ls ? "met" : "missed", std::fabs(x - o.target_x), 100 * b,
-                    ok_be ? "met" : "missed", std::fabs(100 * b - 60), ok_ls && ok_be ? "MET" : "MISSED",
-                    failed ? " (a check FAILED in some run)" : "");
+                    ok_be ? "met" : "missed", std::fabs(100 * b - 60), fmt_split(split_row).c_str(),
+                    fmt_split(split_solo).c_str(), verdict, failed ? " (a check FAILED in some run)" : "");
       md << line;
     }
   std::printf("\n%s", md.str().c_str());
