@@ -20,7 +20,7 @@
 # first-launch: the median over the counted programs of (median first launch of the form - of orig).
 # A transformed run whose runtime was set up before its first launch (it launched before the timer) or,
 # in auto, set up at all, is flagged. Everything printed also goes to $OUT/whole.txt when $OUT is set
-# (raw lines: $OUT/whole-raw.txt). Once BUDGET_S seconds (default 400) have passed it stops repeating
+# (raw lines, as they come: $OUT/whole-raw.txt). Once BUDGET_S seconds (default 400) have passed it stops repeating
 # (after at least 3 rounds) and says so. Exit status: 0 when every run printed its WHOLE line, else 1.
 set -u
 cd "$(dirname "$0")/../.."
@@ -37,7 +37,8 @@ while [ $# -gt 0 ]; do
 done
 BUDGET_S="${BUDGET_S:-400}"
 BIN="${PTB_GPU_BIN:-build/gpu-bin}"
-RES="$(mktemp -d)"
+# with $OUT set, the report and the raw lines are written there as they come (a call cut short keeps them)
+RES="${OUT:-$(mktemp -d)}"
 REPORT="$RES/whole.txt" RAW="$RES/whole-raw.txt"
 : >"$REPORT"; : >"$RAW"
 say() { echo "$@" | tee -a "$REPORT"; }
@@ -142,8 +143,5 @@ awk -v out="$REPORT" '
               exp(sa / k), wa, wan, median("da")))
   }' "$RAW"
 
-if [ -n "${OUT:-}" ]; then
-  cp "$REPORT" "$OUT/whole.txt"
-  cp "$RAW" "$OUT/whole-raw.txt"
-fi
+[ -n "${OUT:-}" ] || echo "report: $REPORT, raw lines: $RAW"
 exit $FAILED
