@@ -20,6 +20,7 @@ test_qos_feedback test/gpu/runtime/test_qos_feedback.cu
 colocate examples/colocate/colocate.cu
 test_basic test/gpu/runtime/test_basic.cu
 test_dispatch test/gpu/runtime/test_dispatch.cu
+test_request_gate test/gpu/runtime/test_request_gate.cu
 test_policy test/gpu/runtime/test_policy.cu
 test_policy_subset test/gpu/runtime/test_policy_subset.cu
 bench_overhead bench/runtime/bench_overhead.cu

@@ -11,12 +11,13 @@ declare -A SRC=(
   [test_dispatch]=test/gpu/runtime/test_dispatch.cu
   [test_policy]=test/gpu/runtime/test_policy.cu
   [test_qos_feedback]=test/gpu/runtime/test_qos_feedback.cu
+  [test_request_gate]=test/gpu/runtime/test_request_gate.cu
   [test_policy_subset]=test/gpu/runtime/test_policy_subset.cu
   [bench_overhead]=bench/runtime/bench_overhead.cu
   [bench_policy]=bench/runtime/bench_policy.cu
   [colocate]=build/examples-transformed/colocate.cu  # test/gpu/examples/transform.sh
 )
-ORDER="test_basic test_dispatch test_policy test_policy_subset test_qos_feedback bench_overhead bench_policy colocate"
+ORDER="test_basic test_dispatch test_policy test_policy_subset test_qos_feedback test_request_gate bench_overhead bench_policy colocate"
 TARGETS=${*:-$ORDER}
 {
   date -u; hostname; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader; $NVCC --version | tail -2

@@ -19,6 +19,13 @@
 // passed its event. BE's workers leave an SM after their current task (ptb::Tuning's check interval), so
 // the first kernel of a request that finds the GPU full waits about one BE task.
 //
+// Which state BE should have is decided under the gate's lock; applying it (Policy::set) is not done
+// under that lock, and one thread at a time applies: whichever thread finds the state changed applies it,
+// and a thread that finds another one applying leaves it to that one, which applies the newest state
+// before it stops. So an LS request's begin() never waits for the poller's Policy::set of `between` (it
+// did until 2026-11-24: the LS client's wait in begin() had a p99 of 43-261 us, bench/colocate runs 9-14),
+// and the newest decision is always the one applied last.
+//
 // A pause can block LS: CUDA maps streams onto a few hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, default
 // 8), and a BE launch paused in one of them holds every command queued behind it there, an LS request's
 // included; that request then never finishes and never ends the pause (seen on the H100, 2026-11-23). So
@@ -64,27 +71,37 @@ public:
   ~RequestGate() {
     stop_ = true;
     poller_.join();
-    std::lock_guard<std::mutex> g(m_);
-    if (in_flight_ > 0 && !released_) be_.set(between_);
+    {
+      std::lock_guard<std::mutex> g(m_);
+      if (in_flight_ > 0 && !released_) want_locked(between_, 0);
+    }
+    apply();
   }
 
   // Before a request's first launch.
   void begin() {
-    std::lock_guard<std::mutex> g(m_);
-    const auto now = std::chrono::steady_clock::now();
-    ends_.began(now);
-    if (in_flight_++ == 0) {
-      be_.set(during_, during_per_sm_);
-      ++yields_;
-      released_ = false;
-      held_since_ = now;
+    {
+      std::lock_guard<std::mutex> g(m_);
+      const auto now = std::chrono::steady_clock::now();
+      ends_.began(now);
+      if (in_flight_++ == 0) {
+        want_locked(during_, during_per_sm_);
+        ++yields_;
+        released_ = false;
+        held_since_ = now;
+      }
     }
+    apply();
   }
   // After the request's last launch, in its stream. On an error the request counts as finished now.
   cudaError_t end(cudaStream_t s) {
-    std::lock_guard<std::mutex> g(m_);
-    const cudaError_t r = ends_.record(s);
-    if (r != cudaSuccess) finish_locked();
+    cudaError_t r;
+    {
+      std::lock_guard<std::mutex> g(m_);
+      r = ends_.record(s);
+      if (r != cudaSuccess) finish_locked();
+    }
+    apply();
     return r;
   }
 
@@ -104,31 +121,58 @@ public:
   }
 
 private:
+  // BE's state to be: decided under m_, applied by apply() without it
+  void want_locked(const SmSet& sms, unsigned per_sm) {
+    want_sms_ = sms;
+    want_per_sm_ = per_sm;
+    ++want_seq_;
+  }
+  // Applies the newest wanted state unless another thread is applying, which then applies it before it
+  // stops (it checks under m_, where want_seq_ changes, before it clears applying_).
+  void apply() {
+    std::unique_lock<std::mutex> g(m_);
+    if (applying_) return;
+    applying_ = true;
+    while (applied_seq_ != want_seq_) {
+      const SmSet sms = want_sms_;
+      const unsigned per_sm = want_per_sm_;
+      const unsigned long long seq = want_seq_;
+      g.unlock();
+      be_.set(sms, per_sm);
+      g.lock();
+      applied_seq_ = seq;
+    }
+    applying_ = false;
+  }
   void finish_locked() {
-    if (in_flight_ > 0 && --in_flight_ == 0 && !released_) be_.set(between_);
+    if (in_flight_ > 0 && --in_flight_ == 0 && !released_) want_locked(between_, 0);
   }
   void poll_loop() {
     while (!stop_.load(std::memory_order_relaxed)) {
       std::this_thread::sleep_for(std::chrono::microseconds(poll_));
-      std::lock_guard<std::mutex> g(m_);
-      for (unsigned n = ends_.take_passed(); n > 0; --n) finish_locked();
-      if (in_flight_ == 0) continue;
-      const auto now = std::chrono::steady_clock::now();
-      const auto limit = std::chrono::microseconds(hold_limit_);
-      const bool stuck = now - ends_.oldest() > limit;
-      if (!released_ && (stuck || now - held_since_ > limit)) {
-        // a request held too long (BE's launches must be able to drain: the top of this file), or BE held
-        // too long (its floor)
-        be_.set(between_);
-        released_ = true;
-        released_at_ = now;
-        ++releases_;
-      } else if (released_ && !stuck && now - released_at_ > limit / 10) {
-        be_.set(during_, during_per_sm_);  // the gate holds again
-        released_ = false;
-        held_since_ = now;
-        ++yields_;
+      {
+        std::lock_guard<std::mutex> g(m_);
+        for (unsigned n = ends_.take_passed(); n > 0; --n) finish_locked();
+        if (in_flight_ > 0) {
+          const auto now = std::chrono::steady_clock::now();
+          const auto limit = std::chrono::microseconds(hold_limit_);
+          const bool stuck = now - ends_.oldest() > limit;
+          if (!released_ && (stuck || now - held_since_ > limit)) {
+            // a request held too long (BE's launches must be able to drain: the top of this file), or BE
+            // held too long (its floor)
+            want_locked(between_, 0);
+            released_ = true;
+            released_at_ = now;
+            ++releases_;
+          } else if (released_ && !stuck && now - released_at_ > limit / 10) {
+            want_locked(during_, during_per_sm_);  // the gate holds again
+            released_ = false;
+            held_since_ = now;
+            ++yields_;
+          }
+        }
       }
+      apply();
     }
   }
 
@@ -142,6 +186,12 @@ private:
   bool released_ = false;  // the hold limit gave BE `between` back meanwhile
   RequestEnds::Time held_since_{}, released_at_{};  // when the gate last applied `during`, and `between` by the limit
   RequestEnds ends_;
+  // the state BE should have (want_*) and the decisions applied: want_seq_ counts the decisions,
+  // applied_seq_ is the last one applied; applying_: a thread is in apply()'s loop
+  SmSet want_sms_ = SmSet::all();
+  unsigned want_per_sm_ = 0;
+  unsigned long long want_seq_ = 0, applied_seq_ = 0;
+  bool applying_ = false;
   std::atomic<bool> stop_{false};
   std::thread poller_;
 };

@@ -1,0 +1,140 @@
+// The request gate (ptb/qos/request_gate.cuh) under racing requests: BE's policy ends in the state the
+// last decision wanted, whichever thread applied it.
+//
+// Since 2026-11-24 the gate decides BE's state under its lock and applies it (Policy::set) outside it, one
+// thread at a time; a thread that finds another one applying leaves the newest decision to it. A lost
+// decision would leave BE paused with no request in flight (LS idle, BE starved) or running while a
+// request is in flight. The test:
+//   A. one request alone: while it is in flight BE's policy becomes `during` (no SM, or every SM with a
+//      cap of 1 worker per SM), and `between` (every SM, no cap) after it ends;
+//   B. 6 LS threads, 2,000 requests each, each request a spin kernel of 0-20 us in the thread's stream
+//      (some requests launch nothing), random pauses of 0-30 us between requests, while a BE twin keeps
+//      running under the policy (4 launches of 52,800 tasks of 200 us); afterwards, with every request
+//      ended, BE's policy must be `between` within 100 ms and no request in flight; every BE task ran
+//      exactly once per launch (the BE twin's counts). (Six threads keep a request in flight nearly all the
+//      time, so the gate's floor releases BE every 20 ms or so: printed, not checked.)
+//   C. A again after the storm.
+// Prints PASS or FAIL lines; exit status 1 on a failure.
+#include <ptb/ptb.cuh>
+#include <ptb/qos/request_gate.cuh>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "common.cuh"
+
+namespace {
+
+// Spins about ns nanoseconds on the SM's clock (about 2 GHz on the H100).
+__device__ __forceinline__ void spin_cycles_ns(long long ns) {
+  const long long t0 = clock64(), cycles = 2 * ns;
+  while (clock64() - t0 < cycles) {
+  }
+}
+__global__ void spin_ns(long long ns) {
+  if (threadIdx.x == 0) spin_cycles_ns(ns);
+}
+
+// BE: each task counts its block once and spins a little (so the twin runs long enough to yield)
+__global__ void be_kernel(unsigned* counts, long long ns) {
+  if (threadIdx.x == 0) {
+    atomicAdd(&counts[blockIdx.x], 1u);
+    spin_cycles_ns(ns);
+  }
+}
+__global__ void be_kernel__ptb(unsigned* counts, long long ns, const ::ptb::Launch ptb_launch) {
+  ::ptb::run_tasks(ptb_launch, [&](const uint3 ptb_block, const dim3) {
+    if (threadIdx.x == 0) {
+      atomicAdd(&counts[ptb_block.x], 1u);
+      spin_cycles_ns(ns);
+    }
+  });
+}
+
+bool wait_for(const ptb::Policy& p, const ptb::SmSet& sms, unsigned per_sm, int ms) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (std::chrono::steady_clock::now() < until) {
+    if (p.sms() == sms && p.per_sm() == per_sm) return true;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  return p.sms() == sms && p.per_sm() == per_sm;
+}
+
+void one_request(ptb::qos::RequestGate& gate, const ptb::Policy& be, cudaStream_t s, const ptb::SmSet& during,
+                 unsigned cap, const char* what) {
+  gate.begin();
+  EXPECT(wait_for(be, during, cap, 50), "%s: BE's policy did not become `during` within 50 ms of begin()", what);
+  spin_ns<<<1, 32, 0, s>>>(200000);
+  CK(gate.end(s));
+  CK(cudaStreamSynchronize(s));
+  EXPECT(wait_for(be, ptb::SmSet::all(), 0, 100), "%s: BE's policy did not come back to every SM within 100 ms",
+         what);
+}
+
+}  // namespace
+
+int main() {
+  CK(cudaSetDevice(0));
+  const ptb::Policy be = ptb::Policy::create();
+  cudaStream_t be_stream;
+  CK(cudaStreamCreateWithFlags(&be_stream, cudaStreamNonBlocking));
+  ptb::set_stream_policy(be_stream, be);
+
+  for (unsigned cap : {0u, 1u}) {
+    const ptb::SmSet during = cap ? ptb::SmSet::all() : ptb::SmSet::none();
+    ptb::qos::RequestGate gate(be, during, cap);
+    cudaStream_t s0;
+    CK(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking));
+    one_request(gate, be, s0, during, cap, cap ? "A (cap 1)" : "A (pause)");
+
+    // B: BE running, racing LS requests
+    const unsigned be_blocks = 132 * 400;
+    unsigned* counts = nullptr;
+    CK(cudaMalloc(&counts, be_blocks * sizeof(unsigned)));
+    CK(cudaMemset(counts, 0, be_blocks * sizeof(unsigned)));
+    ptb::LaunchConfig bc(dim3(be_blocks), dim3(128), 0, be_stream);
+    const int be_launches = 4;
+    for (int i = 0; i < be_launches; ++i) ptb::launch(bc, be_kernel, be_kernel__ptb, counts, 200000LL);
+
+    const int threads = 6, requests = 2000;
+    std::atomic<int> launched{0};
+    std::vector<std::thread> ls;
+    for (int t = 0; t < threads; ++t)
+      ls.emplace_back([&, t] {
+        cudaStream_t s;
+        CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        std::mt19937_64 r(std::random_device{}() + t);
+        for (int i = 0; i < requests; ++i) {
+          gate.begin();
+          const unsigned k = unsigned(r() % 4);  // 0: a request that launches nothing
+          for (unsigned j = 0; j < k; ++j) spin_ns<<<1 + unsigned(r() % 64), 64, 0, s>>>((long long)(r() % 20000));
+          if (k) ++launched;
+          CK(gate.end(s));
+          std::this_thread::sleep_for(std::chrono::microseconds(r() % 30));
+        }
+        CK(cudaStreamSynchronize(s));
+        CK(cudaStreamDestroy(s));
+      });
+    for (auto& t : ls) t.join();
+    EXPECT(wait_for(be, ptb::SmSet::all(), 0, 100),
+           "B (cap %u): with every request ended BE's policy is not every SM within 100 ms (in flight: %u)", cap,
+           gate.in_flight());
+    EXPECT(gate.in_flight() == 0, "B (cap %u): %u requests in flight after all ended", cap, gate.in_flight());
+    CK(cudaStreamSynchronize(be_stream));
+    std::vector<unsigned> h(be_blocks);
+    CK(cudaMemcpy(h.data(), counts, be_blocks * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    unsigned bad = 0;
+    for (unsigned c : h) bad += c != unsigned(be_launches);
+    EXPECT(bad == 0, "B (cap %u): %u of %u BE tasks did not run exactly %d times", cap, bad, be_blocks, be_launches);
+    std::printf("B (cap %u): %d x %d requests (%d launched kernels), %llu yields, %llu releases\n", cap, threads,
+                requests, launched.load(), gate.yields(), gate.releases());
+    CK(cudaFree(counts));
+
+    one_request(gate, be, s0, during, cap, cap ? "C (cap 1)" : "C (pause)");
+    CK(cudaStreamDestroy(s0));
+  }
+  CK(cudaGetLastError());
+  std::printf(g_failures ? "FAIL test_request_gate: %d failures\n" : "PASS test_request_gate\n", g_failures);
+  return g_failures ? 1 : 0;
+}
