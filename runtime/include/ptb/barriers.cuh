@@ -4,8 +4,6 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include <cooperative_groups.h>
-
 #include "detail/intrinsics.cuh"
 
 namespace ptb {
@@ -85,19 +83,12 @@ __device__ __forceinline__ void task_group_sync(const Group&) { task_sync(); }
 // first read comes before the first barrier, after which the adds start; the second after the second
 // barrier, before which every add is done; the next call's adds come after its own first barrier, which
 // this thread reaches after its second read. So any start value works (no initialization), and the
-// parked threads see two ordinary task barriers. The adds are aggregated per group of threads that run
-// together (a warp, or the part of it that reached this call together: coalesced_threads), one atomic for
-// each: one per thread put up to 1024 atomics on one shared word per call (2026-11-24: the parking corpus
-// program with this barrier in its loop ran 3.4x the original as a twin).
+// parked threads see two ordinary task barriers.
 __device__ __forceinline__ int task_sync_count(int pred) {
   __shared__ unsigned ptb_task_count_;
   const unsigned before = detail::vload(&ptb_task_count_);
   task_sync();
-  {
-    const cooperative_groups::coalesced_group together = cooperative_groups::coalesced_threads();
-    const unsigned voters = together.ballot(pred != 0);
-    if (together.thread_rank() == 0 && voters != 0) atomicAdd(&ptb_task_count_, static_cast<unsigned>(__popc(voters)));
-  }
+  if (pred) atomicAdd(&ptb_task_count_, 1u);
   task_sync();
   return static_cast<int>(detail::vload(&ptb_task_count_) - before);
 }
