@@ -9,8 +9,7 @@
 # transformed build against A and against B (nvcc -std=c++17 -O2 -arch=sm_90 -lineinfo, as
 # test/gpu/run_on_gpu.sh); correctness of A's build as twins (PTB_MODE=ptb) and confined (PTB_SMS=0-65);
 # compute-sanitizer memcheck, racecheck and synccheck on A's build as twins (all at once, 150 s each); then ROUNDS (default 5)
-# rounds of --whole (test/gpu/common.cuh) with orig, twin-A and twin-B alternating, and the medians; and
-# the loop program with the task barrier inlined (C; see below).
+# rounds of --whole (test/gpu/common.cuh) with orig, twin-A and twin-B alternating, and the medians.
 # Output on stdout (and $OUT/parking-ab.txt when $OUT is set). Exit status 1 when a check failed.
 set -u
 cd "$(dirname "$0")/../.."
@@ -70,11 +69,6 @@ for n in $NAMES; do
     fi
   done
 done
-# C: A's build of the loop program with the task barrier inlined at each call site (PTB_TASK_BARRIER_INLINE;
-# it hangs where threads park, which this program's bench run does not do): what the not-inlined barrier
-# costs
-"$NVCC" "${F[@]}" -DPTB_TASK_BARRIER_INLINE -I runtime/include -I test/gpu build/gpu-transformed/early_return_before_barrier_loop.cu \
-  -o "$B/early_return_before_barrier_loop.C" || FAILED=1
 RAW="$B/raw.txt"
 : >"$RAW"
 for r in $(seq 1 "$ROUNDS"); do
@@ -84,7 +78,6 @@ for r in $(seq 1 "$ROUNDS"); do
       echo "$v $l" >>"$RAW"
     done
   done
-  l=$(PTB_MODE=ptb timeout 30 "$B/early_return_before_barrier_loop.C" --whole | grep "^WHOLE"); echo "C $l" >>"$RAW"
 done
 say "$(printf '%-38s %10s %10s %10s %8s %8s' program 'orig ms' 'twin A ms' 'twin B ms' 'A/orig' 'B/orig')"
 awk '{ k = $1 " " $3; v[k, ++c[k]] = $7 }
@@ -94,7 +87,6 @@ awk '{ k = $1 " " $3; v[k, ++c[k]] = $7 }
      END { split("early_return_before_barrier_loop early_return_before_barrier_reduce early_return_before_barrier_stencil", N, " ")
        for (i = 1; i <= 3; i++) { o = med("orig " N[i]); a = med("A " N[i]); b = med("B " N[i])
          printf "%-38s %10.4f %10.4f %10.4f %8.4f %8.4f\n", N[i], o, a, b, a / o, b / o } }' "$RAW" | tee -a "$REP"
-awk '$1 == "C" { print $7 }' "$RAW" | sort -n | awk '{ a[NR] = $1 } END { if (NR) printf "early_return_before_barrier_loop, task barrier inlined (C): %.4f ms (median of %d)\n", NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2, NR }' | tee -a "$REP"
 say "(medians of $ROUNDS whole-program runs each: test/gpu --whole, 28 launch units, first launch included; twins with PTB_MODE=ptb)"
 [ -n "${OUT:-}" ] && cp "$RAW" "$OUT/parking-ab-raw.txt"
 exit $FAILED
