@@ -95,11 +95,7 @@ inline const char* form() {
 // kernel by the automatic mode sets up nothing.
 inline const char* runtime_state() {
 #ifdef PTB_RUNTIME_VERSION
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= (int)::ptb::detail::kMaxDevices) return "unknown";
-  ::ptb::detail::Runtime& r = ::ptb::detail::rt();
-  std::lock_guard<std::mutex> g(r.m);
-  return r.devs[dev] ? "set-up" : "none";
+  return ::ptb::runtime_set_up() ? "set-up" : "none";
 #else
   return "none";
 #endif

@@ -28,7 +28,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
@@ -303,11 +302,7 @@ inline float median(std::vector<float> v) {
 namespace detail {
 inline const char* runtime_state() {
 #ifdef PTB_RUNTIME_VERSION
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= (int)::ptb::detail::kMaxDevices) return "unknown";
-  ::ptb::detail::Runtime& r = ::ptb::detail::rt();
-  std::lock_guard<std::mutex> g(r.m);
-  return r.devs[dev] ? "set-up" : "none";
+  return ::ptb::runtime_set_up() ? "set-up" : "none";
 #else
   return "none";
 #endif

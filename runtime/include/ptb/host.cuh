@@ -23,6 +23,7 @@
 #include "launch_config.cuh"
 #include "launch_mode.cuh"
 #include "policy.cuh"
+#include "runtime_state.cuh"
 #include "sm_identity.cuh"
 #include "smset.cuh"
 #include "tuning.cuh"

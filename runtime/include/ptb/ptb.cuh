@@ -18,6 +18,7 @@
 #include "policy.cuh"
 #include "launch_config.cuh"
 #include "launch.cuh"
+#include "runtime_state.cuh"
 #include "sm_identity.cuh"
 #include "fused.cuh"
 #include "trace.cuh"
