@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace bp {
 
@@ -78,13 +79,11 @@ struct Timer {
   }
 };
 
-inline const char* form() {
+// Which build and launch mode ran: "original" (the original build), else "ptb-" and the runtime's launch
+// mode as PTB_MODE spells it (ptb-auto, ptb-ptb, ptb-original).
+inline std::string form() {
 #ifdef PTB_RUNTIME_VERSION
-  switch (::ptb::launch_mode()) {
-    case ::ptb::LaunchMode::ptb: return "ptb-ptb";
-    case ::ptb::LaunchMode::original: return "ptb-original";
-    default: return "ptb-auto";
-  }
+  return std::string("ptb-") + ::ptb::launch_mode_name(::ptb::launch_mode());
 #else
   return "original";
 #endif
@@ -102,7 +101,7 @@ inline const char* runtime_state() {
 }
 
 inline void result(float ms, unsigned long long launches) {
-  std::printf("PROGRAM %s gpu_ms %.4f launches %llu form %s runtime %s\n", program_name(), ms, launches, form(),
+  std::printf("PROGRAM %s gpu_ms %.4f launches %llu form %s runtime %s\n", program_name(), ms, launches, form().c_str(),
               runtime_state());
 }
 

@@ -307,13 +307,11 @@ inline const char* runtime_state() {
   return "none";
 #endif
 }
-inline const char* launch_form() {
+// Which build and launch mode ran: "original" (the original build), else "ptb-" and the runtime's launch
+// mode as PTB_MODE spells it (ptb-auto, ptb-ptb, ptb-original).
+inline std::string launch_form() {
 #ifdef PTB_RUNTIME_VERSION
-  switch (::ptb::launch_mode()) {
-    case ::ptb::LaunchMode::ptb: return "ptb-ptb";
-    case ::ptb::LaunchMode::original: return "ptb-original";
-    default: return "ptb-auto";
-  }
+  return std::string("ptb-") + ::ptb::launch_mode_name(::ptb::launch_mode());
 #else
   return "original";
 #endif
@@ -339,7 +337,7 @@ inline int bench_whole(const char* name, cudaStream_t stream, F& launch, int lau
   CUDA_CHECK(cudaEventElapsedTime(&first, a, f));
   CUDA_CHECK(cudaEventElapsedTime(&total, a, b));
   printf("WHOLE %s first_ms %.4f total_ms %.4f launches %d form %s runtime_before %s runtime_after %s\n", name,
-         first, total, launches, detail::launch_form(), before, detail::runtime_state());
+         first, total, launches, detail::launch_form().c_str(), before, detail::runtime_state());
   CUDA_CHECK(cudaEventDestroy(a));
   CUDA_CHECK(cudaEventDestroy(f));
   CUDA_CHECK(cudaEventDestroy(b));

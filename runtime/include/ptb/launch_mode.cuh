@@ -45,5 +45,9 @@ inline LaunchMode launch_mode() {
   const int m = detail::mode_word().load(std::memory_order_relaxed);
   return m == detail::kModeOriginal ? LaunchMode::original : m == detail::kModePtb ? LaunchMode::ptb : LaunchMode::automatic;
 }
+// How PTB_MODE spells a mode: "auto", "ptb" or "original" (benchmarks print it beside their results).
+inline const char* launch_mode_name(LaunchMode m) {
+  return m == LaunchMode::ptb ? "ptb" : m == LaunchMode::original ? "original" : "auto";
+}
 
 }  // namespace ptb
