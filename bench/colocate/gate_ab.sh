@@ -9,7 +9,7 @@
 #   mkdir -p .device-carry/oldgate && cp -r runtime/include/ptb .device-carry/oldgate/ &&
 #   git show 3090cd1:runtime/include/ptb/qos/request_gate.cuh > .device-carry/oldgate/ptb/qos/request_gate.cuh
 # (3090cd1: the gate that applied BE's state under its own lock).
-# Builds bench/colocate twice (as run_on_gpu.sh does; B's colocate.cu sees the old header first), then runs
+# Builds bench/colocate twice (run_on_gpu.sh --build-only, with PTB_RUNTIME_INCLUDE=.device-carry/oldgate for B), then runs
 # A, B, A, B, ... (ROUNDS each, default 2), each a whole process: `--be memory,wmma --loads 0.5 --configs
 # gate --reps 5 --secs 2 --no-trace` (every ratio within its own process, against its own LS solo). Prints
 # each run's LS solo line, its gate rows and the LS client's wait in begin(). Output in $OUT (default
@@ -19,7 +19,6 @@ cd "$(dirname "$0")/../.."
 ROUNDS=${1:-2}
 TDIR=build/bench-colocate
 OLD=.device-carry/oldgate
-NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
 OUT="${OUT:-build/gate-ab-out}"
 mkdir -p "$OUT"
 [ -f "$OLD/ptb/qos/request_gate.cuh" ] || { echo "ERROR: $OLD/ptb/qos/request_gate.cuh is missing" >&2; exit 2; }
@@ -29,22 +28,10 @@ REP="$OUT/gate-ab.txt"
 say() { echo "$@" | tee -a "$REP"; }
 say "== $(date -u '+%F %T') UTC; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 say "== B's gate header: sha256 $(sha256sum "$OLD/ptb/qos/request_gate.cuh" | cut -c1-16)"
-F=(-std=c++17 -O2 -arch=sm_90 -I runtime/include -I bench/colocate)
-for v in A B; do
-  b="build/gate-ab-$v"
-  mkdir -p "$b"
-  inc=(); [ $v = B ] && inc=(-I "$OLD")
-  "$NVCC" "${F[@]}" -c "$TDIR/be_programs.cu" -o "$b/be_programs.o" &
-  "$NVCC" "${F[@]}" -c bench/colocate/ls_client.cu -o "$b/ls_client.o" &
-  "$NVCC" "${inc[@]}" "${F[@]}" -c bench/colocate/colocate.cu -o "$b/colocate.o" &
-  "$NVCC" "${F[@]}" -I "$TDIR" -c bench/colocate/be_pair.cu -o "$b/be_pair.o" &
-done
-wait
-for v in A B; do
-  b="build/gate-ab-$v"
-  "$NVCC" -arch=sm_90 "$b"/be_programs.o "$b"/ls_client.o "$b"/colocate.o "$b"/be_pair.o -o "$b/colocate" ||
-    { say "BUILD FAILED ($v)"; exit 1; }
-done
+# the same build as run_on_gpu.sh, once against each runtime include folder
+bash bench/colocate/run_on_gpu.sh --build-only build/gate-ab-A "$TDIR" >/dev/null || { say "BUILD FAILED (A)"; exit 1; }
+PTB_RUNTIME_INCLUDE="$OLD" bash bench/colocate/run_on_gpu.sh --build-only build/gate-ab-B "$TDIR" >/dev/null ||
+  { say "BUILD FAILED (B)"; exit 1; }
 export CUDA_MODULE_LOADING=EAGER
 k=0
 for r in $(seq 1 "$ROUNDS"); do

@@ -15,13 +15,16 @@
 # mps.md, run.log. Wall clock: about 6-8 minutes (BUDGET_S, default 330 s, bounds the main run's
 # repetitions; the build ~1 minute; MPS ~1 minute); each step is killed if it overruns.
 # --compile-only: build with warnings as errors and stop (CI: the ctest bench-colocate-compiles).
+# --build-only DIR: build into DIR (DIR/colocate) and stop. PTB_RUNTIME_INCLUDE (default runtime/include)
+# is the runtime's include folder for the build (gate_ab.sh builds against another one).
 set -u
 cd "$(dirname "$0")/../.."
 T0=$(date +%s)
-COMPILE_ONLY=0 MPS=1 TDIR="" ARGS=()
+COMPILE_ONLY=0 BUILD_ONLY="" MPS=1 TDIR="" ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --compile-only) COMPILE_ONLY=1 ;;
+    --build-only) BUILD_ONLY="$2"; shift ;;
     --no-mps) MPS=0 ;;
     --) shift; ARGS=("$@"); break ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d'; exit 0 ;;
@@ -50,8 +53,9 @@ fi
 # ---- build: the three translation units in parallel, then the link
 BIN="build/bench-colocate-bin"
 [ $COMPILE_ONLY = 1 ] && BIN="$TDIR/bin"
+[ -n "$BUILD_ONLY" ] && BIN="$BUILD_ONLY"
 mkdir -p "$BIN"
-FLAGS=(-std=c++17 -O2 -arch=sm_90 -I runtime/include -I bench/colocate)
+FLAGS=(-std=c++17 -O2 -arch=sm_90 -I "${PTB_RUNTIME_INCLUDE:-runtime/include}" -I bench/colocate)
 [ $COMPILE_ONLY = 1 ] && FLAGS+=(-Xcompiler -Wall,-Wextra -Werror all-warnings)
 rm -f "$BIN"/*.o "$BIN/colocate"
 "$NVCC" "${FLAGS[@]}" -c "$TDIR/be_programs.cu" -o "$BIN/be_programs.o" >"$BIN/be_programs.log" 2>&1 &
@@ -68,6 +72,10 @@ done
   { echo "LINK FAILED"; cat "$BIN/link.log"; exit 1; }
 if [ $COMPILE_ONLY = 1 ]; then
   echo "run_on_gpu.sh --compile-only: bench/colocate built ($BIN/colocate), no warnings"
+  exit 0
+fi
+if [ -n "$BUILD_ONLY" ]; then
+  echo "run_on_gpu.sh --build-only: bench/colocate built ($BIN/colocate) against ${PTB_RUNTIME_INCLUDE:-runtime/include}"
   exit 0
 fi
 
