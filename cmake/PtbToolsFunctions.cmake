@@ -1,7 +1,7 @@
 # CMake functions of the PtbTools package (docs/user-guide.md). Included by PtbToolsConfig.cmake, which
 # sets PTB_TRANSFORM_EXECUTABLE, PTB_FUSE_KERNELS_EXECUTABLE and the target PtbTools::runtime.
 
-# ptb_transform_sources(<target> [STRICT] [KERNELS <regex>] [HEADER_FILTER <regex>])
+# ptb_transform_sources(<target> [STRICT] [TWINS_TOGETHER] [KERNELS <regex>] [HEADER_FILTER <regex>])
 #
 # Makes <target> compile the PTB-transformed copies of its .cu sources instead of the originals: each
 # <source>.cu becomes <binary dir>/ptb/<target>/<path relative to the source dir>, written by
@@ -11,8 +11,11 @@
 # PtbTools::runtime (the runtime headers). STRICT: kernels or launches that cannot be rewritten are build
 # errors. KERNELS: only kernels whose name matches. HEADER_FILTER: which included files are transformed
 # with the source (ptb-transform --header-filter; default: the files under the source's directory).
+# Each source's twins part (<name>.twins.cu, ptb-transform --twins-apart) is added to the target too: the
+# twins go to a module of their own, which a program whose launches run the original kernels never loads
+# (docs/generated-code.md, "Twins apart"). TWINS_TOGETHER: the twins stay in the source's own module.
 function(ptb_transform_sources target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "STRICT" "KERNELS;HEADER_FILTER" "")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "STRICT;TWINS_TOGETHER" "KERNELS;HEADER_FILTER" "")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "ptb_transform_sources: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -22,6 +25,9 @@ function(ptb_transform_sources target)
   set(options)
   if(arg_STRICT)
     list(APPEND options --strict)
+  endif()
+  if(NOT arg_TWINS_TOGETHER)
+    list(APPEND options --twins-apart)
   endif()
   if(DEFINED arg_KERNELS)
     list(APPEND options "--kernels=${arg_KERNELS}")
@@ -52,7 +58,11 @@ function(ptb_transform_sources target)
     endif()
     set(output "${binary_dir}/ptb/${target}/${relative}")
     get_filename_component(output_dir "${output}" DIRECTORY)
-    add_custom_command(OUTPUT "${output}"
+    set(twins_part)
+    if(NOT arg_TWINS_TOGETHER)
+      string(REGEX REPLACE "\\.cu$" ".twins.cu" twins_part "${output}")
+    endif()
+    add_custom_command(OUTPUT "${output}" ${twins_part}
       COMMAND "${CMAKE_COMMAND}" -E make_directory "${output_dir}"
       COMMAND "${PTB_TRANSFORM_EXECUTABLE}" ${options} "${path}" -o "${output}" --dependency-file "${output}.d" --
               "$<$<BOOL:${includes}>:-I$<JOIN:${includes},;-I>>" "$<$<BOOL:${definitions}>:-D$<JOIN:${definitions},;-D>>"
@@ -62,7 +72,7 @@ function(ptb_transform_sources target)
       COMMENT "ptb-transform ${relative} (${target})"
       COMMAND_EXPAND_LISTS
       VERBATIM)
-    list(APPEND new_sources "${output}")
+    list(APPEND new_sources "${output}" ${twins_part})
     set(transformed_any TRUE)
   endforeach()
   if(NOT transformed_any)

@@ -87,7 +87,8 @@ FLAGS=(-std=c++17 -O2 -arch=sm_90 -lineinfo)
 for n in "${NAMES[@]}"; do
   rm -f "$BIN/orig/$n" "$BIN/ptb/$n"
   "$NVCC" "${FLAGS[@]}" -I bench/programs "bench/programs/$n.cu" -o "$BIN/orig/$n" >"$BIN/orig/$n.log" 2>&1 &
-  "$NVCC" "${FLAGS[@]}" -I runtime/include -I bench/programs "$TDIR/$n.cu" -o "$BIN/ptb/$n" >"$BIN/ptb/$n.log" 2>&1 &
+  twins=(); [ -f "$TDIR/$n.twins.cu" ] && twins=("$TDIR/$n.twins.cu")  # twins apart: both, one program
+  "$NVCC" "${FLAGS[@]}" -I runtime/include -I bench/programs "$TDIR/$n.cu" ${twins[@]+"${twins[@]}"} -o "$BIN/ptb/$n" >"$BIN/ptb/$n.log" 2>&1 &
 done
 wait
 FAILED=0

@@ -22,17 +22,19 @@ rm -rf "$OUTDIR"
 mkdir -p "$OUTDIR"
 LOGF="$OUTDIR/transform.log"
 status=0
-"$TOOL" --strict --output-dir "$OUTDIR" bench/programs/*.cu -- -std=c++17 -I bench/programs >"$LOGF" 2>&1 || status=1
+# Twins apart, as ptb-nvcc and ptb_transform_sources build (PTB_TWINS_APART=0: together, in one module).
+TWINS=(--twins-apart); [ "${PTB_TWINS_APART:-1}" = 0 ] && TWINS=()
+"$TOOL" --strict ${TWINS[@]+"${TWINS[@]}"} --output-dir "$OUTDIR" bench/programs/*.cu -- -std=c++17 -I bench/programs >"$LOGF" 2>&1 || status=1
 cat "$LOGF"
 n_in=$(ls bench/programs/*.cu | wc -l)
-n_out=$(ls "$OUTDIR"/*.cu 2>/dev/null | wc -l)
+n_out=$(ls "$OUTDIR"/*.cu 2>/dev/null | grep -vc '\.twins\.cu$')
 for f in bench/programs/*.cu; do
   [ -f "$OUTDIR/$(basename "$f")" ] || { echo "  not transformed: $(basename "$f")"; status=1; }
 done
 {
   echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$([ -n "$(git status --porcelain -- bench/programs runtime/include 2>/dev/null)" ] && echo ' (bench/programs or runtime/include differ from it)')"
   echo "tool: $TOOL ($("$TOOL" --version 2>&1 | head -1))"
-  echo "transformed: $(date -u '+%F %T') UTC, $n_out of $n_in programs"
+  echo "transformed: $(date -u '+%F %T') UTC, $n_out of $n_in programs, twins $([ ${#TWINS[@]} = 0 ] && echo together || echo apart)"
 } >"$OUTDIR/SOURCE.txt"
 # the sources these outputs come from: run_on_gpu.sh refuses outputs of other sources
 sha256sum bench/programs/*.cu bench/programs/*.cuh >"$OUTDIR/SOURCES.sha256"

@@ -5,6 +5,7 @@
 #include "LocalIncludes.h"
 #include "PtbCloneName.h"
 #include "SourceText.h"
+#include "TwinsApart.h"
 
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
@@ -63,7 +64,7 @@ class PtbRewriter : SourceText {
 public:
   PtbRewriter(CompilerInstance &ci, ASTContext &ctx, const Inventory &inv, const RewriteOptions &opts,
               const FileSelection &selection)
-      : SourceText(ctx.getSourceManager(), ctx.getLangOpts(), inv.mainFile), diags(ci.getDiagnostics()), inv(inv),
+      : SourceText(ctx.getSourceManager(), ctx.getLangOpts(), inv.mainFile), astContext(ctx), diags(ci.getDiagnostics()), inv(inv),
         opts(opts), selected(sm, selection) {}
 
   bool run(RewriteResult &result) {
@@ -115,6 +116,7 @@ public:
       for (const VirtualizedCall &c : k->virtualizedCalls) redirects[c.nameLoc.getRawEncoding()] = c;
       for (const TaskBarrierEdit &e : k->taskBarrierEdits) taskBarrierEdits[{e.at.getRawEncoding(), e.length}] = e;
     }
+    if (opts.twinsApart) planApart(astContext);
     for (const Kernel *k : chosen) {
       for (const FunctionDecl *callee : k->virtualizedCallees) cloneCallee(callee, *k);
       emitTwin(*k);
@@ -167,7 +169,107 @@ public:
       }
       result.files.push_back(std::move(fo));
     }
+    if (opts.twinsApart) result.files.insert(result.files.begin() + 1, twinsPart(result.files.front()));
     return true;
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // Twins apart (TwinsApart.h).
+
+  // Plans the twins part and adds the guards that leave the plan's definitions out of it.
+  void planApart(ASTContext &ctx) {
+    plan = planTwinsApart(ctx);
+    if (!plan.keptBecause.empty()) {
+      report(diags, plan.keptAt, DiagnosticsEngine::Remark,
+             "the twins stay in the program's module (no twins apart): " + plan.keptBecause);
+      return;
+    }
+    for (const TwinsApartPlan::Guard &g : plan.guards) {
+      const std::string keepIf = keepCondition(g.hostPassOnly);
+      const auto *fd = dyn_cast<FunctionDecl>(g.decl);
+      if (g.bodyOnly) {
+        SourceLocation b = sm.getExpansionLoc(fd->getBody()->getBeginLoc());
+        SourceLocation e = afterToken(sm.getExpansionLoc(fd->getBody()->getEndLoc()));
+        addEdit(mainFile, offsetOf(b), 0, newLineAt(b) + "#if " + keepIf + "\n" + lineDirective(mainFile, lineOf(b)));
+        addEdit(mainFile, offsetOf(e), 0, "\n#else\n;\n#endif\n" + lineDirective(mainFile, lineOf(e)), /*first=*/true);
+      } else {
+        SourceLocation b = sm.getExpansionLoc(g.decl->getBeginLoc()), e = endOfDeclaration(g.decl);
+        if (e.isInvalid()) continue;
+        addEdit(mainFile, offsetOf(b), 0, newLineAt(b) + "#if " + keepIf + "\n" + lineDirective(mainFile, lineOf(b)));
+        addEdit(mainFile, offsetOf(e), 0, "\n#endif\n" + lineDirective(mainFile, lineOf(e)), true);
+      }
+      if (fd) guarded[fd] = g;
+    }
+    for (const auto &group : plan.madeExtern) {
+      SourceLocation b = sm.getExpansionLoc(group.front()->getBeginLoc()), e = endOfDeclaration(group.back());
+      if (e.isInvalid()) continue;
+      std::string externs;
+      for (const VarDecl *v : group) externs += externDeclaration(v, ctx) + "\n";
+      addEdit(mainFile, offsetOf(b), 0,
+              newLineAt(b) + "#ifdef PTB_TWINS_PART\n" + externs + "#else\n" + lineDirective(mainFile, lineOf(b)));
+      addEdit(mainFile, offsetOf(e), 0, "\n#endif\n" + lineDirective(mainFile, lineOf(e)), true);
+    }
+  }
+
+  // What starts a directive at `l`: nothing at the start of a line, else a line break.
+  std::string newLineAt(SourceLocation l) const { return sm.getSpellingColumnNumber(l) == 1 ? "" : "\n"; }
+
+  // Just after a declaration's text: its body's '}', or the ';' that ends it. Invalid if not found.
+  SourceLocation endOfDeclaration(const Decl *d) const {
+    if (const auto *fd = dyn_cast<FunctionDecl>(d); fd && fd->getBody())
+      return afterToken(sm.getExpansionLoc(fd->getBody()->getEndLoc()));
+    auto semi = Lexer::findNextToken(sm.getExpansionLoc(d->getEndLoc()), sm, lo);
+    if (!semi || !semi->is(tok::semi)) return {};
+    return semi->getEndLoc();
+  }
+
+  // Whether a kernel's twin goes to the twins part: its original is left out of it (a kernel with
+  // external linkage, not a template, in the main file).
+  bool twinApart(const Kernel &k) const { return guarded.count(k.decl) != 0; }
+
+  // The condition under which a guarded definition is compiled: in the program's compile, and, for
+  // device code, in the twins part's device pass.
+  static std::string keepCondition(bool hostPassOnly) {
+    return hostPassOnly ? "!defined(PTB_TWINS_PART) || defined(__CUDA_ARCH__)" : "!defined(PTB_TWINS_PART)";
+  }
+
+  // A PTB clone of a guarded device function is guarded as its original is: `body` is the clone's body
+  // (a free function's) or its whole definition (a member's, out of the class).
+  std::string guardedClone(const FunctionDecl *original, const std::string &text, bool whole) const {
+    auto it = guarded.find(original);
+    if (it == guarded.end()) return text;
+    const std::string keepIf = keepCondition(it->second.hostPassOnly);
+    if (whole) return "#if " + keepIf + "\n" + text + "\n#endif\n";
+    return "#if " + keepIf + "\n" + text + "\n#else\n;\n#endif\n";
+  }
+
+  // The twins part: the main output again, with PTB_TWINS_PART defined. Empty (with the reason) when the
+  // twins stay in the main output's module.
+  FileOutput twinsPart(const FileOutput &main) const {
+    FileOutput fo;
+    fo.isTwinsPart = true;
+    fo.source = main.source;
+    fo.destination = twinsPartPath(main.destination);
+    fo.twinsApart = twinsApartCount;
+    fo.twinsKeptBecause = plan.keptBecause;
+    std::string mainName = llvm::sys::path::filename(main.destination).str();
+    fo.output = std::string(kGeneratedMarker) + " " + opts.toolVersion + " from " +
+                llvm::sys::path::filename(main.source).str() + ": its twins part (docs/generated-code.md, \"Twins "
+                "apart\").\n// Compile it and link it with " + mainName + ": the twins that " + mainName +
+                " declares are defined here, in a module of their own\n// that loads only when one of them first runs.\n";
+    if (!plan.keptBecause.empty() || twinsApartCount == 0) {
+      fo.output += "// No twins apart: " +
+                   (plan.keptBecause.empty() ? std::string("no kernel of this file has a twin that can go apart")
+                                             : plan.keptBecause) + ". This file is empty.\n";
+      return fo;
+    }
+    fo.output += "#define PTB_TWINS_PART 1\n"
+                 "// What the program's compile uses and this one does not: static functions, static variables.\n"
+                 "#pragma nv_diag_suppress 177\n"
+                 "#pragma GCC diagnostic ignored \"-Wunused-function\"\n"
+                 "#pragma GCC diagnostic ignored \"-Wunused-variable\"\n"
+                 "#include \"" + mainName + "\"\n";
+    return fo;
   }
 
   // The whole text of `f` with its edits and, first, the header: the marker, the runtime include, and
@@ -336,8 +438,9 @@ private:
   // ---------------------------------------------------------------------------------------------------
   // Helpers on text and locations are SourceText's.
 
-  void addEdit(FileID f, unsigned offset, unsigned length, std::string text) {
-    edits.push_back({canon(f), offset, length, std::move(text), ++editCount});
+  // `first`: before every other edit at the same offset (a guard that closes what ends there).
+  void addEdit(FileID f, unsigned offset, unsigned length, std::string text, bool first = false) {
+    edits.push_back({canon(f), offset, length, std::move(text), first ? 0 : ++editCount});
   }
 
   // A function body with calls redirected to PTB clones (edits only inside the body's own text).
@@ -440,7 +543,8 @@ private:
                           sm.getExpansionLoc(fd->getFunctionTypeLoc().getLParenLoc()));
     std::string clone = headBeforeName(fd) + name + "(" + joinNonEmpty(leading, paramList(fd, !priorInMain)) + ")" +
                         headAfterParams(fd);
-    std::string body = lineDirective(f, lineOf(sm.getExpansionLoc(fd->getBody()->getBeginLoc()))) + bodyWithRedirects(fd);
+    std::string body = guardedClone(
+        fd, lineDirective(f, lineOf(sm.getExpansionLoc(fd->getBody()->getBeginLoc()))) + bodyWithRedirects(fd), false);
     std::string text = "\n// PTB clone of " + fd->getQualifiedNameAsString() +
                        ": blockIdx/gridDim are the virtual block's (docs/generated-code.md).\n" + clone + "\n" + body + "\n";
     if (selected.contains(f)) {
@@ -481,8 +585,8 @@ private:
     std::string body = lineDirective(f, lineOf(bodyBegin)) + bodyWithRedirects(md);
     addEdit(f, offsetOf(end), 0,
             "\n// PTB clone of " + md->getQualifiedNameAsString() +
-                ": blockIdx/gridDim are the virtual block's (docs/generated-code.md).\n" + clone + "\n" + body + "\n" +
-                lineDirective(f, lineOf(end)));
+                ": blockIdx/gridDim are the virtual block's (docs/generated-code.md).\n" +
+                guardedClone(md, clone + "\n" + body, true) + "\n" + lineDirective(f, lineOf(end)));
     ++stats[canon(f)].clones;
     if (!outOfLine) return;
     // The declaration in the class: the original's, up to its ';', with the clone's name and parameters.
@@ -533,6 +637,11 @@ private:
     if (k.parks())
       t += "// Threads that return before a barrier park until the task ends: its barriers are task barriers\n"
            "// (TaskSync::parked; docs/ptb-transform.md, \"Parking\").\n";
+    const bool apart = twinApart(k);
+    if (apart) {
+      t += "#ifdef PTB_TWINS_PART\n";
+      ++twinsApartCount;
+    }
     t += lineDirective(kf, kernelLine);
     t += (tmpl.empty() ? "" : tmpl + "\n") + "static __device__ __forceinline__ void " + name + "__ptb_task(" +
          joinNonEmpty("const uint3 blockIdx, const dim3 gridDim", params) + ")\n";
@@ -546,6 +655,9 @@ private:
          "(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) {\n";
     t += "    " + name + "__ptb_task" + targs + "(" + joinNonEmpty("ptb_block, ptb_grid", args) + ");\n";
     t += "  });\n}\n";
+    if (apart)  // the program's compile declares the twin; the twins part defines it
+      t += "#else\n" + lineDirective(kf, kernelLine) + headBeforeName(fd) + name + "__ptb(" +
+           joinNonEmpty(paramList(fd, false, true), "const ::ptb::Launch ptb_launch") + ");\n#endif\n";
     t += (tmpl.empty() ? "" : tmpl + "\n") + "static inline void " + name + "__ptb_launch(" +
          joinNonEmpty("const ::ptb::LaunchConfig& ptb_config", paramList(fd, !priorInMain)) + ") {\n";
     t += "  ::ptb::launch(" + joinNonEmpty("ptb_config, " + name + targs + ", " + name + "__ptb" + targs, args) + ");\n}\n";
@@ -635,6 +747,7 @@ private:
     return false;
   }
 
+  ASTContext &astContext;
   DiagnosticsEngine &diags;
   const Inventory &inv;
   const RewriteOptions &opts;
@@ -646,6 +759,9 @@ private:
   std::set<std::pair<unsigned, unsigned>> rewrittenLaunchText;  // (file, offset) of launches already edited
   SelectedFiles selected;
   FileID launchFile;  // the file of the launch being rewritten
+  TwinsApartPlan plan;                          // --twins-apart
+  std::map<const FunctionDecl *, TwinsApartPlan::Guard> guarded;  // the plan's guards of functions
+  unsigned twinsApartCount = 0;
   std::vector<Inclusion> inclusionList;
   struct FileStats {
     std::vector<std::string> transformed, skipped;
@@ -694,6 +810,11 @@ std::string describeFileOutput(const FileOutput &f) {
     return std::to_string(n) + " " + (n == 1 ? one : many);
   };
   std::string to = f.destination.empty() ? "stdout" : f.destination == f.source ? "in place" : f.destination;
+  if (f.isTwinsPart)
+    return "ptb-transform: " + f.source + " -> " + to + ": " +
+           (f.twinsApart ? count(f.twinsApart, "twin", "twins") + " compiled apart, in a module of their own"
+                         : "empty, no twins apart" + (f.twinsKeptBecause.empty() ? std::string()
+                                                                                  : ": " + f.twinsKeptBecause));
   std::string line = "ptb-transform: " + f.source + " -> " + to + ": " +
                      count(f.transformedKernels.size(), "kernel", "kernels") + " made PTB, " +
                      std::to_string(f.skippedKernels.size()) + " left as " +

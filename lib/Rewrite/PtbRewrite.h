@@ -46,6 +46,9 @@ struct RewriteOptions {
   std::string runtimeInclude = "ptb/ptb.cuh";
   std::string toolVersion;
   OutputLayout layout;       // where the outputs go (the paths of included files' copies)
+  // Also write the twins part (TwinsApart.h): the main output's twins compiled apart, into a module of
+  // their own. Needs file outputs (not stdout, not -i).
+  bool twinsApart = false;
 };
 
 // One file the rewrite writes: the main file, or an included file that changed.
@@ -53,6 +56,7 @@ struct FileOutput {
   std::string source;          // the file's path as clang names it (the main file: as given to the tool)
   std::string destination;     // where it goes ("" = stdout)
   bool isMain = false;
+  bool isTwinsPart = false;        // the twins part of the main file (--twins-apart)
   std::string output;          // the whole rewritten text
   clang::tooling::Replacements replacements;  // the same edits, for --export-fixes
   std::vector<std::string> transformedKernels, skippedKernels;  // defined in this file
@@ -61,6 +65,8 @@ struct FileOutput {
   unsigned redirectedIncludes = 0; // #include directives pointed at transformed copies
   unsigned relocatedIncludes = 0;  // quoted #includes of unchanged files beside the original, pointed at
                                    // them from the output's directory (LocalIncludes.h)
+  unsigned twinsApart = 0;         // the twins part: twins it defines (the main output declares them)
+  std::string twinsKeptBecause;    // the twins part: why the twins stay in the main output's module
 };
 
 struct RewriteResult {

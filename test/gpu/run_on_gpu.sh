@@ -79,6 +79,8 @@ compile_one() {
     echo "up to date" >"$log"; return 0
   fi
   rm -f "$out"
+  # twins apart (transform.sh's default): the twins part is compiled and linked with the program
+  [ "$variant" != orig ] && [ -f "$TDIR/$name.twins.cu" ] && extra+=("$TDIR/$name.twins.cu")
   if "$NVCC" "${NVFLAGS[@]}" "${extra[@]}" "$src" -o "$out" >"$log" 2>&1; then :; else echo "BUILD FAILED" >>"$log"; fi
 }
 export -f compile_one

@@ -25,25 +25,29 @@ rm -rf "$OUTDIR"
 mkdir -p "$OUTDIR"
 LOGF="$OUTDIR.log"
 # shellcheck disable=SC2086
-if "$TOOL" --output-dir "$OUTDIR" test/gpu/*.cu -- -std=c++17 -I test/gpu ${PTB_TRANSFORM_ARGS:-} >"$LOGF" 2>&1; then
+# Twins apart, as ptb-nvcc and ptb_transform_sources build (PTB_TWINS_APART=0: together, in one module).
+TWINS=--twins-apart; [ "${PTB_TWINS_APART:-1}" = 0 ] && TWINS=
+export TWINS
+# shellcheck disable=SC2086
+if "$TOOL" $TWINS --output-dir "$OUTDIR" test/gpu/*.cu -- -std=c++17 -I test/gpu ${PTB_TRANSFORM_ARGS:-} >"$LOGF" 2>&1; then
   status=0
 else
   echo "transform.sh: the tool failed on the whole set; transforming one file at a time" >&2
   export TOOL OUTDIR PTB_TRANSFORM_ARGS="${PTB_TRANSFORM_ARGS:-}"
   ls test/gpu/*.cu | xargs -P "$(nproc)" -I{} bash -c \
-    '"$TOOL" --output-dir "$OUTDIR" "{}" -- -std=c++17 -I test/gpu $PTB_TRANSFORM_ARGS >"$OUTDIR/.$(basename {}).log" 2>&1 || true'
+    '"$TOOL" $TWINS --output-dir "$OUTDIR" "{}" -- -std=c++17 -I test/gpu $PTB_TRANSFORM_ARGS >"$OUTDIR/.$(basename {}).log" 2>&1 || true'
   cat "$OUTDIR"/.*.log >"$LOGF" 2>/dev/null
   rm -f "$OUTDIR"/.*.log
   for f in test/gpu/*.cu; do  # one more try, one at a time, for any file not written
     [ -f "$OUTDIR/$(basename "$f")" ] && continue
     # shellcheck disable=SC2086
-    "$TOOL" --output-dir "$OUTDIR" "$f" -- -std=c++17 -I test/gpu ${PTB_TRANSFORM_ARGS:-} >>"$LOGF" 2>&1 || true
+    "$TOOL" $TWINS --output-dir "$OUTDIR" "$f" -- -std=c++17 -I test/gpu ${PTB_TRANSFORM_ARGS:-} >>"$LOGF" 2>&1 || true
   done
   status=1
 fi
 grep -E "(warning|error):" "$LOGF" | grep -v "^\[" || true
 n_in=$(ls test/gpu/*.cu | wc -l)
-n_out=$(ls "$OUTDIR"/*.cu 2>/dev/null | wc -l)
+n_out=$(ls "$OUTDIR"/*.cu 2>/dev/null | grep -vc '\.twins\.cu$')
 echo "transform.sh: $n_out of $n_in programs written to $OUTDIR (tool output: $LOGF)"
 for f in test/gpu/*.cu; do
   [ -f "$OUTDIR/$(basename "$f")" ] || echo "  not transformed: $(basename "$f")"

@@ -34,8 +34,13 @@ CUDACXX="$NVCC" cmake -S "$WORK/src" -B "$WORK/build" -G Ninja -DCMAKE_PREFIX_PA
 cmake --build "$WORK/build" > "$WORK/build1.log" 2>&1 || { cat "$WORK/build1.log"; fail "first build"; }
 grep -q "$WORK/prefix/bin/ptb-transform" "$WORK/build/build.ninja" || fail "the build does not run the installed ptb-transform"
 grep -q 'scale_add_kernel__ptb' "$WORK/build/ptb/scale_app/scale.cu" || fail "no twin in the transformed scale.cu"
-has_twin "$WORK/build/CMakeFiles/scale_app.dir/ptb/scale_app/scale.cu.o" ||
-  fail "the object of scale.cu has no twin: the original was compiled"
+# Twins apart (the function's default): the twins part's object defines the twin, scale.cu's refers to it.
+grep -q '^#define PTB_TWINS_PART' "$WORK/build/ptb/scale_app/scale.twins.cu" || fail "scale.cu's twins part has no twins"
+has_twin "$WORK/build/CMakeFiles/scale_app.dir/ptb/scale_app/scale.twins.cu.o" ||
+  fail "the object of scale.cu's twins part has no twin"
+nm -C "$WORK/build/CMakeFiles/scale_app.dir/ptb/scale_app/scale.cu.o" > "$WORK/scale-symbols.txt"
+grep -q ' U scale_add_kernel__ptb(' "$WORK/scale-symbols.txt" ||
+  fail "the object of scale.cu does not refer to the twin: the original was compiled"
 cmake --build "$WORK/build" > "$WORK/build-again.log" 2>&1
 grep -q 'no work to do' "$WORK/build-again.log" || fail "a second build was not empty"
 touch "$WORK/src/scale.h"
@@ -80,7 +85,8 @@ cp -r examples/colocate "$WORK/colocate-src"
 CUDACXX="$NVCC" cmake -S "$WORK/colocate-src" -B "$WORK/colocate" -G Ninja -DCMAKE_PREFIX_PATH="$WORK/prefix" \
   > "$WORK/configure-colocate.log" 2>&1 || { cat "$WORK/configure-colocate.log"; fail "configure examples/colocate"; }
 cmake --build "$WORK/colocate" > "$WORK/colocate.log" 2>&1 || { cat "$WORK/colocate.log"; fail "build examples/colocate"; }
-nm -C "$WORK/colocate/CMakeFiles/colocate.dir/ptb/colocate/colocate.cu.o" > "$WORK/colocate-symbols.txt"
+nm -C "$WORK/colocate/CMakeFiles/colocate.dir/ptb/colocate/colocate.cu.o" \
+  "$WORK/colocate/CMakeFiles/colocate.dir/ptb/colocate/colocate.twins.cu.o" > "$WORK/colocate-symbols.txt"
 grep -q ' T be__ptb(' "$WORK/colocate-symbols.txt" || fail "colocate: the object has no twin of be"
 if grep -q ' T ls__ptb(' "$WORK/colocate-symbols.txt"; then fail "colocate: ls got a twin (KERNELS ^be$)"; fi
 echo "installed_package: examples/colocate (generated at build time): PASS"

@@ -119,6 +119,42 @@ InputKind kindOf(StringRef path, StringRef language) {
 
 } // namespace
 
+bool compilesOwnModule(const std::vector<std::string> &args, const Classification &c) {
+  if (c.action != Action::Transform || (c.phase != "-c" && c.phase != "--compile") || !c.outputDir.empty())
+    return false;
+  for (size_t i = 0; i < args.size();) {
+    Option o = readOption(args, i);
+    StringRef n = o.name;
+    if ((n == "-rdc" || n == "--relocatable-device-code") && o.value && StringRef(*o.value).lower() != "false")
+      return false;
+    i += o.consumed;
+  }
+  return true;
+}
+
+std::vector<std::string> twinsPartArguments(const std::vector<std::string> &args, size_t inputIndex,
+                                            const std::string &twinsSource, const std::string &object) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size();) {
+    if (i == inputIndex) {
+      out.push_back(twinsSource);
+      ++i;
+      continue;
+    }
+    Option o = readOption(args, i);
+    StringRef n = o.name;
+    bool drop = in({"-o", "--output-file", "-MF", "--dependency-output", "-MT", "--dependency-target-name", "-MD",
+                    "-MMD", "--generate-dependencies-with-compile", "--generate-nonsystem-dependencies-with-compile"},
+                   n);
+    if (!drop)
+      for (size_t k = 0; k < o.consumed; ++k) out.push_back(args[i + k]);
+    i += o.consumed;
+  }
+  out.push_back("-o");
+  out.push_back(object);
+  return out;
+}
+
 Classification classify(const std::vector<std::string> &args) {
   Classification c;
   // Modes in which nothing is compiled, or in which the output is meant to be the original's.

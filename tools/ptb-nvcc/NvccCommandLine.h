@@ -41,6 +41,15 @@ struct Classification {
   std::string language;       // the last -x value ("" when none)
 };
 
+// Whether the command compiles an object whose device code is its own module (phase -c, no relocatable
+// device code, no -odir): then the twins part can be compiled apart and merged into that object.
+bool compilesOwnModule(const std::vector<std::string> &args, const Classification &c);
+
+// The arguments that compile ptb-transform's twins part (`twinsSource`) into `object`: the command's own,
+// its input replaced, without its outputs and dependency-file options.
+std::vector<std::string> twinsPartArguments(const std::vector<std::string> &args, size_t inputIndex,
+                                            const std::string &twinsSource, const std::string &object);
+
 // Reads one word list of nvcc options (no options files: expand them first).
 Classification classify(const std::vector<std::string> &args);
 

@@ -195,10 +195,23 @@ int main(int argc, char **argv) {
   llvm::sys::path::append(tempOutput, llvm::sys::path::stem(input.path).str() + ".ptb" +
                                           llvm::sys::path::extension(input.path).str());
 
+  // Twins apart (docs/ptb-nvcc.md): an object compile gets the twins in a module of their own, merged
+  // into the object by `ld -r`, unless PTB_NVCC_TWINS_TOGETHER=1 or no `ld` is found.
+  std::string linker;
+  if (compilesOwnModule(expanded, c) && !envFlag("PTB_NVCC_TWINS_TOGETHER")) {
+    linker = envString("PTB_LD").empty() ? findProgram("ld") : findProgram(envString("PTB_LD"));
+    if (linker.empty() && verbose) llvm::errs() << "ptb-nvcc: no 'ld' on PATH: the twins stay in the module\n";
+  }
+  llvm::SmallString<256> twinsSource(tempDirAbs), twinsObject(tempDirAbs);
+  llvm::sys::path::append(twinsSource, llvm::sys::path::stem(tempOutput).str() + ".twins" +
+                                           llvm::sys::path::extension(input.path).str());
+  llvm::sys::path::append(twinsObject, "twins.o");
+
   // 1. ptb-transform, with the flags that matter to its parse.
   std::vector<std::string> t{transform};
   std::string cudaRoot = cudaRootOf(compilerPath);
   if (!cudaRoot.empty()) t.push_back("--cuda-path=" + cudaRoot);
+  if (!linker.empty()) t.push_back("--twins-apart");
   t.push_back("-o");
   t.push_back(std::string(tempOutput));
   t.push_back(input.path);
@@ -269,6 +282,40 @@ int main(int argc, char **argv) {
   }
   rc = run(compilerPath, n);
   if (rc != 0) return rc;
+
+  // 2b. The twins part, when it has twins: compiled with the same flags and merged into the object.
+  if (!linker.empty()) {
+    auto twins = llvm::MemoryBuffer::getFile(twinsSource);
+    if (!twins) fail("ptb-transform wrote no twins part '" + std::string(twinsSource) + "'");
+    if ((*twins)->getBuffer().contains("#define PTB_TWINS_PART")) {
+      std::vector<std::string> tn{compiler};
+      for (std::string &a : twinsPartArguments(expanded, input.index, std::string(twinsSource), std::string(twinsObject)))
+        tn.push_back(std::move(a));
+      tn.push_back("-I");
+      tn.push_back(runtimeInclude);
+      if (verbose) {
+        llvm::errs() << "ptb-nvcc:";
+        for (auto &a : tn) llvm::errs() << " '" << a << "'";
+        llvm::errs() << "\n";
+      }
+      if ((rc = run(compilerPath, tn)) != 0) return rc;
+      llvm::SmallString<256> merged(tempDirAbs);
+      llvm::sys::path::append(merged, "merged.o");
+      std::vector<std::string> ld{linker, "-r", "-o", std::string(merged), outputFile, std::string(twinsObject)};
+      if (verbose) {
+        llvm::errs() << "ptb-nvcc:";
+        for (auto &a : ld) llvm::errs() << " '" << a << "'";
+        llvm::errs() << "\n";
+      }
+      if ((rc = run(linker, ld)) != 0) {
+        llvm::errs() << "ptb-nvcc: error: '" << linker << " -r' could not merge the twins' object into " << outputFile
+                     << " (PTB_NVCC_TWINS_TOGETHER=1 keeps the twins in the program's module)\n";
+        return rc;
+      }
+      if (std::error_code ec = llvm::sys::fs::copy_file(merged, outputFile))
+        fail("cannot write '" + outputFile + "': " + ec.message());
+    }
+  }
 
   // 3. The dependency file names the original, not the temporary files (before they are removed).
   if (!depFile.empty()) {

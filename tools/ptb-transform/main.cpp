@@ -41,6 +41,10 @@ int main(int argc, char **argv) {
                  "Also write a Make-style dependency file: the outputs, then every file the parse read (for "
                  "CMake's DEPFILE, Ninja, Make)");
   app.add_flag("--strict", opts.strict, "Kernels or launches that cannot be rewritten are errors");
+  app.add_flag("--twins-apart", opts.twinsApart,
+               "Also write <output>.twins.cu, which compiles the twins into a module of their own (compile and "
+               "link it with the output): launches that run the original kernels never load the twins "
+               "(docs/generated-code.md, \"Twins apart\")");
   std::string headerFilter;
   auto *headerFilterOpt = app.add_option(
       "--header-filter", headerFilter,
@@ -58,6 +62,10 @@ int main(int argc, char **argv) {
   }
   if (!dependencyFile.empty() && (listKernels || (output.empty() && outputDir.empty() && !inPlace) || output == "-")) {
     llvm::errs() << "error: --dependency-file needs outputs written to files (-o FILE, --output-dir or -i)\n";
+    return 2;
+  }
+  if (opts.twinsApart && (listKernels || inPlace || (output.empty() && outputDir.empty()) || output == "-")) {
+    llvm::errs() << "error: --twins-apart needs outputs written to files (-o FILE or --output-dir)\n";
     return 2;
   }
   if (!listKernels && !output.empty() && output != "-" && req.files.size() > 1) {

@@ -1,0 +1,45 @@
+// Twins apart (ptb-transform --twins-apart; docs/generated-code.md, "Twins apart"): a translation unit's
+// PTB twins compiled a second time, into a module of their own, so that a program whose launches run the
+// original kernels never loads them. The second compile is the same transformed text with PTB_TWINS_PART
+// defined; this file finds what that compile must not define again (the host symbols the first compile
+// already defines) and why a translation unit cannot be split at all.
+#pragma once
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/Basic/SourceLocation.h"
+
+#include <string>
+#include <vector>
+
+namespace ptb {
+
+struct TwinsApartPlan {
+  // Why the twins stay in the program's module ("" when they can go), and where.
+  std::string keptBecause;
+  clang::SourceLocation keptAt;
+  // A main-file definition the twins part leaves out: its body (the declaration stays: functions with
+  // external linkage, non-template kernels) or the whole definition (out-of-class members, static data
+  // members: their declaration in the class stays). Device code is left out of the twins part's host
+  // pass only: its device pass compiles the twins, which may call it.
+  struct Guard {
+    const clang::Decl *decl;
+    bool bodyOnly;
+    bool hostPassOnly;
+  };
+  std::vector<Guard> guards;
+  // Main-file variable definitions with external linkage, one entry per declaration (`int a, b;` is one):
+  // the twins part declares them `extern` instead.
+  std::vector<std::vector<const clang::VarDecl *>> madeExtern;
+};
+
+// What the twins part of the translation unit of `ctx` must leave out, or why it cannot be made.
+TwinsApartPlan planTwinsApart(clang::ASTContext &ctx);
+
+// The `extern` declaration of `v` (no initializer), or "" when its type cannot be written.
+std::string externDeclaration(const clang::VarDecl *v, const clang::ASTContext &ctx);
+
+// The path of the twins part beside a main output: out/app.cu -> out/app.twins.cu.
+std::string twinsPartPath(llvm::StringRef mainOutput);
+
+} // namespace ptb
