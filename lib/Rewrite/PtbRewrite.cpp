@@ -278,7 +278,11 @@ public:
     llvm::StringRef buffer = sm.getBufferData(f);
     std::string head = std::string(kGeneratedMarker) + " " + opts.toolVersion + " from " +
                        llvm::sys::path::filename(fo.source).str() +
-                       "; edit the original, not this file (docs/generated-code.md).\n"
+                       "; edit the original, not this file (docs/generated-code.md).\n" +
+                       // Twins apart: the runtime's own kernel goes with the twins (TwinsApart.h).
+                       (f == mainFile && twinsApartCount
+                            ? "#ifndef PTB_TWINS_PART\n#define PTB_DISCOVERY_ELSEWHERE\n#endif\n"
+                            : "") +
                        "#include \"" + opts.runtimeInclude + "\"\n" + lineDirective(f, 1);
     std::vector<const Edit *> mine;
     // A UTF-8 byte-order mark can only be first: the header replaces it (nvcc rejects one anywhere else).

@@ -37,7 +37,7 @@ inline DeviceState* device_locked(int dev) {
   ok = ok && cudaHostAlloc(&d->staging, kCapsBytes, cudaHostAllocDefault) == cudaSuccess;
   // Load the runtime's own kernel now, not in the middle of a running PTB kernel (lazy loading waits).
   cudaFuncAttributes fa;
-  ok = ok && cudaFuncGetAttributes(&fa, discover_sms_kernel<0>) == cudaSuccess;
+  ok = ok && discovery_kernel().load() && cudaFuncGetAttributes(&fa, discovery_kernel().load()) == cudaSuccess;
   ok = ok && grow_pool_locked(*d);
   PolicyState* pp = process_policy_state_locked();
   ok = ok && upload_caps_locked(*d, *pp);

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <vector>
 
 #include "config.cuh"
@@ -23,6 +24,23 @@ __global__ void discover_sms_kernel(unsigned* seen) {
   }
 }
 
+// The discovery kernel's host address, as one of the program's modules registered it. Every translation
+// unit that includes the runtime instantiates the kernel and stores its address here when the program
+// starts, except one compiled with PTB_DISCOVERY_ELSEWHERE: the main output of ptb-transform
+// --twins-apart, whose module then holds no kernel of the runtime (its first launch loads less); its twins
+// part instantiates the kernel, and the runtime needs it only when a twin first runs
+// (docs/generated-code.md, "Twins apart"). Null when no translation unit did (set-up then fails, and the
+// launches run the original kernels).
+inline std::atomic<const void *> &discovery_kernel() {
+  static std::atomic<const void *> kernel{nullptr};
+  return kernel;
+}
+
+#ifndef PTB_DISCOVERY_ELSEWHERE
+inline const bool discovery_kernel_registered =
+    (discovery_kernel().store(reinterpret_cast<const void *>(discover_sms_kernel<0>)), true);
+#endif
+
 // Find the SM ids the device reports (once per device). Identity mapping if not every SM was seen.
 inline void discover_locked(DeviceState& d) {
   if (d.discovered) return;
@@ -32,12 +50,13 @@ inline void discover_locked(DeviceState& d) {
   std::vector<unsigned> h(kMaxSm + 1, 0);
   bool ok = cudaMalloc(&buf, (kMaxSm + 1) * sizeof(unsigned)) == cudaSuccess;
   ok = ok && cudaMemsetAsync(buf, 0, (kMaxSm + 1) * sizeof(unsigned), d.ctl) == cudaSuccess;
+  const void* kernel = discovery_kernel().load();
+  ok = ok && kernel;
   if (ok) {
     // cudaLaunchKernel returns the launch's own error: no cudaGetLastError, which would also clear an
     // error the user has not read yet.
     void* argv[] = {&buf};
-    ok = cudaLaunchKernel(reinterpret_cast<const void*>(discover_sms_kernel<0>), dim3(d.sms * 32), dim3(32), argv, 0,
-                          d.ctl) == cudaSuccess;
+    ok = cudaLaunchKernel(kernel, dim3(d.sms * 32), dim3(32), argv, 0, d.ctl) == cudaSuccess;
   }
   ok = ok && cudaMemcpyAsync(h.data(), buf, (kMaxSm + 1) * sizeof(unsigned), cudaMemcpyDeviceToHost, d.ctl) == cudaSuccess;
   ok = ok && cudaStreamSynchronize(d.ctl) == cudaSuccess;
