@@ -104,6 +104,7 @@ private:
   void function(const FunctionDecl *fd) {
     if (fd->isImplicit() || fd->isTemplated() || fd->isTemplateInstantiation() || !atFileScope(fd)) return;
     if (fd->isInlined() || !fd->isExternallyVisible()) return;  // weak or internal: a second copy is harmless
+    if (fd->isDeleted() || (!fd->getBody() && !isa<CXXMethodDecl>(fd))) return;  // no symbol
     if (fd->hasAttr<CUDAGlobalAttr>()) {
       if (fd->getTemplateSpecializationKind() != TSK_Undeclared) return;  // template kernels: a stub per unit
       if (editable(fd, "kernel '" + fd->getQualifiedNameAsString() + "'")) plan.guards.push_back({fd, true, false});
