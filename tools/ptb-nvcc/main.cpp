@@ -66,6 +66,13 @@ int run(const std::string &program, const std::vector<std::string> &args, const 
   return rc;
 }
 
+// PTB_NVCC_VERBOSE: a command line, each word quoted.
+void sayCommand(const std::vector<std::string> &args) {
+  llvm::errs() << "ptb-nvcc:";
+  for (auto &a : args) llvm::errs() << " '" << a << "'";
+  llvm::errs() << "\n";
+}
+
 // ptb-transform: beside this executable, else $PTB_TRANSFORM, else on PATH.
 std::string findTransform(const std::string &self) {
   llvm::SmallString<256> beside(llvm::sys::path::parent_path(self));
@@ -217,11 +224,7 @@ int main(int argc, char **argv) {
   t.push_back(input.path);
   t.push_back("--");
   for (std::string &f : parseFlags(expanded)) t.push_back(std::move(f));
-  if (verbose) {
-    llvm::errs() << "ptb-nvcc:";
-    for (auto &a : t) llvm::errs() << " '" << a << "'";
-    llvm::errs() << "\n";
-  }
+  if (verbose) sayCommand(t);
   // Its stderr is shown whole when it fails or with PTB_NVCC_VERBOSE; otherwise without its one-line
   // summaries per file ("ptb-transform: a.cu -> ...: 1 kernel made PTB, ..."), which would make every
   // compile of a build talk. Warnings and notes (kernels left as they are) are always shown.
@@ -275,11 +278,7 @@ int main(int argc, char **argv) {
   }
   n.push_back("-I");
   n.push_back(runtimeInclude);
-  if (verbose) {
-    llvm::errs() << "ptb-nvcc:";
-    for (auto &a : n) llvm::errs() << " '" << a << "'";
-    llvm::errs() << "\n";
-  }
+  if (verbose) sayCommand(n);
   rc = run(compilerPath, n);
   if (rc != 0) return rc;
 
@@ -293,20 +292,12 @@ int main(int argc, char **argv) {
         tn.push_back(std::move(a));
       tn.push_back("-I");
       tn.push_back(runtimeInclude);
-      if (verbose) {
-        llvm::errs() << "ptb-nvcc:";
-        for (auto &a : tn) llvm::errs() << " '" << a << "'";
-        llvm::errs() << "\n";
-      }
+      if (verbose) sayCommand(tn);
       if ((rc = run(compilerPath, tn)) != 0) return rc;
       llvm::SmallString<256> merged(tempDirAbs);
       llvm::sys::path::append(merged, "merged.o");
       std::vector<std::string> ld{linker, "-r", "-o", std::string(merged), outputFile, std::string(twinsObject)};
-      if (verbose) {
-        llvm::errs() << "ptb-nvcc:";
-        for (auto &a : ld) llvm::errs() << " '" << a << "'";
-        llvm::errs() << "\n";
-      }
+      if (verbose) sayCommand(ld);
       if ((rc = run(linker, ld)) != 0) {
         llvm::errs() << "ptb-nvcc: error: '" << linker << " -r' could not merge the twins' object into " << outputFile
                      << " (PTB_NVCC_TWINS_TOGETHER=1 keeps the twins in the program's module)\n";
