@@ -117,6 +117,32 @@ unsigned gate_cap(const std::string& c) {
   return 0;
 }
 
+// A numeric option's value, all of it a number, or usage() says which option and value were wrong: a real
+// number, or a whole one (not negative).
+double real_number(const std::string& option, const std::string& text) {
+  size_t used = 0;
+  double x = 0;
+  try {
+    x = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size()) usage((option + ": '" + text + "' is not a number").c_str());
+  return x;
+}
+
+unsigned long long whole_number(const std::string& option, const std::string& text) {
+  size_t used = 0;
+  unsigned long long x = 0;
+  try {
+    if (!text.empty() && text[0] != '-') x = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size()) usage((option + ": '" + text + "' is not a whole number").c_str());
+  return x;
+}
+
 Options parse(int argc, char** argv) {
   Options o;
   if (const char* e = std::getenv("OUT")) o.out = e;
@@ -126,32 +152,34 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) usage(("missing value of " + a).c_str());
       return argv[++i];
     };
+    auto real = [&]() { return real_number(a, val()); };
+    auto whole = [&]() { return whole_number(a, val()); };
     if (a == "--out") o.out = val();
-    else if (a == "--reps") o.reps = unsigned(std::stoul(val()));
-    else if (a == "--secs") o.secs = std::stod(val());
-    else if (a == "--settle") o.settle = std::stod(val());
-    else if (a == "--loads") { o.loads.clear(); for (auto& x : split(val())) o.loads.push_back(std::stod(x)); }
+    else if (a == "--reps") o.reps = unsigned(whole());
+    else if (a == "--secs") o.secs = real();
+    else if (a == "--settle") o.settle = real();
+    else if (a == "--loads") { o.loads.clear(); for (auto& x : split(val())) o.loads.push_back(real_number(a, x)); }
     else if (a == "--be") o.bes = split(val());
     else if (a == "--configs") o.configs = split(val());
-    else if (a == "--budget-s") o.budget_s = std::stod(val());
-    else if (a == "--seed") o.seed = std::stoull(val());
-    else if (a == "--ls-n") o.ls_n = std::stoi(val());
-    else if (a == "--ls-layers") o.ls_layers = std::stoi(val());
-    else if (a == "--ls-streams") o.ls_streams = std::stoi(val());
-    else if (a == "--target-x") o.target_x = std::stod(val());
-    else if (a == "--epoch-us") o.epoch_us = unsigned(std::stoul(val()));
-    else if (a == "--window") o.window = unsigned(std::stoul(val()));
-    else if (a == "--static-k") o.static_k = std::stoi(val());
-    else if (a == "--step") o.step = unsigned(std::stoul(val()));
-    else if (a == "--profile-step") o.profile_step = unsigned(std::stoul(val()));
-    else if (a == "--profile-secs") o.profile_secs = std::stod(val());
+    else if (a == "--budget-s") o.budget_s = real();
+    else if (a == "--seed") o.seed = whole();
+    else if (a == "--ls-n") o.ls_n = int(whole());
+    else if (a == "--ls-layers") o.ls_layers = int(whole());
+    else if (a == "--ls-streams") o.ls_streams = int(whole());
+    else if (a == "--target-x") o.target_x = real();
+    else if (a == "--epoch-us") o.epoch_us = unsigned(whole());
+    else if (a == "--window") o.window = unsigned(whole());
+    else if (a == "--static-k") o.static_k = int(whole());
+    else if (a == "--step") o.step = unsigned(whole());
+    else if (a == "--profile-step") o.profile_step = unsigned(whole());
+    else if (a == "--profile-secs") o.profile_secs = real();
     else if (a == "--no-trace") o.trace = false;
     else if (a == "--prefer-shared") o.prefer_shared = true;
-    else if (a == "--pool-min") o.pool_min = std::stoul(val());
+    else if (a == "--pool-min") o.pool_min = whole();
     else if (a == "--ls-no-graph") o.ls_graph = false;
     else if (a == "--policy-ls-plain") o.policy_ls_high = false;
     else if (a == "--role") o.role = val();
-    else if (a == "--rate") o.rate = std::stod(val());
+    else if (a == "--rate") o.rate = real();
     else if (a == "--be-kind") o.be_kind = val();
     else usage(("unknown option " + a).c_str());
   }
