@@ -187,16 +187,13 @@ public:
     for (const TwinsApartPlan::Guard &g : plan.guards) {
       const std::string keepIf = keepCondition(g.hostPassOnly);
       const auto *fd = dyn_cast<FunctionDecl>(g.decl);
-      if (g.bodyOnly) {
-        SourceLocation b = sm.getExpansionLoc(fd->getBody()->getBeginLoc());
-        SourceLocation e = afterToken(sm.getExpansionLoc(fd->getBody()->getEndLoc()));
-        addEdit(mainFile, offsetOf(b), 0, newLineAt(b) + "#if " + keepIf + "\n" + lineDirective(mainFile, lineOf(b)));
-        addEdit(mainFile, offsetOf(e), 0, "\n#else\n;\n#endif\n" + lineDirective(mainFile, lineOf(e)), /*first=*/true);
+      if (g.bodyOnly) {  // the declaration stays: `;` for the body
+        guardMain(sm.getExpansionLoc(fd->getBody()->getBeginLoc()),
+                  afterToken(sm.getExpansionLoc(fd->getBody()->getEndLoc())), keepIf, ";");
       } else {
-        SourceLocation b = sm.getExpansionLoc(g.decl->getBeginLoc()), e = endOfDeclaration(g.decl);
+        SourceLocation e = endOfDeclaration(g.decl);
         if (e.isInvalid()) continue;
-        addEdit(mainFile, offsetOf(b), 0, newLineAt(b) + "#if " + keepIf + "\n" + lineDirective(mainFile, lineOf(b)));
-        addEdit(mainFile, offsetOf(e), 0, "\n#endif\n" + lineDirective(mainFile, lineOf(e)), true);
+        guardMain(sm.getExpansionLoc(g.decl->getBeginLoc()), e, keepIf, "");
       }
       if (fd) guarded[fd] = g;
     }
@@ -209,6 +206,19 @@ public:
               newLineAt(b) + "#ifdef PTB_TWINS_PART\n" + externs + "#else\n" + lineDirective(mainFile, lineOf(b)));
       addEdit(mainFile, offsetOf(e), 0, "\n#endif\n" + lineDirective(mainFile, lineOf(e)), true);
     }
+  }
+
+  // Wraps the main file's text [b, e) in `#if keepIf`, with `otherwise` (when not empty) as the #else branch;
+  // #line directives keep the original numbering after each directive. The closing edit comes before any
+  // other edit at `e` (a twin or a clone inserted after a guarded definition is not inside its guard).
+  void guardMain(SourceLocation b, SourceLocation e, const std::string &keepIf, const std::string &otherwise) {
+    addEdit(mainFile, offsetOf(b), 0, newLineAt(b) + "#if " + keepIf + "\n" + lineDirective(mainFile, lineOf(b)));
+    addEdit(mainFile, offsetOf(e), 0, guardEnd(otherwise) + lineDirective(mainFile, lineOf(e)), /*first=*/true);
+  }
+
+  // The end of a guard, after the guarded text: its #else branch when `otherwise` is not empty, its #endif.
+  static std::string guardEnd(const std::string &otherwise) {
+    return "\n" + (otherwise.empty() ? "" : "#else\n" + otherwise + "\n") + "#endif\n";
   }
 
   // What starts a directive at `l`: nothing at the start of a line, else a line break.
@@ -238,9 +248,7 @@ public:
   std::string guardedClone(const FunctionDecl *original, const std::string &text, bool whole) const {
     auto it = guarded.find(original);
     if (it == guarded.end()) return text;
-    const std::string keepIf = keepCondition(it->second.hostPassOnly);
-    if (whole) return "#if " + keepIf + "\n" + text + "\n#endif\n";
-    return "#if " + keepIf + "\n" + text + "\n#else\n;\n#endif\n";
+    return "#if " + keepCondition(it->second.hostPassOnly) + "\n" + text + guardEnd(whole ? "" : ";");
   }
 
   // The twins part: the main output again, with PTB_TWINS_PART defined. Empty (with the reason) when the
