@@ -271,7 +271,7 @@ public:
                                              : plan.keptBecause) + ". This file is empty.\n";
       return fo;
     }
-    fo.output += "#define PTB_TWINS_PART 1\n"
+    fo.output += std::string(kTwinsPartDefine) + "\n"
                  "// What the program's compile uses and this one does not: static functions, static variables.\n"
                  "#pragma nv_diag_suppress 177\n"
                  "#pragma GCC diagnostic ignored \"-Wunused-function\"\n"

@@ -15,12 +15,6 @@ using namespace clang::ast_matchers;
 
 namespace ptb {
 
-std::string twinsPartPath(llvm::StringRef mainOutput) {
-  llvm::SmallString<256> p(llvm::sys::path::parent_path(mainOutput));
-  llvm::sys::path::append(p, llvm::sys::path::stem(mainOutput) + ".twins" + llvm::sys::path::extension(mainOutput));
-  return std::string(p);
-}
-
 std::string externDeclaration(const VarDecl *v, const ASTContext &ctx) {
   QualType t = v->getType();
   if (const TagDecl *tag = t->getAsTagDecl(); tag && !tag->getIdentifier() && !tag->getTypedefNameForAnonDecl())

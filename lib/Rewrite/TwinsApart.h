@@ -9,6 +9,8 @@
 #include "clang/AST/Decl.h"
 #include "clang/Basic/SourceLocation.h"
 
+#include "TwinsPart.h"
+
 #include <string>
 #include <vector>
 
@@ -38,8 +40,5 @@ TwinsApartPlan planTwinsApart(clang::ASTContext &ctx);
 
 // The `extern` declaration of `v` (no initializer), or "" when its type cannot be written.
 std::string externDeclaration(const clang::VarDecl *v, const clang::ASTContext &ctx);
-
-// The path of the twins part beside a main output: out/app.cu -> out/app.twins.cu.
-std::string twinsPartPath(llvm::StringRef mainOutput);
 
 } // namespace ptb

@@ -1,6 +1,7 @@
 // ptb-nvcc <nvcc> <arguments...>: an nvcc launcher (CMAKE_CUDA_COMPILER_LAUNCHER, NVCC := ptb-nvcc nvcc)
 // that compiles ptb-transform's output instead of the CUDA source (docs/ptb-nvcc.md).
 #include "NvccCommandLine.h"
+#include "TwinsPart.h"
 
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/SmallString.h>
@@ -206,12 +207,11 @@ int main(int argc, char **argv) {
   // into the object by `ld -r`, unless PTB_NVCC_TWINS_TOGETHER=1 or no `ld` is found.
   std::string linker;
   if (compilesOwnModule(expanded, c) && !envFlag("PTB_NVCC_TWINS_TOGETHER")) {
-    linker = envString("PTB_LD").empty() ? findProgram("ld") : findProgram(envString("PTB_LD"));
+    linker = findProgram(envString("PTB_LD").empty() ? "ld" : envString("PTB_LD"));
     if (linker.empty() && verbose) llvm::errs() << "ptb-nvcc: no 'ld' on PATH: the twins stay in the module\n";
   }
-  llvm::SmallString<256> twinsSource(tempDirAbs), twinsObject(tempDirAbs);
-  llvm::sys::path::append(twinsSource, llvm::sys::path::stem(tempOutput).str() + ".twins" +
-                                           llvm::sys::path::extension(input.path).str());
+  const std::string twinsSource = ptb::twinsPartPath(tempOutput);
+  llvm::SmallString<256> twinsObject(tempDirAbs);
   llvm::sys::path::append(twinsObject, "twins.o");
 
   // 1. ptb-transform, with the flags that matter to its parse.
@@ -285,10 +285,10 @@ int main(int argc, char **argv) {
   // 2b. The twins part, when it has twins: compiled with the same flags and merged into the object.
   if (!linker.empty()) {
     auto twins = llvm::MemoryBuffer::getFile(twinsSource);
-    if (!twins) fail("ptb-transform wrote no twins part '" + std::string(twinsSource) + "'");
-    if ((*twins)->getBuffer().contains("#define PTB_TWINS_PART")) {
+    if (!twins) fail("ptb-transform wrote no twins part '" + twinsSource + "'");
+    if ((*twins)->getBuffer().contains(ptb::kTwinsPartDefine)) {
       std::vector<std::string> tn{compiler};
-      for (std::string &a : twinsPartArguments(expanded, input.index, std::string(twinsSource), std::string(twinsObject)))
+      for (std::string &a : twinsPartArguments(expanded, input.index, twinsSource, std::string(twinsObject)))
         tn.push_back(std::move(a));
       tn.push_back("-I");
       tn.push_back(runtimeInclude);
