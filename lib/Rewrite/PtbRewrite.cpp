@@ -116,7 +116,11 @@ public:
       for (const VirtualizedCall &c : k->virtualizedCalls) redirects[c.nameLoc.getRawEncoding()] = c;
       for (const TaskBarrierEdit &e : k->taskBarrierEdits) taskBarrierEdits[{e.at.getRawEncoding(), e.length}] = e;
     }
-    if (opts.twinsApart) planApart(astContext);
+    if (opts.twinsApart) {
+      planApart(astContext);
+      if (plan.keptBecause.empty())
+        for (const Kernel *k : chosen) planLaunchedApart(*k);
+    }
     for (const Kernel *k : chosen) {
       for (const FunctionDecl *callee : k->virtualizedCallees) cloneCallee(callee, *k);
       emitTwin(*k);
@@ -233,9 +237,54 @@ public:
     return semi->getEndLoc();
   }
 
+  // A template or `static` kernel of the main file whose twin can go apart, through its launch struct or
+  // launch functions (TwinsApart.h); a remark at the kernel where it cannot.
+  void planLaunchedApart(const Kernel &k) {
+    if (!sm.isInMainFile(sm.getExpansionLoc(k.decl->getLocation()))) return;
+    if (k.decl->getStorageClass() == SC_Static && !k.decl->getDescribedFunctionTemplate()) {
+      std::string why = staticTwinKeptBecause(k.decl);
+      if (why.empty())
+        staticApart[k.decl] = uniqueSuffix(inv.mainFile);
+      else
+        report(diags, k.decl->getLocation(), DiagnosticsEngine::Remark,
+               "the twin of kernel '" + k.qualifiedName + "' stays in the program's module: " + why);
+      return;
+    }
+    if (!k.decl->getDescribedFunctionTemplate()) {
+      if (!guarded.count(k.decl))
+        report(diags, k.decl->getLocation(), DiagnosticsEngine::Remark,
+               "the twin of kernel '" + k.qualifiedName + "' stays in the program's module: " +
+                   (k.decl->isInAnonymousNamespace()
+                        ? "it is in an anonymous namespace, and a twin there cannot be declared in one translation "
+                          "unit and defined in another"
+                        : "the kernel is inline (its definition is one the twins part would repeat)"));
+      return;
+    }
+    TemplateTwinPlan t = planTemplateTwin(k.decl, astContext);
+    if (!t.keptBecause.empty()) {
+      report(diags, k.decl->getLocation(), DiagnosticsEngine::Remark,
+             "the twin of kernel '" + k.qualifiedName + "' stays in the program's module: " + t.keptBecause);
+      return;
+    }
+    templateApart[k.decl] = std::move(t);
+    templateApartOrder.push_back(k.decl);
+  }
+
   // Whether a kernel's twin goes to the twins part: its original is left out of it (a kernel with
-  // external linkage, not a template, in the main file).
-  bool twinApart(const Kernel &k) const { return guarded.count(k.decl) != 0; }
+  // external linkage, not a template, in the main file), or it is a template kernel whose launch struct
+  // the twins part instantiates.
+  bool twinApart(const Kernel &k) const {
+    return guarded.count(k.decl) != 0 || templateApart.count(k.decl) != 0 || staticApart.count(k.decl) != 0;
+  }
+
+  // What a launch calls instead of the twin when the twin is reached through launch functions (twins
+  // apart, a template or a static kernel): the launch_apart form's function and the
+  // launch_kernel_args_apart form's; "" otherwise.
+  std::string apartLaunch(const FunctionDecl *fd) const {
+    if (templateApart.count(fd)) return fd->getNameAsString() + "__ptb_twin" + templateArgsForward(fd) + "::launch";
+    if (auto it = staticApart.find(fd); it != staticApart.end()) return fd->getNameAsString() + "__ptb_apart_" + it->second;
+    return "";
+  }
 
   // The condition under which a guarded definition is compiled: in the program's compile, and, for
   // device code, in the twins part's device pass.
@@ -277,6 +326,13 @@ public:
                  "#pragma GCC diagnostic ignored \"-Wunused-function\"\n"
                  "#pragma GCC diagnostic ignored \"-Wunused-variable\"\n"
                  "#include \"" + mainName + "\"\n";
+    std::string instantiations;
+    for (const FunctionDecl *kernel : templateApartOrder)
+      for (const std::string &args : templateApart.at(kernel).argumentLists)
+        instantiations += "template struct " + templateApart.at(kernel).scope + kernel->getNameAsString() + "__ptb_twin<" + args + ">;\n";
+    if (!instantiations.empty())
+      fo.output += "// The twins of this file's template kernels, for each template argument list they were instantiated with.\n" +
+                   instantiations;
     return fo;
   }
 
@@ -667,12 +723,18 @@ private:
          "(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) {\n";
     t += "    " + name + "__ptb_task" + targs + "(" + joinNonEmpty("ptb_block, ptb_grid", args) + ");\n";
     t += "  });\n}\n";
-    if (apart)  // the program's compile declares the twin; the twins part defines it
+    const std::string launchedBy = apartLaunch(fd);
+    if (!launchedBy.empty())  // the program's compile declares the launch functions; the twins part defines them
+      t += "#endif\n" + lineDirective(kf, kernelLine) + (templateApart.count(fd) ? launchStruct(fd) : launchFunctions(fd));
+    else if (apart)  // the program's compile declares the twin; the twins part defines it
       t += "#else\n" + lineDirective(kf, kernelLine) + headBeforeName(fd) + name + "__ptb(" +
            joinNonEmpty(paramList(fd, false, true), "const ::ptb::Launch ptb_launch") + ");\n#endif\n";
     t += (tmpl.empty() ? "" : tmpl + "\n") + "static inline void " + name + "__ptb_launch(" +
          joinNonEmpty("const ::ptb::LaunchConfig& ptb_config", paramList(fd, !priorInMain)) + ") {\n";
-    t += "  ::ptb::launch(" + joinNonEmpty("ptb_config, " + name + targs + ", " + name + "__ptb" + targs, args) + ");\n}\n";
+    if (!launchedBy.empty())
+      t += "  ::ptb::launch_apart(" + joinNonEmpty("ptb_config, " + name + targs + ", " + launchedBy, args) + ");\n}\n";
+    else
+      t += "  ::ptb::launch(" + joinNonEmpty("ptb_config, " + name + targs + ", " + name + "__ptb" + targs, args) + ");\n}\n";
     addEdit(kf, offsetOf(end), 0, t + lineDirective(kf, lineOf(end)));
 
     // Launches may come before the definition: declare the launcher after the first declaration.
@@ -680,6 +742,40 @@ private:
       declareAfterFirstDeclaration(first, (tmpl.empty() ? "" : tmpl + "\n") + "static inline void " + name +
                                               "__ptb_launch(" +
                                               joinNonEmpty("const ::ptb::LaunchConfig& ptb_config", paramList(fd, true)) + ");");
+  }
+
+  // A template kernel's launch struct (twins apart): its functions launch the twin, given the original's
+  // address; the twins part defines them and instantiates the struct for each of the kernel's template
+  // argument lists, the program's compile only declares them.
+  std::string launchStruct(const FunctionDecl *fd) const {
+    const std::string name = fd->getNameAsString(), twin = name + "__ptb" + templateArgsForward(fd);
+    const std::string launch = "static void launch(" +
+                               joinNonEmpty("const ::ptb::LaunchConfig& ptb_config, const void* ptb_original",
+                                            paramList(fd, false)) + ")";
+    const std::string launchArgs = "static cudaError_t launch_args(const void* ptb_original, dim3 ptb_grid, dim3 ptb_block, "
+                                   "void** ptb_args, size_t ptb_shmem, cudaStream_t ptb_stream)";
+    return templateHeader(fd) + "\nstruct " + name + "__ptb_twin {\n#ifdef PTB_TWINS_PART\n  " + launch + " {\n" +
+           "    ::ptb::launch_twin(" + joinNonEmpty("ptb_config, ptb_original, " + twin, argForward(fd)) + ");\n  }\n  " +
+           launchArgs + " {\n    return ::ptb::launch_kernel_args_twin(ptb_original, " + twin +
+           ", ptb_grid, ptb_block, ptb_args, ptb_shmem, ptb_stream);\n  }\n#else\n  " + launch + ";\n  " + launchArgs +
+           ";\n#endif\n};\n";
+  }
+
+  // A static kernel's launch functions (twins apart): as a launch struct's, with external linkage and a
+  // name unique to the translation unit (its twin is static, like the kernel).
+  std::string launchFunctions(const FunctionDecl *fd) const {
+    const std::string name = fd->getNameAsString(), unique = staticApart.at(fd);
+    auto defineIn = [](const std::string &head, const std::string &body) {
+      return head + "\n#ifdef PTB_TWINS_PART\n{\n" + body + "}\n#else\n;\n#endif\n";
+    };
+    return "// The twin is static: these launch it, with names unique to this file, and the twins part defines them.\n" +
+           defineIn("void " + name + "__ptb_apart_" + unique + "(" +
+                        joinNonEmpty("const ::ptb::LaunchConfig& ptb_config, const void* ptb_original", paramList(fd, false)) + ")",
+                    "  ::ptb::launch_twin(" + joinNonEmpty("ptb_config, ptb_original, " + name + "__ptb", argForward(fd)) + ");\n") +
+           defineIn("cudaError_t " + name + "__ptb_apart_args_" + unique + "(const void* ptb_original, dim3 ptb_grid, "
+                        "dim3 ptb_block, void** ptb_args, size_t ptb_shmem, cudaStream_t ptb_stream)",
+                    "  return ::ptb::launch_kernel_args_twin(ptb_original, " + name +
+                        "__ptb, ptb_grid, ptb_block, ptb_args, ptb_shmem, ptb_stream);\n");
   }
 
   // Spelling location of a token of a launch in the file being edited (`launchFile`), or invalid.
@@ -743,8 +839,15 @@ private:
       SourceLocation nameLoc = mainSpelling(dre->getLocation());
       unsigned nameInText = offsetOf(nameLoc) - offsetOf(mainSpelling(dre->getBeginLoc()));
       std::string twinText = kernelText;
-      twinText.replace(nameInText, Lexer::MeasureTokenLength(nameLoc, sm, lo), k.decl->getNameAsString() + "__ptb");
-      addEdit(launchFile, offsetOf(cb), offsetOf(afterToken(ce)) - offsetOf(cb), "::ptb::launch_kernel_args");
+      // Twins apart, a template kernel: its launch struct's launch_args stands for the twin.
+      const bool templateStruct = templateApart.count(k.decl) != 0, staticApartTwin = staticApart.count(k.decl) != 0;
+      twinText.replace(nameInText, Lexer::MeasureTokenLength(nameLoc, sm, lo),
+                       k.decl->getNameAsString() + (templateStruct   ? "__ptb_twin"
+                                                    : staticApartTwin ? "__ptb_apart_args_" + staticApart.at(k.decl)
+                                                                      : "__ptb"));
+      if (templateStruct) twinText += "::launch_args";
+      addEdit(launchFile, offsetOf(cb), offsetOf(afterToken(ce)) - offsetOf(cb),
+              templateStruct || staticApartTwin ? "::ptb::launch_kernel_args_apart" : "::ptb::launch_kernel_args");
       addEdit(launchFile, offsetOf(ab), offsetOf(afterToken(ae)) - offsetOf(ab), kernelText + ", " + twinText);
       // cudaLaunchKernel's C++ overload defaults shared memory and stream; the runtime call takes all six.
       unsigned written = 0;
@@ -773,6 +876,9 @@ private:
   FileID launchFile;  // the file of the launch being rewritten
   TwinsApartPlan plan;                          // --twins-apart
   std::map<const FunctionDecl *, TwinsApartPlan::Guard> guarded;  // the plan's guards of functions
+  std::map<const FunctionDecl *, TemplateTwinPlan> templateApart;  // template kernels whose twins go apart
+  std::vector<const FunctionDecl *> templateApartOrder;            // the same, in the order of the kernels
+  std::map<const FunctionDecl *, std::string> staticApart;         // static kernels whose twins go apart: their suffix
   unsigned twinsApartCount = 0;
   std::vector<Inclusion> inclusionList;
   struct FileStats {

@@ -2,12 +2,19 @@
 
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclCXX.h"
+#include "clang/AST/DeclTemplate.h"
+#include "clang/AST/QualTypeNames.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/ASTMatchers/ASTMatchers.h"
 #include "clang/Basic/SourceManager.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/xxhash.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 
 using namespace clang;
@@ -33,6 +40,48 @@ std::string externDeclaration(const VarDecl *v, const ASTContext &ctx) {
 }
 
 namespace {
+
+// A template argument as the end of the twins part can write it (every declaration of the translation
+// unit visible, at global scope), or "" when it cannot be written.
+std::string argumentText(const TemplateArgument &a, const ASTContext &ctx) {
+  PrintingPolicy policy = ctx.getPrintingPolicy();
+  policy.SuppressTagKeyword = true;
+  policy.FullyQualifiedName = true;
+  switch (a.getKind()) {
+  case TemplateArgument::Type:
+    return TypeName::getFullyQualifiedName(a.getAsType(), ctx, policy, /*WithGlobalNsPrefix=*/true);
+  case TemplateArgument::Integral: {
+    const llvm::APSInt &v = a.getAsIntegral();
+    QualType t = a.getIntegralType();
+    if (t->isBooleanType()) return v.getBoolValue() ? "true" : "false";
+    if (const auto *b = t->getAs<BuiltinType>(); b && b->getKind() == BuiltinType::Int)
+      return llvm::toString(v, 10, true);  // the common case, written plainly
+    std::string type = TypeName::getFullyQualifiedName(t, ctx, policy, true);
+    if (v.isUnsigned() || v.isNonNegative()) return "(" + type + ")" + llvm::toString(v, 10, false) + "ULL";
+    if (v.getSignificantBits() > 64) return "";
+    if (v.getSExtValue() == INT64_MIN) return "(" + type + ")(-9223372036854775807LL - 1)";
+    return "(" + type + ")(" + llvm::toString(v, 10, true) + "LL)";
+  }
+  case TemplateArgument::Template: {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    const TemplateDecl *d = a.getAsTemplate().getAsTemplateDecl();
+    if (!d || d->getLinkageInternal() != Linkage::External) return "";
+    d->printQualifiedName(os, policy);
+    return "::" + text;
+  }
+  case TemplateArgument::Pack: {
+    std::vector<std::string> parts;
+    for (const TemplateArgument &e : a.pack_elements()) {
+      parts.push_back(argumentText(e, ctx));
+      if (parts.back().empty()) return "";
+    }
+    return parts.empty() ? " " : llvm::join(parts, ", ");  // " ": an empty pack, not a failure
+  }
+  default:  // declarations, null pointers, structural values: not written here
+    return "";
+  }
+}
 
 // A variable in device memory whose copy in a second module could differ from the program's: not a
 // constant (clang makes a namespace-scope constexpr variable __constant__ implicitly; every module's copy
@@ -147,6 +196,69 @@ private:
 };
 
 } // namespace
+
+TemplateTwinPlan planTemplateTwin(const FunctionDecl *kernel, const ASTContext &ctx) {
+  TemplateTwinPlan plan;
+  const FunctionTemplateDecl *t = kernel->getDescribedFunctionTemplate();
+  if (!t) {
+    plan.keptBecause = "not a template";
+    return plan;
+  }
+  for (const DeclContext *dc = kernel->getLexicalDeclContext(); !dc->isTranslationUnit(); dc = dc->getParent()) {
+    const auto *ns = dyn_cast<NamespaceDecl>(dc);
+    if (!ns || ns->isAnonymousNamespace()) {
+      plan.keptBecause = "it is in an anonymous namespace";
+      return plan;
+    }
+    plan.scope = ns->getNameAsString() + "::" + plan.scope;
+  }
+  for (const FunctionDecl *spec : t->specializations()) {
+    if (spec->getTemplateSpecializationKind() == TSK_ExplicitSpecialization) {
+      plan.keptBecause = "it has an explicit specialization";
+      return plan;
+    }
+    if (!spec->isDefined()) continue;  // named, never instantiated: never launched
+    bool nameable = spec->getLinkageInternal() == Linkage::External;
+    std::string list;
+    for (const TemplateArgument &a : spec->getTemplateSpecializationArgs()->asArray()) {
+      if (!nameable) break;
+      std::string text = argumentText(a, ctx);
+      nameable = !text.empty();
+      if (text == " ") continue;  // an empty pack
+      list += (list.empty() ? "" : ", ") + text;
+    }
+    if (!nameable) {
+      std::string name;
+      llvm::raw_string_ostream os(name);
+      spec->getNameForDiagnostic(os, ctx.getPrintingPolicy(), true);
+      plan.keptBecause = "its instantiation '" + name + "' has a template argument that another translation unit "
+                         "cannot name";
+      return plan;
+    }
+    plan.argumentLists.push_back(list);
+  }
+  std::sort(plan.argumentLists.begin(), plan.argumentLists.end());
+  plan.argumentLists.erase(std::unique(plan.argumentLists.begin(), plan.argumentLists.end()), plan.argumentLists.end());
+  return plan;
+}
+
+std::string staticTwinKeptBecause(const FunctionDecl *kernel) {
+  if (kernel->getStorageClass() != SC_Static || kernel->getDescribedFunctionTemplate()) return "not a static kernel";
+  for (const DeclContext *dc = kernel->getLexicalDeclContext(); !dc->isTranslationUnit(); dc = dc->getParent()) {
+    const auto *ns = dyn_cast<NamespaceDecl>(dc);
+    if (!ns || ns->isAnonymousNamespace()) return "it is in an anonymous namespace";
+  }
+  for (const ParmVarDecl *p : kernel->parameters())
+    if (p->getType()->getLinkage() != Linkage::External)
+      return "the type of its parameter '" + p->getNameAsString() + "' is local to this translation unit";
+  return "";
+}
+
+std::string uniqueSuffix(llvm::StringRef mainFile) {
+  llvm::SmallString<256> path(mainFile);
+  llvm::sys::fs::make_absolute(path);
+  return llvm::utohexstr(llvm::xxh3_64bits(path.str()), /*LowerCase=*/true);
+}
 
 TwinsApartPlan planTwinsApart(ASTContext &ctx) {
   TwinsApartPlan plan;

@@ -38,6 +38,24 @@ struct TwinsApartPlan {
 // What the twins part of the translation unit of `ctx` must leave out, or why it cannot be made.
 TwinsApartPlan planTwinsApart(clang::ASTContext &ctx);
 
+// A template kernel's twin goes apart through a struct of launch functions (`K__ptb_twin<...>`) that
+// the program's compile declares and the twins part defines and instantiates explicitly, once for each
+// template argument list the kernel was instantiated with. `keptBecause` is "" when it can go.
+struct TemplateTwinPlan {
+  std::string keptBecause;
+  std::string scope;                       // where the struct is, for the instantiations: "" or "a::b::"
+  std::vector<std::string> argumentLists;  // "float", "3, float, -2"
+};
+TemplateTwinPlan planTemplateTwin(const clang::FunctionDecl *kernel, const clang::ASTContext &ctx);
+
+// A `static` kernel's twin is static too: it goes apart behind two launch functions with external
+// linkage and a name unique to the translation unit, which the program's compile declares and the twins
+// part defines. Why it cannot, or "".
+std::string staticTwinKeptBecause(const clang::FunctionDecl *kernel);
+
+// The suffix that makes those launch functions' names unique to the translation unit of `mainFile`.
+std::string uniqueSuffix(llvm::StringRef mainFile);
+
 // The `extern` declaration of `v` (no initializer), or "" when its type cannot be written.
 std::string externDeclaration(const clang::VarDecl *v, const clang::ASTContext &ctx);
 

@@ -45,12 +45,12 @@ struct Relauncher {
 };
 
 template <class... Params, size_t... I>
-cudaError_t launch_tuple(const LaunchConfig& c, void (*original)(Params...), typename TwinOf<Params...>::type twin,
+cudaError_t launch_tuple(const LaunchConfig& c, const void* original, typename TwinOf<Params...>::type twin,
                          std::tuple<Params...>& a, std::index_sequence<I...>) {
   Prepared p;
-  if (!prepare(c, reinterpret_cast<const void*>(original), reinterpret_cast<const void*>(twin), p)) {
+  if (!prepare(c, original, reinterpret_cast<const void*>(twin), p)) {
     void* argv[] = {static_cast<void*>(&std::get<I>(a))..., nullptr};
-    return cudaLaunchKernel(reinterpret_cast<const void*>(original), c.grid, c.block, argv, c.shmem, c.stream);
+    return cudaLaunchKernel(original, c.grid, c.block, argv, c.shmem, c.stream);
   }
   void* argv[] = {static_cast<void*>(&std::get<I>(a))..., static_cast<void*>(&p.launch)};
   const cudaError_t e =
@@ -64,10 +64,36 @@ cudaError_t launch_tuple(const LaunchConfig& c, void (*original)(Params...), typ
 }
 
 template <class... Params, size_t... I>
-cudaError_t launch_argv(void (*original)(Params...), typename TwinOf<Params...>::type twin, const LaunchConfig& c,
+cudaError_t launch_argv(const void* original, typename TwinOf<Params...>::type twin, const LaunchConfig& c,
                         void** argv, std::index_sequence<I...>) {
   std::tuple<Params...> a(*static_cast<Params*>(argv[I])...);
   return launch_tuple(c, original, twin, a, std::index_sequence<I...>{});
+}
+
+// The original kernel's parameters, from its twin's type void (*)(Params..., Launch): Params... as a tuple.
+template <class Twin>
+struct TwinArgs;
+template <class... P>
+struct TwinArgs<void (*)(P...)> {
+  template <size_t... I>
+  static std::tuple<std::tuple_element_t<I, std::tuple<P...>>...> drop_launch(std::index_sequence<I...>);
+  using tuple = decltype(drop_launch(std::make_index_sequence<sizeof...(P) - 1>{}));
+  using indices = std::make_index_sequence<sizeof...(P) - 1>;
+};
+
+// Twins apart (docs/generated-code.md): what the twins part defines for a template kernel, and the
+// program's compile calls with the original's address.
+template <class... Params>
+struct TwinLaunchOf {
+  using type = void (*)(const LaunchConfig&, const void*, Params...);
+};
+using TwinLaunchArgs = cudaError_t (*)(const void*, dim3, dim3, void**, size_t, cudaStream_t);
+
+// A kernel's arguments, copied from cudaLaunchKernel's argv into the tuple of its parameter types.
+template <class Tuple, size_t... I>
+Tuple tuple_from_argv(void** argv, std::index_sequence<I...>) {
+  (void)argv;  // a kernel without parameters
+  return Tuple(*static_cast<std::tuple_element_t<I, Tuple>*>(argv[I])...);
 }
 
 }  // namespace detail
@@ -93,7 +119,8 @@ void launch(const LaunchConfig& config, void (*original)(Params...), typename de
   if (detail::runs_original(config.policy, config.stream))
     (void)detail::launch_original(config, original, a, std::index_sequence_for<Params...>{});
   else
-    (void)detail::launch_tuple(config, original, twin, a, std::index_sequence_for<Params...>{});
+    (void)detail::launch_tuple(config, reinterpret_cast<const void*>(original), twin, a,
+                               std::index_sequence_for<Params...>{});
 }
 
 // The cudaLaunchKernel form; argv points at the original kernel's arguments. Dispatched as launch() is
@@ -105,8 +132,50 @@ cudaError_t launch_kernel_args(void (*original)(Params...), typename detail::Twi
                                void** argv, size_t shmem, cudaStream_t stream) {
   if (detail::runs_original(Policy(), stream))
     return cudaLaunchKernel(reinterpret_cast<const void*>(original), grid, block, argv, shmem, stream);
-  return detail::launch_argv(original, twin, LaunchConfig(grid, block, shmem, stream), argv,
-                             std::index_sequence_for<Params...>{});
+  return detail::launch_argv<Params...>(reinterpret_cast<const void*>(original), twin,
+                                        LaunchConfig(grid, block, shmem, stream), argv,
+                                        std::index_sequence_for<Params...>{});
+}
+
+// Twins apart, for a template kernel (docs/generated-code.md, "Twins apart"): the program's compile has
+// the original kernel and, in place of its twin, `twin_launch`, a function the twins part defines (it
+// launches the twin, in the twins' module). Dispatched as launch() is; the twins part never names the
+// original (which would register it in the twins' module too): its address is passed.
+template <class... Params, class... Args>
+void launch_apart(const LaunchConfig& config, void (*original)(Params...),
+                  typename detail::TwinLaunchOf<Params...>::type twin_launch, Args&&... args) {
+  if (detail::runs_original(config.policy, config.stream)) {
+    std::tuple<Params...> a(std::forward<Args>(args)...);
+    (void)detail::launch_original(config, original, a, std::index_sequence_for<Params...>{});
+  } else {
+    twin_launch(config, reinterpret_cast<const void*>(original), std::forward<Args>(args)...);
+  }
+}
+
+// launch_apart's cudaLaunchKernel form (launch_kernel_args with a twin in the twins part).
+template <class... Params>
+cudaError_t launch_kernel_args_apart(void (*original)(Params...), detail::TwinLaunchArgs twin_launch, dim3 grid,
+                                     dim3 block, void** argv, size_t shmem, cudaStream_t stream) {
+  if (detail::runs_original(Policy(), stream))
+    return cudaLaunchKernel(reinterpret_cast<const void*>(original), grid, block, argv, shmem, stream);
+  return twin_launch(reinterpret_cast<const void*>(original), grid, block, argv, shmem, stream);
+}
+
+// The twins part's side of launch_apart: the twin's workers (or, where the runtime cannot run them, the
+// original, by its address), as launch() runs them once it has chosen the twin.
+template <class Twin, class... Args>
+void launch_twin(const LaunchConfig& config, const void* original, Twin twin, Args&&... args) {
+  typename detail::TwinArgs<Twin>::tuple a(std::forward<Args>(args)...);
+  (void)detail::launch_tuple(config, original, twin, a, typename detail::TwinArgs<Twin>::indices{});
+}
+
+// The twins part's side of launch_kernel_args_apart.
+template <class Twin>
+cudaError_t launch_kernel_args_twin(const void* original, Twin twin, dim3 grid, dim3 block, void** argv,
+                                    size_t shmem, cudaStream_t stream) {
+  using Args = detail::TwinArgs<Twin>;
+  auto a = detail::tuple_from_argv<typename Args::tuple>(argv, typename Args::indices{});
+  return detail::launch_tuple(LaunchConfig(grid, block, shmem, stream), original, twin, a, typename Args::indices{});
 }
 
 // Load both kernels now (CUDA's lazy loading makes the first launch of a kernel wait for the kernels
