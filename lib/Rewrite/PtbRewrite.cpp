@@ -237,14 +237,26 @@ public:
     return semi->getEndLoc();
   }
 
-  // A template or `static` kernel of the main file whose twin can go apart, through its launch struct or
-  // launch functions (TwinsApart.h); a remark at the kernel where it cannot.
+  // A template, `static` or anonymous-namespace kernel of the main file whose twin can go apart, through
+  // its launch struct or launch functions (TwinsApart.h); a remark at the kernel where it cannot.
   void planLaunchedApart(const Kernel &k) {
     if (!sm.isInMainFile(sm.getExpansionLoc(k.decl->getLocation()))) return;
+    if (k.decl->isInAnonymousNamespace()) {
+      const NamespaceDecl *ns = nullptr;
+      std::string why = anonymousTwinKeptBecause(k.decl, ns);
+      if (!why.empty()) {
+        report(diags, k.decl->getLocation(), DiagnosticsEngine::Remark,
+               "the twin of kernel '" + k.qualifiedName + "' stays in the program's module: " + why);
+        return;
+      }
+      staticApart[k.decl] = uniqueSuffix(inv.mainFile, k.qualifiedName);
+      declareBeforeAnonymousNamespace(k.decl, ns);
+      return;
+    }
     if (k.decl->getStorageClass() == SC_Static && !k.decl->getDescribedFunctionTemplate()) {
       std::string why = staticTwinKeptBecause(k.decl);
       if (why.empty())
-        staticApart[k.decl] = uniqueSuffix(inv.mainFile);
+        staticApart[k.decl] = uniqueSuffix(inv.mainFile, k.qualifiedName);
       else
         report(diags, k.decl->getLocation(), DiagnosticsEngine::Remark,
                "the twin of kernel '" + k.qualifiedName + "' stays in the program's module: " + why);
@@ -254,10 +266,7 @@ public:
       if (!guarded.count(k.decl))
         report(diags, k.decl->getLocation(), DiagnosticsEngine::Remark,
                "the twin of kernel '" + k.qualifiedName + "' stays in the program's module: " +
-                   (k.decl->isInAnonymousNamespace()
-                        ? "it is in an anonymous namespace, and a twin there cannot be declared in one translation "
-                          "unit and defined in another"
-                        : "the kernel is inline (its definition is one the twins part would repeat)"));
+                   "the kernel is inline (its definition is one the twins part would repeat)");
       return;
     }
     TemplateTwinPlan t = planTemplateTwin(k.decl, astContext);
@@ -725,7 +734,9 @@ private:
     t += "  });\n}\n";
     const std::string launchedBy = apartLaunch(fd);
     if (!launchedBy.empty())  // the program's compile declares the launch functions; the twins part defines them
-      t += "#endif\n" + lineDirective(kf, kernelLine) + (templateApart.count(fd) ? launchStruct(fd) : launchFunctions(fd));
+      t += "#endif\n" + lineDirective(kf, kernelLine) + (templateApart.count(fd)         ? launchStruct(fd)
+                                                              : fd->isInAnonymousNamespace() ? ""
+                                                                                             : staticLaunchFunctions(fd));
     else if (apart)  // the program's compile declares the twin; the twins part defines it
       t += "#else\n" + lineDirective(kf, kernelLine) + headBeforeName(fd) + name + "__ptb(" +
            joinNonEmpty(paramList(fd, false, true), "const ::ptb::Launch ptb_launch") + ");\n#endif\n";
@@ -762,20 +773,47 @@ private:
   }
 
   // A static kernel's launch functions (twins apart): as a launch struct's, with external linkage and a
-  // name unique to the translation unit (its twin is static, like the kernel).
-  std::string launchFunctions(const FunctionDecl *fd) const {
+  // name unique to the translation unit (its twin is static, like the kernel). `params` as written
+  // where they are declared. Their heads, and their bodies (which only the twins part compiles).
+  struct LaunchFunction {
+    std::string head, body;
+  };
+  std::vector<LaunchFunction> launchFunctions(const FunctionDecl *fd, const std::string &params) const {
     const std::string name = fd->getNameAsString(), unique = staticApart.at(fd);
-    auto defineIn = [](const std::string &head, const std::string &body) {
-      return head + "\n#ifdef PTB_TWINS_PART\n{\n" + body + "}\n#else\n;\n#endif\n";
-    };
-    return "// The twin is static: these launch it, with names unique to this file, and the twins part defines them.\n" +
-           defineIn("void " + name + "__ptb_apart_" + unique + "(" +
-                        joinNonEmpty("const ::ptb::LaunchConfig& ptb_config, const void* ptb_original", paramList(fd, false)) + ")",
-                    "  ::ptb::launch_twin(" + joinNonEmpty("ptb_config, ptb_original, " + name + "__ptb", argForward(fd)) + ");\n") +
-           defineIn("cudaError_t " + name + "__ptb_apart_args_" + unique + "(const void* ptb_original, dim3 ptb_grid, "
-                        "dim3 ptb_block, void** ptb_args, size_t ptb_shmem, cudaStream_t ptb_stream)",
-                    "  return ::ptb::launch_kernel_args_twin(ptb_original, " + name +
-                        "__ptb, ptb_grid, ptb_block, ptb_args, ptb_shmem, ptb_stream);\n");
+    return {{"void " + name + "__ptb_apart_" + unique + "(" +
+                 joinNonEmpty("const ::ptb::LaunchConfig& ptb_config, const void* ptb_original", params) + ")",
+             "  ::ptb::launch_twin(" + joinNonEmpty("ptb_config, ptb_original, " + name + "__ptb", argForward(fd)) + ");\n"},
+            {"cudaError_t " + name + "__ptb_apart_args_" + unique + "(const void* ptb_original, dim3 ptb_grid, "
+                 "dim3 ptb_block, void** ptb_args, size_t ptb_shmem, cudaStream_t ptb_stream)",
+             "  return ::ptb::launch_kernel_args_twin(ptb_original, " + name +
+                 "__ptb, ptb_grid, ptb_block, ptb_args, ptb_shmem, ptb_stream);\n"}};
+  }
+
+  // A static kernel's launch functions, declared and (in the twins part) defined after its twin.
+  std::string staticLaunchFunctions(const FunctionDecl *fd) const {
+    std::string text = "// The twin is static: these launch it, with names unique to this file, and the twins part defines them.\n";
+    for (const LaunchFunction &f : launchFunctions(fd, paramList(fd, false)))
+      text += f.head + "\n#ifdef PTB_TWINS_PART\n{\n" + f.body + "}\n#else\n;\n#endif\n";
+    return text;
+  }
+
+  // A kernel in an anonymous namespace: its launch functions are declared before the namespace opens
+  // (their parameters' types written fully qualified: a name the namespace declares is not visible
+  // there) and defined by the twins part after it closes.
+  void declareBeforeAnonymousNamespace(const FunctionDecl *fd, const NamespaceDecl *ns) {
+    std::string declarations, definitions;
+    for (const LaunchFunction &f : launchFunctions(fd, qualifiedParameters(fd, astContext))) {
+      declarations += f.head + ";\n";
+      definitions += f.head + " {\n" + f.body + "}\n";
+    }
+    const std::string what = fd->getNameAsString() + " (ptb-transform; docs/generated-code.md, \"Twins apart\")";
+    SourceLocation open = sm.getExpansionLoc(ns->getBeginLoc()), close = afterToken(sm.getExpansionLoc(ns->getRBraceLoc()));
+    addEdit(mainFile, offsetOf(open), 0,
+            newLineAt(open) + "// Launch functions of the twin of " + what + ":\n" + declarations +
+                lineDirective(mainFile, lineOf(open)));
+    addEdit(mainFile, offsetOf(close), 0,
+            "\n#ifdef PTB_TWINS_PART\n// Launch functions of the twin of " + what + ":\n" + definitions + "#endif\n" +
+                lineDirective(mainFile, lineOf(close)));
   }
 
   // Spelling location of a token of a launch in the file being edited (`launchFile`), or invalid.
@@ -878,7 +916,7 @@ private:
   std::map<const FunctionDecl *, TwinsApartPlan::Guard> guarded;  // the plan's guards of functions
   std::map<const FunctionDecl *, TemplateTwinPlan> templateApart;  // template kernels whose twins go apart
   std::vector<const FunctionDecl *> templateApartOrder;            // the same, in the order of the kernels
-  std::map<const FunctionDecl *, std::string> staticApart;         // static kernels whose twins go apart: their suffix
+  std::map<const FunctionDecl *, std::string> staticApart;  // static and anonymous-namespace kernels apart: their suffix
   unsigned twinsApartCount = 0;
   std::vector<Inclusion> inclusionList;
   struct FileStats {

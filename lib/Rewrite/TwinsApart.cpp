@@ -254,10 +254,44 @@ std::string staticTwinKeptBecause(const FunctionDecl *kernel) {
   return "";
 }
 
-std::string uniqueSuffix(llvm::StringRef mainFile) {
-  llvm::SmallString<256> path(mainFile);
-  llvm::sys::fs::make_absolute(path);
-  return llvm::utohexstr(llvm::xxh3_64bits(path.str()), /*LowerCase=*/true);
+std::string anonymousTwinKeptBecause(const FunctionDecl *kernel, const NamespaceDecl *&ns) {
+  ns = dyn_cast<NamespaceDecl>(kernel->getLexicalDeclContext());
+  if (!ns || !ns->isAnonymousNamespace() || kernel->getDescribedFunctionTemplate())
+    return "it is in an anonymous namespace, and a twin there cannot be declared in one translation unit and "
+           "defined in another (only a kernel declared directly in one, not a template, can go apart)";
+  for (const DeclContext *dc = ns->getParent(); !dc->isTranslationUnit(); dc = dc->getParent())
+    if (const auto *outer = dyn_cast<NamespaceDecl>(dc); !outer || outer->isAnonymousNamespace())
+      return "it is in an anonymous namespace inside another one";
+  if (ns->getBeginLoc().isMacroID() || ns->getRBraceLoc().isMacroID())
+    return "its anonymous namespace is opened or closed by a macro";
+  for (const ParmVarDecl *p : kernel->parameters())
+    if (p->getType()->getLinkage() != Linkage::External)
+      return "the type of its parameter '" + p->getNameAsString() + "' is local to this translation unit";
+  return "";
+}
+
+std::string qualifiedParameters(const FunctionDecl *kernel, const ASTContext &ctx) {
+  PrintingPolicy policy = ctx.getPrintingPolicy();
+  policy.SuppressTagKeyword = true;
+  policy.FullyQualifiedName = true;
+  std::vector<std::string> out;
+  for (unsigned i = 0; i < kernel->getNumParams(); ++i) {
+    const ParmVarDecl *p = kernel->getParamDecl(i);
+    QualType t = TypeName::getFullyQualifiedType(p->getType().getCanonicalType(), ctx, /*WithGlobalNsPrefix=*/true);
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    t.print(os, policy, p->getName().empty() ? "ptb_param" + std::to_string(i) : p->getName());
+    out.push_back(text);
+  }
+  return llvm::join(out, ", ");
+}
+
+std::string uniqueSuffix(llvm::StringRef mainFile, llvm::StringRef qualifiedName) {
+  llvm::SmallString<256> key(mainFile);
+  llvm::sys::fs::make_absolute(key);
+  key += '\0';
+  key += qualifiedName;
+  return llvm::utohexstr(llvm::xxh3_64bits(key.str()), /*LowerCase=*/true);
 }
 
 TwinsApartPlan planTwinsApart(ASTContext &ctx) {

@@ -53,8 +53,18 @@ TemplateTwinPlan planTemplateTwin(const clang::FunctionDecl *kernel, const clang
 // part defines. Why it cannot, or "".
 std::string staticTwinKeptBecause(const clang::FunctionDecl *kernel);
 
-// The suffix that makes those launch functions' names unique to the translation unit of `mainFile`.
-std::string uniqueSuffix(llvm::StringRef mainFile);
+// A kernel (not a template) in an anonymous namespace: its twin goes apart as a static kernel's, with its
+// launch functions declared before that namespace opens, where nothing it declares is visible yet, and
+// defined by the twins part after it closes. Why it cannot, or "" with `ns` set to that namespace.
+std::string anonymousTwinKeptBecause(const clang::FunctionDecl *kernel, const clang::NamespaceDecl *&ns);
+
+// The kernel's parameters with their types fully qualified and without typedefs ("int* p, float n"),
+// to be written where the kernel's own spelling may not resolve.
+std::string qualifiedParameters(const clang::FunctionDecl *kernel, const clang::ASTContext &ctx);
+
+// The suffix that makes a kernel's launch functions' names unique: a hash of the main file's absolute
+// path and the kernel's qualified name (a static `k` and an anonymous namespace's `k` differ).
+std::string uniqueSuffix(llvm::StringRef mainFile, llvm::StringRef qualifiedName);
 
 // The `extern` declaration of `v` (no initializer), or "" when its type cannot be written.
 std::string externDeclaration(const clang::VarDecl *v, const clang::ASTContext &ctx);
