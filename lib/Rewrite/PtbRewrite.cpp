@@ -588,6 +588,8 @@ private:
       for (const NamedDecl *p : *t->getTemplateParameters())
         if (p->getName().empty()) return "a template parameter has no name (give it one)";
     if (!fd->getFunctionTypeLoc()) return "the kernel's parameter list could not be located";
+    if (!namespaceWrap(fd).ok)
+      return "the kernel is defined outside its namespace, which cannot be reopened (an anonymous namespace)";
     if (fd->getTemplateSpecializationKind() == TSK_ExplicitSpecialization)
       return "explicit specializations of kernel templates are not supported (the primary template is)";
     for (const Kernel &other : inv.kernels)
@@ -618,12 +620,14 @@ private:
     if (explicitSpec && fd->getFunctionTypeLoc())
       name += textBetween(afterToken(sm.getExpansionLoc(fd->getLocation())),
                           sm.getExpansionLoc(fd->getFunctionTypeLoc().getLParenLoc()));
-    std::string clone = headBeforeName(fd) + name + "(" + joinNonEmpty(leading, paramList(fd, !priorInMain)) + ")" +
+    std::string clone = headBeforeUnqualifiedName(fd) + name + "(" + joinNonEmpty(leading, paramList(fd, !priorInMain)) + ")" +
                         headAfterParams(fd);
     std::string body = guardedClone(
         fd, lineDirective(f, lineOf(sm.getExpansionLoc(fd->getBody()->getBeginLoc()))) + bodyWithRedirects(fd), false);
+    const NamespaceWrap wrap = namespaceWrap(fd);
     std::string text = "\n// PTB clone of " + fd->getQualifiedNameAsString() +
-                       ": blockIdx/gridDim are the virtual block's (docs/generated-code.md).\n" + clone + "\n" + body + "\n";
+                       ": blockIdx/gridDim are the virtual block's (docs/generated-code.md).\n" + wrap.open + clone + "\n" +
+                       body + "\n" + wrap.close;
     if (selected.contains(f)) {
       addEdit(f, offsetOf(end), 0, text + lineDirective(f, lineOf(end)));
       ++stats[canon(f)].clones;
@@ -636,8 +640,8 @@ private:
     }
     if (priorInMain)
       declareAfterFirstDeclaration(first, (templateHeader(fd).empty() ? "" : templateHeader(fd) + "\n") +
-                                              headBeforeNameNoTemplate(fd) + name + "(" +
-                                              joinNonEmpty(leading, paramList(fd, true)) + ");");
+                                              headBeforeUnqualifiedName(fd).substr(templateHeader(fd).size()) +
+                                              name + "(" + joinNonEmpty(leading, paramList(fd, true)) + ");");
   }
 
   // A member function, constructor or operator (docs/ptb-transform.md): its clone is a member of the same
@@ -694,6 +698,37 @@ private:
     addEdit(f, offsetOf(semi->getEndLoc()), 0, "\n" + declaration + "\n" + lineDirective(f, lineOf(semi->getLocation())));
   }
 
+  // An out-of-line definition of a namespace member (`__global__ void ns::k(...) {...}` outside `ns`):
+  // the text that reopens its namespaces around what is generated after it, so that the generated names
+  // (twin, launcher, clone) are declared where the original is and its body's names resolve as they do
+  // in the original. `ok` is false where they cannot be reopened (an anonymous namespace).
+  struct NamespaceWrap {
+    std::string open, close;
+    bool ok = true;
+  };
+  static NamespaceWrap namespaceWrap(const FunctionDecl *fd) {
+    NamespaceWrap w;
+    const DeclContext *lexical = fd->getLexicalDeclContext()->getRedeclContext();
+    for (const DeclContext *dc = fd->getDeclContext()->getRedeclContext(); !dc->Equals(lexical); dc = dc->getParent()) {
+      const auto *ns = dyn_cast<NamespaceDecl>(dc);
+      if (!ns || ns->isAnonymousNamespace() || dc->isTranslationUnit()) {
+        w.ok = false;
+        return w;
+      }
+      w.open = "namespace " + ns->getNameAsString() + " { " + w.open;
+      w.close += "}  // namespace " + ns->getNameAsString() + "\n";
+    }
+    if (!w.open.empty()) w.open = "\n" + w.open + "\n";
+    return w;
+  }
+
+  // The text before the function's name without the qualifier of an out-of-line definition.
+  std::string headBeforeUnqualifiedName(const FunctionDecl *fd) const {
+    if (NestedNameSpecifierLoc q = fd->getQualifierLoc())
+      return textBetween(declStart(fd), sm.getExpansionLoc(q.getBeginLoc()));
+    return headBeforeName(fd);
+  }
+
   void emitTwin(const Kernel &k) {
     const FunctionDecl *fd = k.decl;
     std::string name = fd->getNameAsString();
@@ -724,7 +759,7 @@ private:
          joinNonEmpty("const uint3 blockIdx, const dim3 gridDim", params) + ")\n";
     t += lineDirective(kf, lineOf(sm.getExpansionLoc(fd->getBody()->getBeginLoc()))) + bodyWithRedirects(fd) + "\n";
     t += lineDirective(kf, kernelLine);
-    t += headBeforeName(fd) + name + "__ptb(" + joinNonEmpty(paramList(fd, false, true), "const ::ptb::Launch ptb_launch") + ")" +
+    t += headBeforeUnqualifiedName(fd) + name + "__ptb(" + joinNonEmpty(paramList(fd, false, true), "const ::ptb::Launch ptb_launch") + ")" +
          headAfterParams(fd) + "{\n";
     // Tasks whose threads never meet (docs/generated-code.md) need no barrier between them.
     t += std::string("  ::ptb::run_tasks") +
@@ -738,7 +773,7 @@ private:
                                                               : fd->isInAnonymousNamespace() ? ""
                                                                                              : staticLaunchFunctions(fd));
     else if (apart)  // the program's compile declares the twin; the twins part defines it
-      t += "#else\n" + lineDirective(kf, kernelLine) + headBeforeName(fd) + name + "__ptb(" +
+      t += "#else\n" + lineDirective(kf, kernelLine) + headBeforeUnqualifiedName(fd) + name + "__ptb(" +
            joinNonEmpty(paramList(fd, false, true), "const ::ptb::Launch ptb_launch") + ");\n#endif\n";
     t += (tmpl.empty() ? "" : tmpl + "\n") + "static inline void " + name + "__ptb_launch(" +
          joinNonEmpty("const ::ptb::LaunchConfig& ptb_config", paramList(fd, !priorInMain)) + ") {\n";
@@ -746,7 +781,8 @@ private:
       t += "  ::ptb::launch_apart(" + joinNonEmpty("ptb_config, " + name + targs + ", " + launchedBy, args) + ");\n}\n";
     else
       t += "  ::ptb::launch(" + joinNonEmpty("ptb_config, " + name + targs + ", " + name + "__ptb" + targs, args) + ");\n}\n";
-    addEdit(kf, offsetOf(end), 0, t + lineDirective(kf, lineOf(end)));
+    const NamespaceWrap wrap = namespaceWrap(fd);
+    addEdit(kf, offsetOf(end), 0, wrap.open + t + wrap.close + lineDirective(kf, lineOf(end)));
 
     // Launches may come before the definition: declare the launcher after the first declaration.
     if (priorInMain)

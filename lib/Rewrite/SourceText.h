@@ -126,11 +126,6 @@ public:
     return textBetween(afterToken(r), sm.getExpansionLoc(fd->getBody()->getBeginLoc()));
   }
 
-  std::string headBeforeNameNoTemplate(const clang::FunctionDecl *fd) const {
-    std::string head = headBeforeName(fd);
-    std::string tmpl = templateHeader(fd);
-    return head.substr(tmpl.size());
-  }
 
 
 protected:

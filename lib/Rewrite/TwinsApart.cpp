@@ -204,7 +204,8 @@ TemplateTwinPlan planTemplateTwin(const FunctionDecl *kernel, const ASTContext &
     plan.keptBecause = "not a template";
     return plan;
   }
-  for (const DeclContext *dc = kernel->getLexicalDeclContext(); !dc->isTranslationUnit(); dc = dc->getParent()) {
+  // The struct is declared in the kernel's namespace (an out-of-line definition's is reopened around it).
+  for (const DeclContext *dc = kernel->getDeclContext(); !dc->isTranslationUnit(); dc = dc->getParent()) {
     const auto *ns = dyn_cast<NamespaceDecl>(dc);
     if (!ns || ns->isAnonymousNamespace()) {
       plan.keptBecause = "it is in an anonymous namespace";
@@ -244,7 +245,7 @@ TemplateTwinPlan planTemplateTwin(const FunctionDecl *kernel, const ASTContext &
 
 std::string staticTwinKeptBecause(const FunctionDecl *kernel) {
   if (kernel->getStorageClass() != SC_Static || kernel->getDescribedFunctionTemplate()) return "not a static kernel";
-  for (const DeclContext *dc = kernel->getLexicalDeclContext(); !dc->isTranslationUnit(); dc = dc->getParent()) {
+  for (const DeclContext *dc = kernel->getDeclContext(); !dc->isTranslationUnit(); dc = dc->getParent()) {
     const auto *ns = dyn_cast<NamespaceDecl>(dc);
     if (!ns || ns->isAnonymousNamespace()) return "it is in an anonymous namespace";
   }
