@@ -7,11 +7,11 @@
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/ASTMatchers/ASTMatchers.h"
 #include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/xxhash.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -57,8 +57,9 @@ std::string argumentText(const TemplateArgument &a, const ASTContext &ctx) {
     if (const auto *b = t->getAs<BuiltinType>(); b && b->getKind() == BuiltinType::Int)
       return llvm::toString(v, 10, true);  // the common case, written plainly
     std::string type = TypeName::getFullyQualifiedName(t, ctx, policy, true);
-    if (v.isUnsigned() || v.isNonNegative()) return "(" + type + ")" + llvm::toString(v, 10, false) + "ULL";
-    if (v.getSignificantBits() > 64) return "";
+    if (v.isUnsigned() || v.isNonNegative())
+      return v.getActiveBits() > 64 ? "" : "(" + type + ")" + llvm::toString(v, 10, false) + "ULL";
+    if (v.getSignificantBits() > 64) return "";  // wider than a literal can be
     if (v.getSExtValue() == INT64_MIN) return "(" + type + ")(-9223372036854775807LL - 1)";
     return "(" + type + ")(" + llvm::toString(v, 10, true) + "LL)";
   }
