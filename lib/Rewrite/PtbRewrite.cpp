@@ -280,15 +280,14 @@ public:
   }
 
   // Whether a kernel's twin goes to the twins part: its original is left out of it (a kernel with
-  // external linkage, not a template, in the main file), or it is a template kernel whose launch struct
-  // the twins part instantiates.
+  // external linkage, not a template, in the main file), or it is reached through launch functions that
+  // the twins part defines (a template, `static` or anonymous-namespace kernel).
   bool twinApart(const Kernel &k) const {
     return guarded.count(k.decl) != 0 || templateApart.count(k.decl) != 0 || staticApart.count(k.decl) != 0;
   }
 
   // What a launch calls instead of the twin when the twin is reached through launch functions (twins
-  // apart, a template or a static kernel): the launch_apart form's function and the
-  // launch_kernel_args_apart form's; "" otherwise.
+  // apart, a template, `static` or anonymous-namespace kernel): the launch_apart form's function; "" otherwise.
   std::string apartLaunch(const FunctionDecl *fd) const {
     if (templateApart.count(fd)) return fd->getNameAsString() + "__ptb_twin" + templateArgsForward(fd) + "::launch";
     if (auto it = staticApart.find(fd); it != staticApart.end()) return fd->getNameAsString() + "__ptb_apart_" + it->second;
