@@ -241,40 +241,28 @@ public:
   // its launch struct or launch functions (TwinsApart.h); a remark at the kernel where it cannot.
   void planLaunchedApart(const Kernel &k) {
     if (!sm.isInMainFile(sm.getExpansionLoc(k.decl->getLocation()))) return;
+    auto keep = [&](const std::string &why) {
+      report(diags, k.decl->getLocation(), DiagnosticsEngine::Remark,
+             "the twin of kernel '" + k.qualifiedName + "' stays in the program's module: " + why);
+    };
     if (k.decl->isInAnonymousNamespace()) {
       const NamespaceDecl *ns = nullptr;
-      std::string why = anonymousTwinKeptBecause(k.decl, ns);
-      if (!why.empty()) {
-        report(diags, k.decl->getLocation(), DiagnosticsEngine::Remark,
-               "the twin of kernel '" + k.qualifiedName + "' stays in the program's module: " + why);
-        return;
-      }
+      if (std::string why = anonymousTwinKeptBecause(k.decl, ns); !why.empty()) return keep(why);
       staticApart[k.decl] = uniqueSuffix(inv.mainFile, k.qualifiedName);
       declareBeforeAnonymousNamespace(k.decl, ns);
       return;
     }
     if (k.decl->getStorageClass() == SC_Static && !k.decl->getDescribedFunctionTemplate()) {
-      std::string why = staticTwinKeptBecause(k.decl);
-      if (why.empty())
-        staticApart[k.decl] = uniqueSuffix(inv.mainFile, k.qualifiedName);
-      else
-        report(diags, k.decl->getLocation(), DiagnosticsEngine::Remark,
-               "the twin of kernel '" + k.qualifiedName + "' stays in the program's module: " + why);
+      if (std::string why = staticTwinKeptBecause(k.decl); !why.empty()) return keep(why);
+      staticApart[k.decl] = uniqueSuffix(inv.mainFile, k.qualifiedName);
       return;
     }
     if (!k.decl->getDescribedFunctionTemplate()) {
-      if (!guarded.count(k.decl))
-        report(diags, k.decl->getLocation(), DiagnosticsEngine::Remark,
-               "the twin of kernel '" + k.qualifiedName + "' stays in the program's module: " +
-                   "the kernel is inline (its definition is one the twins part would repeat)");
+      if (!guarded.count(k.decl)) keep("the kernel is inline (its definition is one the twins part would repeat)");
       return;
     }
     TemplateTwinPlan t = planTemplateTwin(k.decl, astContext);
-    if (!t.keptBecause.empty()) {
-      report(diags, k.decl->getLocation(), DiagnosticsEngine::Remark,
-             "the twin of kernel '" + k.qualifiedName + "' stays in the program's module: " + t.keptBecause);
-      return;
-    }
+    if (!t.keptBecause.empty()) return keep(t.keptBecause);
     templateApart[k.decl] = std::move(t);
     templateApartOrder.push_back(k.decl);
   }

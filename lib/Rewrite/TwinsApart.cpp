@@ -244,16 +244,21 @@ TemplateTwinPlan planTemplateTwin(const FunctionDecl *kernel, const ASTContext &
   return plan;
 }
 
-std::string staticTwinKeptBecause(const FunctionDecl *kernel) {
-  if (kernel->getStorageClass() != SC_Static || kernel->getDescribedFunctionTemplate()) return "not a static kernel";
-  for (const DeclContext *dc = kernel->getDeclContext(); !dc->isTranslationUnit(); dc = dc->getParent()) {
-    const auto *ns = dyn_cast<NamespaceDecl>(dc);
-    if (!ns || ns->isAnonymousNamespace()) return "it is in an anonymous namespace";
-  }
+namespace {
+// Why launch functions declared for `kernel` could not be defined in another translation unit: a
+// parameter whose type only this one can name; or "".
+std::string localParameterType(const FunctionDecl *kernel) {
   for (const ParmVarDecl *p : kernel->parameters())
     if (p->getType()->getLinkage() != Linkage::External)
       return "the type of its parameter '" + p->getNameAsString() + "' is local to this translation unit";
   return "";
+}
+} // namespace
+
+std::string staticTwinKeptBecause(const FunctionDecl *kernel) {
+  if (kernel->getStorageClass() != SC_Static || kernel->getDescribedFunctionTemplate()) return "not a static kernel";
+  if (kernel->isInAnonymousNamespace()) return "it is in an anonymous namespace";
+  return localParameterType(kernel);
 }
 
 std::string anonymousTwinKeptBecause(const FunctionDecl *kernel, const NamespaceDecl *&ns) {
@@ -266,10 +271,7 @@ std::string anonymousTwinKeptBecause(const FunctionDecl *kernel, const Namespace
       return "it is in an anonymous namespace inside another one";
   if (ns->getBeginLoc().isMacroID() || ns->getRBraceLoc().isMacroID())
     return "its anonymous namespace is opened or closed by a macro";
-  for (const ParmVarDecl *p : kernel->parameters())
-    if (p->getType()->getLinkage() != Linkage::External)
-      return "the type of its parameter '" + p->getNameAsString() + "' is local to this translation unit";
-  return "";
+  return localParameterType(kernel);
 }
 
 std::string qualifiedParameters(const FunctionDecl *kernel, const ASTContext &ctx) {
