@@ -20,6 +20,9 @@ struct Tuning {
   unsigned check_cycles = detail::kDefaultCheckCycles;
   unsigned max_chunk = detail::kDefaultMaxChunk;
   unsigned first_chunk = detail::kDefaultFirstChunk;
+  // The static first chunks take about 1/first_share of a launch's tasks (at most first_chunk each).
+  // Initial value from PTB_FIRST_SHARE.
+  unsigned first_share = detail::kDefaultFirstShare;
   unsigned chunk_cycles = detail::kDefaultChunkCycles;
   // A launch whose workers all landed outside its SM set: when no worker from the host reached the device
   // for this long (the host is not answering), its last worker runs the tasks where it is. Initial value
@@ -44,6 +47,7 @@ inline Tuning& tuning_locked() {
     env("PTB_CHECK_CYCLES", x.check_cycles);
     env("PTB_MAX_CHUNK", x.max_chunk);
     env("PTB_FIRST_CHUNK", x.first_chunk);
+    env("PTB_FIRST_SHARE", x.first_share);
     env("PTB_CHUNK_CYCLES", x.chunk_cycles);
     env("PTB_STRAND_GRACE_US", x.strand_grace_us);
     unsigned order = 1;
@@ -53,6 +57,7 @@ inline Tuning& tuning_locked() {
   }();
   t.max_chunk = std::max(1u, std::min(t.max_chunk, kMaxChunk));
   t.first_chunk = std::min(t.first_chunk, t.max_chunk);
+  t.first_share = std::max(1u, t.first_share);
   if (t.check_cycles == 0) t.check_cycles = 1;
   t.strand_grace_us = std::min(t.strand_grace_us, 4000000u);  // in ns it must fit 32 bits
   return t;

@@ -34,6 +34,7 @@ constexpr unsigned long long kMaxTasks = 1ull << 56;  // ranges are packed as (b
 constexpr unsigned kDefaultCheckCycles = 32768;
 constexpr unsigned kDefaultMaxChunk = 32;
 constexpr unsigned kDefaultFirstChunk = 4;
+constexpr unsigned kDefaultFirstShare = 4;
 constexpr unsigned kDefaultChunkCycles = 131072;
 // A launch whose workers all landed on SMs outside its set (a grid smaller than the GPU does this often)
 // asks the host for workers; if no worker from the host reached the device for this many microseconds,

@@ -133,7 +133,7 @@ inline void fill_launch_locked(DeviceState& d, const PolicyState& pol, unsigned 
   // Every SM allowed: each original worker starts on a static first chunk (no atomic at start).
   L.first = 0;
   if (!restricted(pol) && tu.first_chunk) {
-    const unsigned long long f = ntasks / (4ull * workers);
+    const unsigned long long f = ntasks / (static_cast<unsigned long long>(tu.first_share) * workers);
     L.first = static_cast<unsigned>(f < 1 ? 1 : (f > tu.first_chunk ? tu.first_chunk : f));
   }
   L.base = static_cast<unsigned long long>(L.first) * workers;

@@ -20,6 +20,9 @@ namespace ptb {
 
 namespace detail {
 
+// In the count of a published run: the run lies in the static first chunks (block_of).
+constexpr unsigned kStridedRun = 1u << 31;
+
 // What a worker keeps in shared memory: the run published by its leader (entry r & 1 before barrier r)
 // and the leader's state. In shared memory, not registers: registers held across the task body would be
 // allocated to every thread and cut the twin's occupancy below the original's.
@@ -112,14 +115,23 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
     sh.joined = joined;
   }
   const dim3 grid(launch.gx, launch.gy, launch.gz);
+  // A run inside the static first chunks walks the blocks `workers` apart (block_of): that step in
+  // (x, y, z), each part below the grid's size.
+  uint3 step = make_uint3(1, 0, 0);
+  if (launch.first) {
+    const unsigned q = launch.workers / launch.gx;
+    step = make_uint3(launch.workers - q * launch.gx, q % launch.gy, q / launch.gy);
+  }
   for (unsigned r = 0;; ++r) {
     if (leader) {
       uint4 v = make_uint4(0, 0, 0, 0);
       if (sh.joined) {
         const unsigned go = next_run(launch, sh.state);
         if (go) {
-          const uint3 c = coords(launch, sh.state.cur);
-          v = make_uint4(c.x, c.y, c.z, go);
+          // The top bit of the count: the run lies in the static first chunks.
+          const unsigned long long id = sh.state.cur;
+          const uint3 c = coords(launch, block_of(launch, id));
+          v = make_uint4(c.x, c.y, c.z, go | (id < launch.base ? kStridedRun : 0u));
         }
       }
       sh.next[r & 1] = v;
@@ -138,16 +150,22 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
       continue;
     }
     unsigned x = v.x, y = v.y, z = v.z;
-    for (unsigned j = v.w;;) {
+    const uint3 d = v.w & kStridedRun ? step : make_uint3(1, 0, 0);
+    for (unsigned j = v.w & ~kStridedRun;;) {
       task(make_uint3(x, y, z), grid);  // a parking body parks at its own exits (task_exit)
       if (--j == 0) break;
-      if (++x == launch.gx) {
-        x = 0;
-        if (++y == launch.gy) {
-          y = 0;
-          ++z;
-        }
+      // (x, y, z) += d, with carries (each part of d is below the grid's size).
+      x += d.x;
+      if (x >= launch.gx) {
+        x -= launch.gx;
+        ++y;
       }
+      y += d.y;
+      if (y >= launch.gy) {
+        y -= launch.gy;
+        ++z;
+      }
+      z += d.z;
       if constexpr (Sync == TaskSync::block) group.sync();
     }
   }
