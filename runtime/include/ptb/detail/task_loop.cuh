@@ -54,6 +54,40 @@ struct SlotGroup {
   __device__ __forceinline__ unsigned worker() const { return worker_; }
 };
 
+// The tasks of one run, from block (v.x, v.y, v.z), v.w & ~kStridedRun of them, each `step` after the one
+// before (Strided: a run in the static first chunks) or the next block (else). Two loops, not one with a
+// variable step, so that a run outside the static chunks walks with one compare per task as before.
+template <TaskSync Sync, bool Strided, class Group, class Task>
+__device__ __forceinline__ void walk_run(const Group& group, const Launch& launch, uint4 v, uint3 step, Task& task) {
+  const dim3 grid(launch.gx, launch.gy, launch.gz);
+  unsigned x = v.x, y = v.y, z = v.z;
+  for (unsigned j = v.w & ~kStridedRun;;) {
+    task(make_uint3(x, y, z), grid);  // a parking body parks at its own exits (task_exit)
+    if (--j == 0) break;
+    if constexpr (Strided) {
+      // (x, y, z) += step, with carries (each part of step is below the grid's size).
+      x += step.x;
+      if (x >= launch.gx) {
+        x -= launch.gx;
+        ++y;
+      }
+      y += step.y;
+      if (y >= launch.gy) {
+        y -= launch.gy;
+        ++z;
+      }
+      z += step.z;
+    } else if (++x == launch.gx) {
+      x = 0;
+      if (++y == launch.gy) {
+        y = 0;
+        ++z;
+      }
+    }
+    if constexpr (Sync == TaskSync::block) group.sync();
+  }
+}
+
 // The task loop of one worker (every thread of the group calls it once). Runs task(blockIdx, gridDim)
 // for each task the worker gets; returns when the worker must leave.
 template <TaskSync Sync, class Group, class Task>
@@ -114,7 +148,6 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
     }
     sh.joined = joined;
   }
-  const dim3 grid(launch.gx, launch.gy, launch.gz);
   // A run inside the static first chunks walks the blocks `workers` apart (block_of): that step in
   // (x, y, z), each part below the grid's size.
   uint3 step = make_uint3(1, 0, 0);
@@ -149,25 +182,8 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
       if (!sh.rejoin) break;
       continue;
     }
-    unsigned x = v.x, y = v.y, z = v.z;
-    const uint3 d = v.w & kStridedRun ? step : make_uint3(1, 0, 0);
-    for (unsigned j = v.w & ~kStridedRun;;) {
-      task(make_uint3(x, y, z), grid);  // a parking body parks at its own exits (task_exit)
-      if (--j == 0) break;
-      // (x, y, z) += d, with carries (each part of d is below the grid's size).
-      x += d.x;
-      if (x >= launch.gx) {
-        x -= launch.gx;
-        ++y;
-      }
-      y += d.y;
-      if (y >= launch.gy) {
-        y -= launch.gy;
-        ++z;
-      }
-      z += d.z;
-      if constexpr (Sync == TaskSync::block) group.sync();
-    }
+    if (v.w & kStridedRun) walk_run<Sync, true>(group, launch, v, step, task);
+    else walk_run<Sync, false>(group, launch, v, step, task);
   }
 }
 
