@@ -28,6 +28,7 @@ constexpr unsigned kStridedRun = 1u << 31;
 // allocated to every thread and cut the twin's occupancy below the original's.
 struct WorkerShared {
   uint4 next[2];
+  uint3 step;  // the step of a run in the static first chunks (walk_run)
   Leader state;
   unsigned rejoin;
   bool joined;
@@ -140,20 +141,23 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
       }
       if (launch.first) {
         // Static first chunk (the host saw every SM allowed at launch): no claim at start. The cap is
-        // still read before the first task: a worker may start late, after a yield.
+        // still read before the first task: a worker may start late, after a yield. Where the chunks
+        // cover every task (L.base > ntasks), a chunk ends at its last block below ntasks (block_of).
         s.cur = static_cast<unsigned long long>(s.worker) * launch.first;
-        s.end = s.cur + launch.first;
-        if (s.end > launch.ntasks) s.end = launch.ntasks;
+        unsigned len = launch.first;
+        if (launch.base > launch.ntasks) {
+          const unsigned n = static_cast<unsigned>(launch.ntasks);  // < L.base < 2^32
+          const unsigned valid = s.worker < n ? (n - s.worker + launch.workers - 1) / launch.workers : 0u;
+          if (valid < len) len = valid;
+        }
+        s.end = s.cur + len;
+        // A run inside the static chunks walks blocks `workers` apart: that step in (x, y, z), each part
+        // below the grid's size.
+        const unsigned q = launch.workers / launch.gx;
+        sh.step = make_uint3(launch.workers - q * launch.gx, q % launch.gy, q / launch.gy);
       }
     }
     sh.joined = joined;
-  }
-  // A run inside the static first chunks walks the blocks `workers` apart (block_of): that step in
-  // (x, y, z), each part below the grid's size.
-  uint3 step = make_uint3(1, 0, 0);
-  if (launch.first) {
-    const unsigned q = launch.workers / launch.gx;
-    step = make_uint3(launch.workers - q * launch.gx, q % launch.gy, q / launch.gy);
   }
   for (unsigned r = 0;; ++r) {
     if (leader) {
@@ -182,8 +186,8 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
       if (!sh.rejoin) break;
       continue;
     }
-    if (v.w & kStridedRun) walk_run<Sync, true>(group, launch, v, step, task);
-    else walk_run<Sync, false>(group, launch, v, step, task);
+    if (v.w & kStridedRun) walk_run<Sync, true>(group, launch, v, sh.step, task);
+    else walk_run<Sync, false>(group, launch, v, make_uint3(1, 0, 0), task);
   }
 }
 
