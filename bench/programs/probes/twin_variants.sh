@@ -4,8 +4,9 @@
 # machine (repository root):
 #   bash bench/programs/probes/twin_variants.sh BEFORE_RUNTIME_INCLUDE [--reps 5] [TRANSFORMED_DIR]
 # BEFORE_RUNTIME_INCLUDE: a runtime/include of the commit before (git archive <commit> runtime/include).
-# Forms: FORMS (default below), each `name:build:VAR=value,...` (build: orig, before or after). Forms
-# alternate within each repetition. Prints per program the median gpu_ms of each form over the original's,
+# Forms: FORMS (default below), each `name:build:VAR=value,...` (build: orig, before, after, or a name
+# from BUILDS). BUILDS: more runtimes to build with, each `name=RUNTIME_INCLUDE`. PROGS: the programs
+# (default every bench/programs/*.cu). Forms alternate within each repetition. Prints per program the median gpu_ms of each form over the original's,
 # the geometric mean per form, and stencil2d_chain's cost per launch ((form - orig) / launches, us). Every
 # run checks its result against the CPU (a FAIL is printed as such and ends the script's status at 1).
 set -u
@@ -20,17 +21,16 @@ NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 B=build/twin-variants && rm -rf $B && mkdir -p $B
 FLAGS=(-std=c++17 -O2 -arch=sm_90 -lineinfo -I bench/programs)
 echo "== twin_variants.sh: $(date -u '+%F %T') UTC; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
-PROGS=()
-for src in bench/programs/*.cu; do
-  n=$(basename "$src" .cu); PROGS+=("$n")
+RUNTIMES=("before=$BEFORE" "after=runtime/include" ${BUILDS:-})
+PROGS=(${PROGS:-$(for src in bench/programs/*.cu; do basename "$src" .cu; done)})
+for n in "${PROGS[@]}"; do
   tw=("$TDIR/$n.cu"); [ -f "$TDIR/$n.twins.cu" ] && tw+=("$TDIR/$n.twins.cu")
-  "$NVCC" "${FLAGS[@]}" "$src" -o $B/$n.orig &
-  "$NVCC" "${FLAGS[@]}" -I "$BEFORE" "${tw[@]}" -o $B/$n.before &
-  "$NVCC" "${FLAGS[@]}" -I runtime/include "${tw[@]}" -o $B/$n.after &
+  "$NVCC" "${FLAGS[@]}" "bench/programs/$n.cu" -o $B/$n.orig &
+  for rtb in "${RUNTIMES[@]}"; do "$NVCC" "${FLAGS[@]}" -I "${rtb#*=}" "${tw[@]}" -o "$B/$n.${rtb%%=*}" & done
 done
 wait
 status=0
-for n in "${PROGS[@]}"; do for b in orig before after; do [ -x $B/$n.$b ] || { echo "build of $n.$b failed"; status=1; }; done; done
+for n in "${PROGS[@]}"; do for b in orig "${RUNTIMES[@]}"; do [ -x "$B/$n.${b%%=*}" ] || { echo "build of $n.${b%%=*} failed"; status=1; }; done; done
 declare -A T
 run() {  # run <program> <form spec>
   local name=${2%%:*} rest=${2#*:}; local build=${rest%%:*} vars=${rest#*:}

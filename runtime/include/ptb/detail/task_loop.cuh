@@ -28,7 +28,6 @@ constexpr unsigned kStridedRun = 1u << 31;
 // allocated to every thread and cut the twin's occupancy below the original's.
 struct WorkerShared {
   uint4 next[2];
-  uint3 step;  // the step of a run in the static first chunks (walk_run)
   Leader state;
   unsigned rejoin;
   bool joined;
@@ -55,30 +54,19 @@ struct SlotGroup {
   __device__ __forceinline__ unsigned worker() const { return worker_; }
 };
 
-// The tasks of one run, from block (v.x, v.y, v.z), v.w & ~kStridedRun of them, each `step` after the one
-// before (Strided: a run in the static first chunks) or the next block (else). Two loops, not one with a
-// variable step, so that a run outside the static chunks walks with one compare per task as before.
-template <TaskSync Sync, bool Strided, class Group, class Task>
-__device__ __forceinline__ void walk_run(const Group& group, const Launch& launch, uint4 v, uint3 step, Task& task) {
+// The tasks of one run, v.w & ~kStridedRun of them, from block (v.x, v.y, v.z): the next block after each
+// (walk_run), or, in the static first chunks, the block `launch.workers` after it (walk_strided_run, from
+// the linear index `first` of the run's first block). The strided walk keeps the linear index, one
+// register, and divides per task: the three parts of a step held across the task body took the twins
+// of a 2-D stencil from 28 to 32 registers, the most that keeps 8 of its 256-thread blocks on an SM.
+template <TaskSync Sync, class Group, class Task>
+__device__ __forceinline__ void walk_run(const Group& group, const Launch& launch, uint4 v, Task& task) {
   const dim3 grid(launch.gx, launch.gy, launch.gz);
   unsigned x = v.x, y = v.y, z = v.z;
-  for (unsigned j = v.w & ~kStridedRun;;) {
+  for (unsigned j = v.w;;) {
     task(make_uint3(x, y, z), grid);  // a parking body parks at its own exits (task_exit)
     if (--j == 0) break;
-    if constexpr (Strided) {
-      // (x, y, z) += step, with carries (each part of step is below the grid's size).
-      x += step.x;
-      if (x >= launch.gx) {
-        x -= launch.gx;
-        ++y;
-      }
-      y += step.y;
-      if (y >= launch.gy) {
-        y -= launch.gy;
-        ++z;
-      }
-      z += step.z;
-    } else if (++x == launch.gx) {
+    if (++x == launch.gx) {
       x = 0;
       if (++y == launch.gy) {
         y = 0;
@@ -88,11 +76,22 @@ __device__ __forceinline__ void walk_run(const Group& group, const Launch& launc
     if constexpr (Sync == TaskSync::block) group.sync();
   }
 }
-
-// The task loop of one worker (every thread of the group calls it once). Runs task(blockIdx, gridDim)
-// for each task the worker gets; returns when the worker must leave.
 template <TaskSync Sync, class Group, class Task>
-__device__ __forceinline__ void task_loop(const Group& group, const Launch& launch, WorkerShared& sh, Task&& task) {
+__device__ __forceinline__ void walk_strided_run(const Group& group, const Launch& launch, unsigned first, unsigned n,
+                                                 Task& task) {
+  const dim3 grid(launch.gx, launch.gy, launch.gz);
+  for (unsigned b = first;;) {
+    const unsigned q = b / launch.gx;
+    task(make_uint3(b - q * launch.gx, q % launch.gy, q / launch.gy), grid);
+    if (--n == 0) break;
+    b += launch.workers;
+    if constexpr (Sync == TaskSync::block) group.sync();
+  }
+}
+
+// The task loop of one worker, in a launch with static first chunks (Cyclic) or without (task_loop).
+template <TaskSync Sync, bool Cyclic, class Group, class Task>
+__device__ __forceinline__ void worker_loop(const Group& group, const Launch& launch, WorkerShared& sh, Task& task) {
   static_assert(Sync != TaskSync::parked || Group::kBarrierZero, "parked tasks meet at barrier 0: whole blocks only");
   // The leader publishes a run of consecutive tasks, (x, y, z) of the first and the count, in entry r & 1
   // before barrier r; every thread reads it after the barrier and walks the run with its own copy of the
@@ -139,7 +138,7 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
         vstore(&launch.control->started, static_cast<unsigned>(globaltimer() >> 10) | 1u);  // (ask_if_thin)
         vstore(&launch.control->running, 1u);
       }
-      if (launch.first) {
+      if (Cyclic) {
         // Static first chunk (the host saw every SM allowed at launch): no claim at start. The cap is
         // still read before the first task: a worker may start late, after a yield. Where the chunks
         // cover every task (L.base > ntasks), a chunk ends at its last block below ntasks (block_of).
@@ -151,10 +150,6 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
           if (valid < len) len = valid;
         }
         s.end = s.cur + len;
-        // A run inside the static chunks walks blocks `workers` apart: that step in (x, y, z), each part
-        // below the grid's size.
-        const unsigned q = launch.workers / launch.gx;
-        sh.step = make_uint3(launch.workers - q * launch.gx, q % launch.gy, q / launch.gy);
       }
     }
     sh.joined = joined;
@@ -165,10 +160,14 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
       if (sh.joined) {
         const unsigned go = next_run(launch, sh.state);
         if (go) {
-          // The top bit of the count: the run lies in the static first chunks.
           const unsigned long long id = sh.state.cur;
-          const uint3 c = coords(launch, block_of(launch, id));
-          v = make_uint4(c.x, c.y, c.z, go | (id < launch.base ? kStridedRun : 0u));
+          if (Cyclic && id < launch.base) {
+            // A run in the static first chunks: its first block's linear index, and the count's top bit.
+            v = make_uint4(static_cast<unsigned>(block_of(launch, id)), 0, 0, go | kStridedRun);
+          } else {
+            const uint3 c = coords(launch, id);
+            v = make_uint4(c.x, c.y, c.z, go);
+          }
         }
       }
       sh.next[r & 1] = v;
@@ -186,9 +185,20 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
       if (!sh.rejoin) break;
       continue;
     }
-    if (v.w & kStridedRun) walk_run<Sync, true>(group, launch, v, sh.step, task);
-    else walk_run<Sync, false>(group, launch, v, make_uint3(1, 0, 0), task);
+    if (Cyclic && (v.w & kStridedRun)) walk_strided_run<Sync>(group, launch, v.x, v.w & ~kStridedRun, task);
+    else walk_run<Sync>(group, launch, v, task);
   }
+}
+
+// The task loop of one worker (every thread of the group calls it once). Runs task(blockIdx, gridDim)
+// for each task the worker gets; returns when the worker must leave. Two copies of the loop, chosen once
+// per launch: the one for launches without static chunks (every launch under a restricting policy, and
+// resume workers) has none of the cyclic chunks' bookkeeping on its path (measured: that bookkeeping
+// cost a confined twin of a 2-D stencil 1.6 us per launch, 4%).
+template <TaskSync Sync, class Group, class Task>
+__device__ __forceinline__ void task_loop(const Group& group, const Launch& launch, WorkerShared& sh, Task&& task) {
+  if (launch.first) worker_loop<Sync, true>(group, launch, sh, task);
+  else worker_loop<Sync, false>(group, launch, sh, task);
 }
 
 }  // namespace detail
