@@ -12,16 +12,18 @@ namespace ptb {
 
 // Tuning of the task loop (process-wide, read at each launch). check_cycles: clock cycles between two
 // reads of the SM's cap by a worker (the yield delay, besides the task in flight); max_chunk: most tasks
-// one claim takes (1..127); first_chunk: tasks each original worker starts with, without a claim (only
-// when every SM is allowed; 0: none); chunk_cycles: a claim takes no more tasks than run in about this
-// many cycles (0: no limit). Initial values from PTB_CHECK_CYCLES, PTB_MAX_CHUNK, PTB_FIRST_CHUNK,
-// PTB_CHUNK_CYCLES. Defaults {32768, 32, 4, 131072}, chosen from the H100 sweeps (docs/runtime.md, Tuning).
+// one claim takes (1..127); first_chunk: most tasks each original worker starts with, without a claim
+// (only when every SM is allowed; 0: none; at most max_chunk); chunk_cycles: a claim takes no more tasks
+// than run in about this many cycles (0: no limit). Initial values from PTB_CHECK_CYCLES, PTB_MAX_CHUNK,
+// PTB_FIRST_CHUNK, PTB_CHUNK_CYCLES. Defaults {32768, 32, 32, 131072, first_share 1}, chosen from H100
+// runs (docs/runtime.md, Tuning).
 struct Tuning {
   unsigned check_cycles = detail::kDefaultCheckCycles;
   unsigned max_chunk = detail::kDefaultMaxChunk;
   unsigned first_chunk = detail::kDefaultFirstChunk;
-  // The static first chunks take about 1/first_share of a launch's tasks (at most first_chunk each).
-  // Initial value from PTB_FIRST_SHARE.
+  // The static first chunks take about 1/first_share of a launch's tasks (at most first_chunk each; 1:
+  // every task of a launch with at most first_chunk tasks per worker, and no claim). Initial value from
+  // PTB_FIRST_SHARE.
   unsigned first_share = detail::kDefaultFirstShare;
   unsigned chunk_cycles = detail::kDefaultChunkCycles;
   // A launch whose workers all landed outside its SM set: when no worker from the host reached the device

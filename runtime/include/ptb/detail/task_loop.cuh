@@ -28,6 +28,7 @@ constexpr unsigned kStridedRun = 1u << 31;
 // allocated to every thread and cut the twin's occupancy below the original's.
 struct WorkerShared {
   uint4 next[2];
+  uint3 step;  // a strided run's step (walk_strided_run)
   Leader state;
   unsigned rejoin;
   bool joined;
@@ -55,10 +56,9 @@ struct SlotGroup {
 };
 
 // The tasks of one run, v.w & ~kStridedRun of them, from block (v.x, v.y, v.z): the next block after each
-// (walk_run), or, in the static first chunks, the block `launch.workers` after it (walk_strided_run, from
-// the linear index `first` of the run's first block). The strided walk keeps the linear index, one
-// register, and divides per task: the three parts of a step held across the task body took the twins
-// of a 2-D stencil from 28 to 32 registers, the most that keeps 8 of its 256-thread blocks on an SM.
+// (walk_run), or, in the static first chunks, the block `launch.workers` after it, `step` in (x, y, z)
+// (walk_strided_run). The strided walk adds the step with carries: dividing a linear index per task
+// instead cost a 2-D stencil's twin 6 us per launch of 16 us kernels (bench/programs/results).
 template <TaskSync Sync, class Group, class Task>
 __device__ __forceinline__ void walk_run(const Group& group, const Launch& launch, uint4 v, Task& task) {
   const dim3 grid(launch.gx, launch.gy, launch.gz);
@@ -77,21 +77,36 @@ __device__ __forceinline__ void walk_run(const Group& group, const Launch& launc
   }
 }
 template <TaskSync Sync, class Group, class Task>
-__device__ __forceinline__ void walk_strided_run(const Group& group, const Launch& launch, unsigned first, unsigned n,
-                                                 Task& task) {
+__device__ __forceinline__ void walk_strided_run(const Group& group, const Launch& launch, uint4 v,
+                                                 const uint3& step, Task& task) {
   const dim3 grid(launch.gx, launch.gy, launch.gz);
-  for (unsigned b = first;;) {
-    const unsigned q = b / launch.gx;
-    task(make_uint3(b - q * launch.gx, q % launch.gy, q / launch.gy), grid);
-    if (--n == 0) break;
-    b += launch.workers;
+  // The step is read from shared memory after each task, not held in registers across the task body:
+  // held, it took a 2-D stencil's twin from 30 to 34 registers, past the 32 that keep its occupancy.
+  const volatile unsigned* st = &step.x;
+  unsigned x = v.x, y = v.y, z = v.z;
+  for (unsigned j = v.w & ~kStridedRun;;) {
+    task(make_uint3(x, y, z), grid);
+    if (--j == 0) break;
+    // (x, y, z) += step, with carries (each part of step is below the grid's size).
+    x += st[0];
+    if (x >= launch.gx) {
+      x -= launch.gx;
+      ++y;
+    }
+    y += st[1];
+    if (y >= launch.gy) {
+      y -= launch.gy;
+      ++z;
+    }
+    z += st[2];
     if constexpr (Sync == TaskSync::block) group.sync();
   }
 }
 
-// The task loop of one worker, in a launch with static first chunks (Cyclic) or without (task_loop).
-template <TaskSync Sync, bool Cyclic, class Group, class Task>
-__device__ __forceinline__ void worker_loop(const Group& group, const Launch& launch, WorkerShared& sh, Task& task) {
+// The task loop of one worker (every thread of the group calls it once). Runs task(blockIdx, gridDim)
+// for each task the worker gets; returns when the worker must leave.
+template <TaskSync Sync, class Group, class Task>
+__device__ __forceinline__ void task_loop(const Group& group, const Launch& launch, WorkerShared& sh, Task&& task) {
   static_assert(Sync != TaskSync::parked || Group::kBarrierZero, "parked tasks meet at barrier 0: whole blocks only");
   // The leader publishes a run of consecutive tasks, (x, y, z) of the first and the count, in entry r & 1
   // before barrier r; every thread reads it after the barrier and walks the run with its own copy of the
@@ -138,7 +153,7 @@ __device__ __forceinline__ void worker_loop(const Group& group, const Launch& la
         vstore(&launch.control->started, static_cast<unsigned>(globaltimer() >> 10) | 1u);  // (ask_if_thin)
         vstore(&launch.control->running, 1u);
       }
-      if (Cyclic) {
+      if (launch.first) {
         // Static first chunk (the host saw every SM allowed at launch): no claim at start. The cap is
         // still read before the first task: a worker may start late, after a yield. Where the chunks
         // cover every task (L.base > ntasks), a chunk ends at its last block below ntasks (block_of).
@@ -150,6 +165,9 @@ __device__ __forceinline__ void worker_loop(const Group& group, const Launch& la
           if (valid < len) len = valid;
         }
         s.end = s.cur + len;
+        // A strided run's step, `workers` blocks, in (x, y, z), each part below the grid's size.
+        const unsigned q = launch.workers / launch.gx;
+        sh.step = make_uint3(launch.workers - q * launch.gx, q % launch.gy, q / launch.gy);
       }
     }
     sh.joined = joined;
@@ -161,9 +179,10 @@ __device__ __forceinline__ void worker_loop(const Group& group, const Launch& la
         const unsigned go = next_run(launch, sh.state);
         if (go) {
           const unsigned long long id = sh.state.cur;
-          if (Cyclic && id < launch.base) {
-            // A run in the static first chunks: its first block's linear index, and the count's top bit.
-            v = make_uint4(static_cast<unsigned>(block_of(launch, id)), 0, 0, go | kStridedRun);
+          if (id < launch.base) {
+            // A run in the static first chunks: the count's top bit says so.
+            const uint3 c = coords(launch, block_of(launch, id));
+            v = make_uint4(c.x, c.y, c.z, go | kStridedRun);
           } else {
             const uint3 c = coords(launch, id);
             v = make_uint4(c.x, c.y, c.z, go);
@@ -185,20 +204,9 @@ __device__ __forceinline__ void worker_loop(const Group& group, const Launch& la
       if (!sh.rejoin) break;
       continue;
     }
-    if (Cyclic && (v.w & kStridedRun)) walk_strided_run<Sync>(group, launch, v.x, v.w & ~kStridedRun, task);
+    if (v.w & kStridedRun) walk_strided_run<Sync>(group, launch, v, sh.step, task);
     else walk_run<Sync>(group, launch, v, task);
   }
-}
-
-// The task loop of one worker (every thread of the group calls it once). Runs task(blockIdx, gridDim)
-// for each task the worker gets; returns when the worker must leave. Two copies of the loop, chosen once
-// per launch: the one for launches without static chunks (every launch under a restricting policy, and
-// resume workers) has none of the cyclic chunks' bookkeeping on its path (measured: that bookkeeping
-// cost a confined twin of a 2-D stencil 1.6 us per launch, 4%).
-template <TaskSync Sync, class Group, class Task>
-__device__ __forceinline__ void task_loop(const Group& group, const Launch& launch, WorkerShared& sh, Task&& task) {
-  if (launch.first) worker_loop<Sync, true>(group, launch, sh, task);
-  else worker_loop<Sync, false>(group, launch, sh, task);
 }
 
 }  // namespace detail
