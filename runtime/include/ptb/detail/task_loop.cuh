@@ -165,10 +165,13 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
           if (valid < len) len = valid;
         }
         s.end = s.cur + len;
-        // A strided run's step, `workers` blocks, in (x, y, z), each part below the grid's size.
-        const unsigned q = launch.workers / launch.gx;
-        sh.step = make_uint3(launch.workers - q * launch.gx, q % launch.gy, q / launch.gy);
       }
+    }
+    if (launch.first) {
+      // A strided run's step, `workers` blocks, in (x, y, z), each part below the grid's size. Resume
+      // workers need it too: they run the static chunks' handed-back ranges.
+      const unsigned q = launch.workers / launch.gx;
+      sh.step = make_uint3(launch.workers - q * launch.gx, q % launch.gy, q / launch.gy);
     }
     sh.joined = joined;
   }
