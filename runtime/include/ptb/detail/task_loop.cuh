@@ -28,7 +28,7 @@ constexpr unsigned kStridedRun = 1u << 31;
 // allocated to every thread and cut the twin's occupancy below the original's.
 struct WorkerShared {
   uint4 next[2];
-  uint3 step;  // a strided run's step (walk_strided_run)
+  uint3 steps[2];  // the step of a run (walk_run): [0] the next block, [1] in the static first chunks
   Leader state;
   unsigned rejoin;
   bool joined;
@@ -55,39 +55,23 @@ struct SlotGroup {
   __device__ __forceinline__ unsigned worker() const { return worker_; }
 };
 
-// The tasks of one run, v.w & ~kStridedRun of them, from block (v.x, v.y, v.z): the next block after each
-// (walk_run), or, in the static first chunks, the block `launch.workers` after it, `step` in (x, y, z)
-// (walk_strided_run). The strided walk adds the step with carries: dividing a linear index per task
-// instead cost a 2-D stencil's twin 6 us per launch of 16 us kernels (bench/programs/results).
+// The tasks of one run, v.w & ~kStridedRun of them, from block (v.x, v.y, v.z), each a step after the one
+// before: the next block (steps[0], (1, 0, 0)), or, in the static first chunks, the block
+// `launch.workers` after it (steps[1]). One loop with the body inlined once, and the step read
+// from shared memory after each task rather than held in registers across the task body: a second loop
+// for strided runs, or a step in registers, took twins from 32 to 37 registers (coop_groups_tile: 1.01 ->
+// 1.65 of the original) and a linear index divided per task cost a 2-D stencil's twin 6 us per launch of
+// 16 us kernels (bench/programs/results/h100-2026-11-25-first-chunks/).
 template <TaskSync Sync, class Group, class Task>
-__device__ __forceinline__ void walk_run(const Group& group, const Launch& launch, uint4 v, Task& task) {
+__device__ __forceinline__ void walk_run(const Group& group, const Launch& launch, uint4 v, const uint3* steps,
+                                         Task& task) {
   const dim3 grid(launch.gx, launch.gy, launch.gz);
-  unsigned x = v.x, y = v.y, z = v.z;
-  for (unsigned j = v.w;;) {
-    task(make_uint3(x, y, z), grid);  // a parking body parks at its own exits (task_exit)
-    if (--j == 0) break;
-    if (++x == launch.gx) {
-      x = 0;
-      if (++y == launch.gy) {
-        y = 0;
-        ++z;
-      }
-    }
-    if constexpr (Sync == TaskSync::block) group.sync();
-  }
-}
-template <TaskSync Sync, class Group, class Task>
-__device__ __forceinline__ void walk_strided_run(const Group& group, const Launch& launch, uint4 v,
-                                                 const uint3& step, Task& task) {
-  const dim3 grid(launch.gx, launch.gy, launch.gz);
-  // The step is read from shared memory after each task, not held in registers across the task body:
-  // held, it took a 2-D stencil's twin from 30 to 34 registers, past the 32 that keep its occupancy.
-  const volatile unsigned* st = &step.x;
+  const volatile unsigned* st = &steps[(v.w & kStridedRun) ? 1 : 0].x;
   unsigned x = v.x, y = v.y, z = v.z;
   for (unsigned j = v.w & ~kStridedRun;;) {
-    task(make_uint3(x, y, z), grid);
+    task(make_uint3(x, y, z), grid);  // a parking body parks at its own exits (task_exit)
     if (--j == 0) break;
-    // (x, y, z) += step, with carries (each part of step is below the grid's size).
+    // (x, y, z) += step, with carries (each part of the step is below the grid's size).
     x += st[0];
     if (x >= launch.gx) {
       x -= launch.gx;
@@ -167,11 +151,13 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
         s.end = s.cur + len;
       }
     }
+    // The steps of a run: the next block, and `workers` blocks in the static first chunks (in (x, y, z),
+    // each part below the grid's size). Resume workers need both: they run the static chunks' handed-back
+    // ranges too.
+    sh.steps[0] = make_uint3(1, 0, 0);
     if (launch.first) {
-      // A strided run's step, `workers` blocks, in (x, y, z), each part below the grid's size. Resume
-      // workers need it too: they run the static chunks' handed-back ranges.
       const unsigned q = launch.workers / launch.gx;
-      sh.step = make_uint3(launch.workers - q * launch.gx, q % launch.gy, q / launch.gy);
+      sh.steps[1] = make_uint3(launch.workers - q * launch.gx, q % launch.gy, q / launch.gy);
     }
     sh.joined = joined;
   }
@@ -207,8 +193,7 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
       if (!sh.rejoin) break;
       continue;
     }
-    if (v.w & kStridedRun) walk_strided_run<Sync>(group, launch, v, sh.step, task);
-    else walk_run<Sync>(group, launch, v, task);
+    walk_run<Sync>(group, launch, v, sh.steps, task);
   }
 }
 
