@@ -27,9 +27,9 @@ constexpr unsigned long long kMaxTasks = 1ull << 56;  // ranges are packed as (b
 // Default tuning (ptb::Tuning): a worker re-reads its SM's cap after a task once about check_cycles
 // clock cycles (32768: ~16.5 us at 1.98 GHz) passed since the last read; claims take at most max_chunk tasks
 // and about chunk_cycles of work; where every SM is allowed, each original worker starts on a static
-// chunk of about tasks / (first_share x workers) tasks, at most first_chunk, blocks `workers` apart
-// (block_of; with the defaults a launch of at most 32 tasks per worker makes no claim: 2026-11-25,
-// bench/programs/results/h100-2026-11-25-first-chunks/).
+// chunk of ceil(tasks / (first_share x workers)) tasks, at most first_chunk (with the defaults a launch of
+// at most 32 tasks per worker makes no claim: 2026-11-25, docs/runtime.md, "Static chunks that cover the
+// launch").
 // Measured on the H100 (bench/runtime/results/h100-2026-11-22-overhead-run*.txt): every check ends a run
 // of tasks (a block-wide meeting with the leader's bookkeeping on the critical path), so checks every
 // 8 us cost 5-15% on tasks of ~1 us; claims of more than ~32 tasks lengthen the tail of compute-heavy

@@ -38,18 +38,6 @@ struct Leader {
   unsigned heard;               // the control block's `heard` count when last looked at (stranded)
 };
 
-// The block that task `id` runs. Ids below L.base are the static first chunks, and worker w's chunk
-// [w first, (w + 1) first) runs blocks w, w + workers, w + 2 workers, ...: the tasks the workers run at one
-// time are neighbouring blocks, as a grid's are (a worker's chunk of neighbouring blocks cost 15% on a 2-D
-// stencil: bench/programs/probes/loop_shapes.cu). Ids from L.base on are their own block.
-__device__ __forceinline__ unsigned long long block_of(const Launch& L, unsigned long long id) {
-  if (id >= L.base) return id;
-  const unsigned i = static_cast<unsigned>(id);  // L.base = first * workers < 2^32
-  const unsigned w = i / L.first;
-  return static_cast<unsigned long long>(i - w * L.first) * L.workers + w;
-}
-
-// The coordinates of block `id`.
 __device__ __forceinline__ uint3 coords(const Launch& L, unsigned long long id) {
   if (L.ntasks <= (1ull << 32)) {
     const unsigned i = static_cast<unsigned>(id);
@@ -192,7 +180,7 @@ __device__ __forceinline__ unsigned next_run(const Launch& L, Leader& s) {
     go = 1;
     s.tracing = true;
     s.tprev = globaltimer();
-    s.idprev = block_of(L, s.cur);
+    s.idprev = s.cur;
   }
   s.given = static_cast<unsigned>(go);
   return s.given;

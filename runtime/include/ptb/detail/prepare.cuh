@@ -132,7 +132,8 @@ inline void fill_launch_locked(DeviceState& d, const PolicyState& pol, unsigned 
   L.strand_grace_ns = tu.strand_grace_us * 1000u;
   // Every SM allowed: each original worker starts on a static first chunk (no atomic at start), about
   // 1/first_share of the tasks in all; with first_share 1 and at most first_chunk tasks per worker, the
-  // chunks cover every task and the launch makes no claim (the last chunks are one task shorter).
+  // chunks cover every task and the launch makes no claim (L.base may pass ntasks: the last workers'
+  // chunks are cut at ntasks, or empty).
   L.first = 0;
   if (!restricted(pol) && tu.first_chunk) {
     const unsigned long long per = static_cast<unsigned long long>(tu.first_share) * workers;

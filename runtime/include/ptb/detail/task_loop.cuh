@@ -20,15 +20,11 @@ namespace ptb {
 
 namespace detail {
 
-// In the count of a published run: the run lies in the static first chunks (block_of).
-constexpr unsigned kStridedRun = 1u << 31;
-
 // What a worker keeps in shared memory: the run published by its leader (entry r & 1 before barrier r)
 // and the leader's state. In shared memory, not registers: registers held across the task body would be
 // allocated to every thread and cut the twin's occupancy below the original's.
 struct WorkerShared {
   uint4 next[2];
-  uint3 steps[2];  // the step of a run (walk_run): [0] the next block, [1] in the static first chunks
   Leader state;
   unsigned rejoin;
   bool joined;
@@ -54,38 +50,6 @@ struct SlotGroup {
   __device__ __forceinline__ void sync() const { bar_sync<Bar, Threads>(); }
   __device__ __forceinline__ unsigned worker() const { return worker_; }
 };
-
-// The tasks of one run, v.w & ~kStridedRun of them, from block (v.x, v.y, v.z), each a step after the one
-// before: the next block (steps[0], (1, 0, 0)), or, in the static first chunks, the block
-// `launch.workers` after it (steps[1]). One loop with the body inlined once, and the step read
-// from shared memory after each task rather than held in registers across the task body: a second loop
-// for strided runs, or a step in registers, took twins from 32 to 37 registers (coop_groups_tile: 1.01 ->
-// 1.65 of the original) and a linear index divided per task cost a 2-D stencil's twin 6 us per launch of
-// 16 us kernels (bench/programs/results/h100-2026-11-25-first-chunks/).
-template <TaskSync Sync, class Group, class Task>
-__device__ __forceinline__ void walk_run(const Group& group, const Launch& launch, uint4 v, const uint3* steps,
-                                         Task& task) {
-  const dim3 grid(launch.gx, launch.gy, launch.gz);
-  const volatile unsigned* st = &steps[(v.w & kStridedRun) ? 1 : 0].x;
-  unsigned x = v.x, y = v.y, z = v.z;
-  for (unsigned j = v.w & ~kStridedRun;;) {
-    task(make_uint3(x, y, z), grid);  // a parking body parks at its own exits (task_exit)
-    if (--j == 0) break;
-    // (x, y, z) += step, with carries (each part of the step is below the grid's size).
-    x += st[0];
-    if (x >= launch.gx) {
-      x -= launch.gx;
-      ++y;
-    }
-    y += st[1];
-    if (y >= launch.gy) {
-      y -= launch.gy;
-      ++z;
-    }
-    z += st[2];
-    if constexpr (Sync == TaskSync::block) group.sync();
-  }
-}
 
 // The task loop of one worker (every thread of the group calls it once). Runs task(blockIdx, gridDim)
 // for each task the worker gets; returns when the worker must leave.
@@ -139,43 +103,23 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
       }
       if (launch.first) {
         // Static first chunk (the host saw every SM allowed at launch): no claim at start. The cap is
-        // still read before the first task: a worker may start late, after a yield. Where the chunks
-        // cover every task (L.base > ntasks), a chunk ends at its last block below ntasks (block_of).
+        // still read before the first task: a worker may start late, after a yield.
         s.cur = static_cast<unsigned long long>(s.worker) * launch.first;
-        unsigned len = launch.first;
-        if (launch.base > launch.ntasks) {
-          const unsigned n = static_cast<unsigned>(launch.ntasks);  // < L.base < 2^32
-          const unsigned valid = s.worker < n ? (n - s.worker + launch.workers - 1) / launch.workers : 0u;
-          if (valid < len) len = valid;
-        }
-        s.end = s.cur + len;
+        s.end = s.cur + launch.first;
+        if (s.end > launch.ntasks) s.end = launch.ntasks;
       }
-    }
-    // The steps of a run: the next block, and `workers` blocks in the static first chunks (in (x, y, z),
-    // each part below the grid's size). Resume workers need both: they run the static chunks' handed-back
-    // ranges too.
-    sh.steps[0] = make_uint3(1, 0, 0);
-    if (launch.first) {
-      const unsigned q = launch.workers / launch.gx;
-      sh.steps[1] = make_uint3(launch.workers - q * launch.gx, q % launch.gy, q / launch.gy);
     }
     sh.joined = joined;
   }
+  const dim3 grid(launch.gx, launch.gy, launch.gz);
   for (unsigned r = 0;; ++r) {
     if (leader) {
       uint4 v = make_uint4(0, 0, 0, 0);
       if (sh.joined) {
         const unsigned go = next_run(launch, sh.state);
         if (go) {
-          const unsigned long long id = sh.state.cur;
-          if (id < launch.base) {
-            // A run in the static first chunks: the count's top bit says so.
-            const uint3 c = coords(launch, block_of(launch, id));
-            v = make_uint4(c.x, c.y, c.z, go | kStridedRun);
-          } else {
-            const uint3 c = coords(launch, id);
-            v = make_uint4(c.x, c.y, c.z, go);
-          }
+          const uint3 c = coords(launch, sh.state.cur);
+          v = make_uint4(c.x, c.y, c.z, go);
         }
       }
       sh.next[r & 1] = v;
@@ -193,7 +137,19 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
       if (!sh.rejoin) break;
       continue;
     }
-    walk_run<Sync>(group, launch, v, sh.steps, task);
+    unsigned x = v.x, y = v.y, z = v.z;
+    for (unsigned j = v.w;;) {
+      task(make_uint3(x, y, z), grid);  // a parking body parks at its own exits (task_exit)
+      if (--j == 0) break;
+      if (++x == launch.gx) {
+        x = 0;
+        if (++y == launch.gy) {
+          y = 0;
+          ++z;
+        }
+      }
+      if constexpr (Sync == TaskSync::block) group.sync();
+    }
   }
 }
 
