@@ -15,16 +15,12 @@ namespace ptb {
 // one claim takes (1..127); first_chunk: most tasks each original worker starts with, without a claim
 // (only when every SM is allowed; 0: none; at most max_chunk); chunk_cycles: a claim takes no more tasks
 // than run in about this many cycles (0: no limit). Initial values from PTB_CHECK_CYCLES, PTB_MAX_CHUNK,
-// PTB_FIRST_CHUNK, PTB_CHUNK_CYCLES. Defaults {32768, 32, 32, 131072, first_share 1}, chosen from H100
+// PTB_FIRST_CHUNK, PTB_CHUNK_CYCLES. Defaults {32768, 32, 4, 131072, first_share 4}, chosen from H100
 // runs (docs/runtime.md, Tuning).
 struct Tuning {
   unsigned check_cycles = detail::kDefaultCheckCycles;
   unsigned max_chunk = detail::kDefaultMaxChunk;
   unsigned first_chunk = detail::kDefaultFirstChunk;
-  // The static first chunks take about 1/first_share of a launch's tasks (at most first_chunk each; 1:
-  // every task of a launch with at most first_chunk tasks per worker, and no claim). Initial value from
-  // PTB_FIRST_SHARE.
-  unsigned first_share = detail::kDefaultFirstShare;
   unsigned chunk_cycles = detail::kDefaultChunkCycles;
   // A launch whose workers all landed outside its SM set: when no worker from the host reached the device
   // for this long (the host is not answering), its last worker runs the tasks where it is. Initial value
@@ -38,6 +34,10 @@ struct Tuning {
   // dispatches them, and one of them can wait for the others' whole chains. Initial value from
   // PTB_ORDER_STREAMS (0: off).
   bool order_streams = true;
+  // The static first chunks take about 1/first_share of a launch's tasks (at most first_chunk each; 1:
+  // every task of a launch with at most first_chunk tasks per worker, and no claim: for chains of short
+  // launches, docs/runtime.md "Static chunks that cover the launch"). Initial value from PTB_FIRST_SHARE.
+  unsigned first_share = detail::kDefaultFirstShare;
 };
 namespace detail {
 inline Tuning& tuning_locked() {

@@ -125,6 +125,11 @@ int main() {
   ptb::set_tuning(ptb::Tuning{1000, 200, 300, 5});
   const ptb::Tuning t = ptb::tuning();
   EXPECT(t.check_cycles == 1000 && t.max_chunk == 127 && t.first_chunk == 127 && t.chunk_cycles == 5, "tuning clamp");
+  ptb::Tuning share;
+  EXPECT(share.first_share == 4 && share.first_chunk == 4, "first chunk defaults");
+  share.first_share = 0;
+  ptb::set_tuning(share);
+  EXPECT(ptb::tuning().first_share == 1, "first_share clamp");
   ptb::set_tuning(ptb::Tuning{});
   test_smset();
   test_png_json();

@@ -130,14 +130,15 @@ inline void fill_launch_locked(DeviceState& d, const PolicyState& pol, unsigned 
   L.max_chunk = tu.max_chunk;
   L.chunk_cycles = tu.chunk_cycles;
   L.strand_grace_ns = tu.strand_grace_us * 1000u;
-  // Every SM allowed: each original worker starts on a static first chunk (no atomic at start), about
-  // 1/first_share of the tasks in all; with first_share 1 and at most first_chunk tasks per worker, the
-  // chunks cover every task and the launch makes no claim (L.base may pass ntasks: the last workers'
-  // chunks are cut at ntasks, or empty).
+  // Every SM allowed: each original worker starts on a static first chunk (no atomic at start) of about
+  // tasks / (first_share x workers) tasks, at least 1, at most first_chunk. first_share 1 rounds up: with
+  // at most first_chunk tasks per worker the chunks cover every task and the launch makes no claim
+  // (L.base may pass ntasks: the last workers' chunks are cut at ntasks, or empty).
   L.first = 0;
   if (!restricted(pol) && tu.first_chunk) {
     const unsigned long long per = static_cast<unsigned long long>(tu.first_share) * workers;
-    const unsigned long long f = (ntasks + per - 1) / per;
+    unsigned long long f = tu.first_share == 1 ? (ntasks + per - 1) / per : ntasks / per;
+    if (f < 1) f = 1;
     L.first = static_cast<unsigned>(f > tu.first_chunk ? tu.first_chunk : f);
   }
   L.base = static_cast<unsigned long long>(L.first) * workers;
