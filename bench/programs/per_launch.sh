@@ -15,7 +15,9 @@
 # 2. Runtime variants (bench/programs/per_launch_variants/*.diff, each applied to a copy of runtime/include:
 #    experiments, some unsafe, not the runtime), at 2048x2048.
 # 3. Phase stamps (probes/phase_stamps.cuh) of the last launch of a short run, per runtime: when the
-#    workers enter, publish their first run, find no task, and when the launch's close ends.
+#    workers enter, publish their first run, find no task, and when the launch's close ends. (Needs the
+#    program transformed with its twins in one file, as before 2026-11-25: the stamps header defines a
+#    host object and cannot go into both parts of a twins-apart build, whose stamp builds print "no build".)
 # 4. With ncu: the duration of one kernel of each form at 2048x2048 (launches serialized, caches flushed).
 # Forms alternate within each repetition. Prints the median gpu_ms per form and the cost per launch over
 # the original of the same size ((form - orig) / launches, in us).
@@ -38,13 +40,15 @@ for d in bench/programs/per_launch_variants/*.diff; do
   cp -r runtime/include $B/rt-$v && patch -s -p1 -d $B/rt-$v <"$d" || { echo "variant $v does not apply"; exit 1; }
   VARIANTS+=("$v")
 done
+# The transformed program: its main part and, when it was transformed with its twins apart, the twins part.
+TW=("$TDIR/stencil2d_chain.cu"); [ -f "$TDIR/stencil2d_chain.twins.cu" ] && TW+=("$TDIR/stencil2d_chain.twins.cu")
 "$NVCC" "${FLAGS[@]}" bench/programs/stencil2d_chain.cu -o $B/orig &
-"$NVCC" "${FLAGS[@]}" -I runtime/include "$TDIR/stencil2d_chain.cu" -o $B/ptb &
+"$NVCC" "${FLAGS[@]}" -I runtime/include "${TW[@]}" -o $B/ptb &
 if [ -z "$PROFILE" ]; then
   "$NVCC" "${FLAGS[@]}" -I runtime/include -DPTB_DEBUG_STAMPS -include bench/programs/probes/phase_stamps.cuh \
     "$TDIR/stencil2d_chain.cu" -o $B/stamps-runtime &
   for v in "${VARIANTS[@]}"; do
-    "$NVCC" "${FLAGS[@]}" -I $B/rt-$v "$TDIR/stencil2d_chain.cu" -o $B/$v &
+    "$NVCC" "${FLAGS[@]}" -I $B/rt-$v "${TW[@]}" -o $B/$v &
     "$NVCC" "${FLAGS[@]}" -I $B/rt-$v -DPTB_DEBUG_STAMPS -include bench/programs/probes/phase_stamps.cuh \
       "$TDIR/stencil2d_chain.cu" -o $B/stamps-$v &
   done
