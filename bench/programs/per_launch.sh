@@ -25,6 +25,7 @@
 # states, memory, and the stall samples per SASS line) to DIR, and stop.
 set -u
 cd "$(dirname "$0")/../.."
+. bench/programs/script_lib.sh
 REPS=5 STEPS=5000 TDIR=build/bench-programs PROFILE=""
 while [ $# -gt 0 ]; do
   case $1 in --reps) REPS=$2; shift;; --steps) STEPS=$2; shift;; --profile) PROFILE=$2; shift;; *) TDIR=$1;; esac; shift
@@ -40,8 +41,7 @@ for d in bench/programs/per_launch_variants/*.diff; do
   cp -r runtime/include $B/rt-$v && patch -s -p1 -d $B/rt-$v <"$d" || { echo "variant $v does not apply"; exit 1; }
   VARIANTS+=("$v")
 done
-# The transformed program: its main part and, when it was transformed with its twins apart, the twins part.
-TW=("$TDIR/stencil2d_chain.cu"); [ -f "$TDIR/stencil2d_chain.twins.cu" ] && TW+=("$TDIR/stencil2d_chain.twins.cu")
+mapfile -t TW < <(transformed_sources "$TDIR" stencil2d_chain)
 "$NVCC" "${FLAGS[@]}" bench/programs/stencil2d_chain.cu -o $B/orig &
 "$NVCC" "${FLAGS[@]}" -I runtime/include "${TW[@]}" -o $B/ptb &
 if [ -z "$PROFILE" ]; then
@@ -69,7 +69,6 @@ if [ -n "$PROFILE" ]; then
   exit 0
 fi
 
-med() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else print a[int((NR + 1) / 2)]}'; }
 launches=$((2 * STEPS))
 per_launch() { awk -v m="$1" -v o="$2" -v n=$launches 'BEGIN {printf "%+.2f", (m - o) * 1000 / n}'; }
 declare -A T
@@ -102,10 +101,10 @@ done
 printf '%-10s %-8s %10s %14s   %s\n' size form median_ms us/launch runs
 for s in "${SIZES[@]}"; do
   set -- $s
-  o=$(echo "${T[orig-$1]}" | med)
+  o=$(echo "${T[orig-$1]}" | median)
   forms=(orig twin); [ "$1" = 2048 ] && forms=(orig twin first16 nocheck both)
   for f in "${forms[@]}"; do
-    m=$(echo "${T[$f-$1]}" | med)
+    m=$(echo "${T[$f-$1]}" | median)
     printf '%-10s %-8s %10s %14s   %s\n' "$1x$2" "$f" "$m" "$(per_launch "$m" "$o")" "${T[$f-$1]}"
   done
 done
@@ -116,9 +115,9 @@ for r in $(seq 1 "$REPS"); do
   forms=("${FORMS2[@]}"); [ $((r % 2)) = 0 ] && forms=($(printf '%s\n' "${forms[@]}" | tac))
   for f in "${forms[@]}"; do T["v-$f"]+="$(run "$f" 2048 2048) "; done
 done
-o=$(echo "${T[v-orig]}" | med)
+o=$(echo "${T[v-orig]}" | median)
 for f in "${FORMS2[@]}"; do
-  m=$(echo "${T[v-$f]}" | med)
+  m=$(echo "${T[v-$f]}" | median)
   printf '%-36s %10s %10s   %s\n' "$f" "$m" "$(per_launch "$m" "$o")" "${T[v-$f]}"
 done
 
@@ -139,7 +138,7 @@ if [ -n "$NCU" ]; then
     for k in flux update; do
       d=$(env ${env[@]+"${env[@]}"} timeout 60 "$NCU" --csv --print-units base --metrics gpu__time_duration.sum -k "regex:^$k" \
             --launch-skip 200 --launch-count 20 $bin --steps 300 2>/dev/null |
-          awk -F'","' '/gpu__time_duration/ {gsub(/[",]/, "", $NF); print $NF}' | med)
+          awk -F'","' '/gpu__time_duration/ {gsub(/[",]/, "", $NF); print $NF}' | median)
       echo "$f $k ${d} ns"
     done
   done

@@ -11,7 +11,8 @@ FLAGS=(-std=c++17 -O2 -arch=sm_90 -lineinfo)
 echo "== loop_shapes.sh: $(date -u '+%F %T') UTC; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 "$NVCC" "${FLAGS[@]}" bench/programs/probes/loop_shapes.cu -o $B/loop_shapes &
 "$NVCC" "${FLAGS[@]}" -I bench/programs bench/programs/stencil2d_chain.cu -o $B/orig &
-TW=("$TDIR/stencil2d_chain.cu"); [ -f "$TDIR/stencil2d_chain.twins.cu" ] && TW+=("$TDIR/stencil2d_chain.twins.cu")
+. bench/programs/script_lib.sh
+mapfile -t TW < <(transformed_sources "$TDIR" stencil2d_chain)
 [ -f "$TDIR/stencil2d_chain.cu" ] && "$NVCC" "${FLAGS[@]}" -I bench/programs -I runtime/include "${TW[@]}" -o $B/ptb &
 wait
 $B/loop_shapes --steps 2000 --reps 7

@@ -11,6 +11,7 @@
 # run checks its result against the CPU (a FAIL is printed as such and ends the script's status at 1).
 set -u
 cd "$(dirname "$0")/../../.."
+. bench/programs/script_lib.sh
 BEFORE=$1; shift
 REPS=5 TDIR=build/bench-programs
 while [ $# -gt 0 ]; do
@@ -24,7 +25,7 @@ echo "== twin_variants.sh: $(date -u '+%F %T') UTC; $(nvidia-smi --query-gpu=nam
 RUNTIMES=("before=$BEFORE" "after=runtime/include" ${BUILDS:-})
 PROGS=(${PROGS:-$(for src in bench/programs/*.cu; do basename "$src" .cu; done)})
 for n in "${PROGS[@]}"; do
-  tw=("$TDIR/$n.cu"); [ -f "$TDIR/$n.twins.cu" ] && tw+=("$TDIR/$n.twins.cu")
+  mapfile -t tw < <(transformed_sources "$TDIR" "$n")
   "$NVCC" "${FLAGS[@]}" "bench/programs/$n.cu" -o $B/$n.orig &
   for rtb in "${RUNTIMES[@]}"; do "$NVCC" "${FLAGS[@]}" -I "${rtb#*=}" "${tw[@]}" -o "$B/$n.${rtb%%=*}" & done
 done
@@ -49,14 +50,13 @@ for r in $(seq 1 "$REPS"); do
     done
   done
 done
-med() { tr ' ' '\n' | grep -v '^$' | grep -v nan | sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else print a[int((NR + 1) / 2)]}'; }
 printf '%-16s' program; for f in "${FORMS[@]}"; do printf ' %14s' "${f%%:*}"; done; echo
 declare -A G
 for n in "${PROGS[@]}"; do
-  o=$(echo "${T[$n orig]}" | med)
+  o=$(echo "${T[$n orig]}" | median)
   printf '%-16s' "$n"
   for f in "${FORMS[@]}"; do
-    m=$(echo "${T[$n ${f%%:*}]}" | med)
+    m=$(echo "${T[$n ${f%%:*}]}" | median)
     if [ "${f%%:*}" = orig ]; then printf ' %12s ms' "$o"; else
       x=$(awk -v m="$m" -v o="$o" 'BEGIN {printf "%.4f", m / o}'); printf ' %14s' "$x"; G[${f%%:*}]+="$x "; fi
   done
@@ -64,8 +64,8 @@ for n in "${PROGS[@]}"; do
 done
 printf '%-16s %14s' geomean ""; for f in "${FORMS[@]:1}"; do
   printf ' %14s' "$(echo "${G[${f%%:*}]}" | tr ' ' '\n' | grep -v '^$' | awk '{s += log($1)} END {printf "%.4f", exp(s / NR)}')"; done; echo
-o=$(echo "${T[stencil2d_chain orig]}" | med)
+o=$(echo "${T[stencil2d_chain orig]}" | median)
 printf '%-16s %14s' "per-launch us" ""; for f in "${FORMS[@]:1}"; do
-  m=$(echo "${T[stencil2d_chain ${f%%:*}]}" | med); printf ' %14s' "$(awk -v m="$m" -v o="$o" 'BEGIN {printf "%+.2f", (m - o) * 1000 / 4000}')"; done; echo
+  m=$(echo "${T[stencil2d_chain ${f%%:*}]}" | median); printf ' %14s' "$(awk -v m="$m" -v o="$o" 'BEGIN {printf "%+.2f", (m - o) * 1000 / 4000}')"; done; echo
 echo "== raw"; for k in "${!T[@]}"; do echo "$k: ${T[$k]}"; done | sort
 exit $status
