@@ -27,10 +27,7 @@ constexpr unsigned long long kMaxTasks = 1ull << 56;  // ranges are packed as (b
 // Default tuning (ptb::Tuning): a worker re-reads its SM's cap after a task once about check_cycles
 // clock cycles (32768: ~16.5 us at 1.98 GHz) passed since the last read; claims take at most max_chunk tasks
 // and about chunk_cycles of work; where every SM is allowed, each original worker starts on a static
-// chunk of about tasks / (first_share x workers) tasks, at most first_chunk (first_share 1 and first_chunk
-// 32 make a launch of at most 32 tasks per worker claim nothing: 2026-11-25, docs/runtime.md, "Static
-// chunks that cover the launch": 5 us less per launch of a 16 us stencil, up to 20% more on compute-heavy
-// kernels; not the default).
+// chunk (first_chunk, first_share: ptb::Tuning).
 // Measured on the H100 (bench/runtime/results/h100-2026-11-22-overhead-run*.txt): every check ends a run
 // of tasks (a block-wide meeting with the leader's bookkeeping on the critical path), so checks every
 // 8 us cost 5-15% on tasks of ~1 us; claims of more than ~32 tasks lengthen the tail of compute-heavy
