@@ -37,8 +37,17 @@ class BeManager : public RequestHooks {
   // target_us: the LS p99 target; ls_us: an LS request's expected time (its solo p99 at this load).
   // reorder: launches that fit an LS request's headroom run while it is in flight (Tacker's order); false
   // (the `manager-hold` configuration): BE holds while LS is in flight and yields at every request.
-  BeManager(BePair& pair, cudaStream_t s, ptb::Policy be, unsigned* seq, double target_us, double ls_us, bool reorder)
-      : pair_(pair), s_(s), be_(be), seq_(seq), target_ns_(1e3 * target_us), ls_ns_(1e3 * ls_us), reorder_(reorder) {
+  // between_per_sm: BE's workers per SM while it is not yielded (0: no cap; a `-bK` configuration).
+  BeManager(BePair& pair, cudaStream_t s, ptb::Policy be, unsigned* seq, double target_us, double ls_us, bool reorder,
+            unsigned between_per_sm = 0)
+      : pair_(pair),
+        s_(s),
+        be_(be),
+        seq_(seq),
+        target_ns_(1e3 * target_us),
+        ls_ns_(1e3 * ls_us),
+        reorder_(reorder),
+        between_per_sm_(between_per_sm) {
     CK(cudaEventCreate(&start_));
     CK(cudaEventCreate(&end_));
   }
@@ -54,6 +63,7 @@ class BeManager : public RequestHooks {
   void start() {
     stop_ = false;
     for (unsigned j = 0; j < 2; ++j) next_[j] = ++*seq_;
+    be_.set(ptb::SmSet::all(), between_per_sm_);
     th_ = std::thread([this] { loop(); });
   }
   // The launch in flight ends (on every SM) before this returns.
@@ -114,7 +124,7 @@ class BeManager : public RequestHooks {
   }
   void finish_locked() {
     if (in_flight_ > 0 && --in_flight_ == 0 && yielded_) {
-      be_.set(ptb::SmSet::all());
+      be_.set(ptb::SmSet::all(), between_per_sm_);
       yielded_ = false;
     }
   }
@@ -226,6 +236,7 @@ class BeManager : public RequestHooks {
   unsigned* seq_;
   double target_ns_, ls_ns_;
   bool reorder_;
+  unsigned between_per_sm_;
   ptb::qos::FuseOrReorderManager mgr_;
   mutable std::mutex m_;
   std::thread th_;

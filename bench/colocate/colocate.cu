@@ -94,7 +94,9 @@ struct Options {
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "colocate: %s\nusage: colocate [--out DIR] [--reps N] [--secs S] [--settle S] [--loads 0.25,0.5,0.75]\n"
-               "  [--be compute,memory,wmma,pair] [--configs plain,priority,static,gspace,feedback,gate,gate-cap1,gate-cap2,manager] [--budget-s S]\n"
+               "  [--be compute,memory,wmma,pair] [--configs plain,priority,static,gspace,feedback,gate,gate-cap1,gate-cap2,manager,manager-hold]\n"
+               "    (gate, gate-capK and the manager's take a suffix -bK: BE's workers per SM between requests, e.g. gate-b2)\n"
+               "  [--budget-s S]\n"
                "  [--seed N] [--ls-n N] [--ls-layers N] [--ls-streams N] [--ls-no-graph] [--policy-ls-plain] [--target-x X] [--epoch-us N] [--window N] [--static-k K]\n"
                "  [--step N] [--profile-step N] [--profile-secs S] [--no-trace] [--prefer-shared] [--pool-min N]\n"
                "  MPS roles: --role probe | --role ls --rate R [--secs S --settle S --seed N] | --role be --be-kind K\n",
@@ -115,6 +117,25 @@ unsigned gate_cap(const std::string& c) {
   if (c == "gate-cap1") return 1;
   if (c == "gate-cap2") return 2;
   return 0;
+}
+
+// A configuration's name with its "-b<K>" suffix taken off, and K: BE's workers per SM between LS requests
+// (gate, gate-capK, manager and manager-hold; no suffix: 0, no cap). Fewer workers per SM make each BE task,
+// which an arriving request waits for, shorter.
+struct ConfigName {
+  std::string base;
+  unsigned between_per_sm = 0;
+};
+ConfigName parse_config(const std::string& c) {
+  const size_t at = c.rfind("-b");
+  if (at == std::string::npos || at + 2 == c.size() || c.find_first_not_of("0123456789", at + 2) != std::string::npos)
+    return {c, 0};
+  const unsigned k = unsigned(std::stoul(c.substr(at + 2)));
+  if (k == 0 || k > 64) return {c, 0};
+  return {c.substr(0, at), k};
+}
+bool takes_between_cap(const std::string& base) {
+  return base == "gate" || base == "manager" || base == "manager-hold" || gate_cap(base) > 0;
 }
 
 // A numeric option's value, all of it a number, or usage() says which option and value were wrong: a real
@@ -184,10 +205,15 @@ Options parse(int argc, char** argv) {
     else usage(("unknown option " + a).c_str());
   }
   if (o.reps == 0 || o.secs <= 0 || o.loads.empty()) usage("reps, secs and loads must be positive");
-  for (const auto& c : o.configs)
+  for (const auto& name : o.configs) {
+    const ConfigName cn = parse_config(name);
+    const std::string& c = cn.base;
     if (c != "plain" && c != "priority" && c != "static" && c != "gspace" && c != "feedback" && c != "gate" &&
         c != "manager" && c != "manager-hold" && gate_cap(c) == 0)
-      usage(("unknown configuration " + c).c_str());
+      usage(("unknown configuration " + name).c_str());
+    if (cn.between_per_sm > 0 && !takes_between_cap(c))
+      usage(("a cap between requests (-bK) is for gate, gate-capK, manager and manager-hold: " + name).c_str());
+  }
   return o;
 }
 
@@ -329,7 +355,8 @@ class Bench {
   BeFeeder feeder_;
 };
 
-bool uses_twins(const std::string& c) {
+bool uses_twins(const std::string& name) {
+  const std::string c = parse_config(name).base;
   return c == "be-alone-ptb" || c == "static" || c == "gspace" || c == "feedback" || c == "gate" || c == "manager" ||
          c == "manager-hold" || gate_cap(c) > 0;
 }
@@ -367,11 +394,12 @@ class GateHooks : public RequestHooks {
 Result Bench::measure(const Run& r) {
   Result res;
   const bool with_ls = r.load > 0, with_be = r.be != nullptr, twins = uses_twins(r.config);
+  const ConfigName cn = parse_config(r.config);
   // BE's form: twins in the policy's stream (automatic mode), else the original kernels
   ptb::set_launch_mode(twins ? ptb::LaunchMode::automatic : ptb::LaunchMode::original);
   const cudaStream_t bs = twins ? be_ptb_ : (r.config == "priority" ? be_low_ : be_plain_);
   const bool ls_high = r.config == "priority" || (twins && o_.policy_ls_high);
-  policy_.set(r.config == "static" ? ptb::SmSet::range(r.static_k, sms_) : ptb::SmSet::all());
+  policy_.set(r.config == "static" ? ptb::SmSet::range(r.static_k, sms_) : ptb::SmSet::all(), cn.between_per_sm);
 
   svc_.poison_outputs();
   if (with_be) r.be->prepare();
@@ -380,14 +408,14 @@ Result Bench::measure(const Run& r) {
 
   // manager: the pair's jobs launched by ptb::qos::FuseOrReorderManager instead of the feeder
   std::unique_ptr<BeManager> manager;
-  if (with_be && (r.config == "manager" || r.config == "manager-hold")) {
+  if (with_be && (cn.base == "manager" || cn.base == "manager-hold")) {
     auto* pair = dynamic_cast<BePair*>(r.be);
     if (!pair) {
       res.problems = "the manager runs on the pair BE only; ";
       return res;
     }
     manager = std::make_unique<BeManager>(*pair, bs, policy_, seq_of(r.be), r.target, r.ls_solo_p99,
-                                          r.config == "manager");
+                                          cn.base == "manager", cn.between_per_sm);
   }
   if (with_be) {
     if (manager) manager->start();
@@ -415,10 +443,10 @@ Result Bench::measure(const Run& r) {
   // workers on every SM meanwhile
   std::unique_ptr<ptb::qos::RequestGate> gate;
   std::unique_ptr<GateHooks> gate_hooks;
-  if (with_be && with_ls && (r.config == "gate" || gate_cap(r.config) > 0)) {
-    const unsigned k = gate_cap(r.config);
-    gate = k > 0 ? std::make_unique<ptb::qos::RequestGate>(policy_, ptb::SmSet::all(), k)
-                 : std::make_unique<ptb::qos::RequestGate>(policy_);
+  if (with_be && with_ls && (cn.base == "gate" || gate_cap(cn.base) > 0)) {
+    const unsigned k = gate_cap(cn.base);
+    gate = std::make_unique<ptb::qos::RequestGate>(policy_, k > 0 ? ptb::SmSet::all() : ptb::SmSet::none(), k,
+                                                   ptb::SmSet::all(), 10, 20000, cn.between_per_sm);
     gate_hooks = std::make_unique<GateHooks>(*gate);
   }
   RequestHooks* hooks = gate_hooks ? static_cast<RequestHooks*>(gate_hooks.get()) : manager.get();

@@ -17,7 +17,10 @@
 // runtime's lock and one small copy to the device); end(s) records an event in s, and a thread of the
 // gate's own polls the events (every `poll_us`) and applies `between` when the last request in flight has
 // passed its event. BE's workers leave an SM after their current task (ptb::Tuning's check interval), so
-// the first kernel of a request that finds the GPU full waits about one BE task.
+// the first kernel of a request that finds the GPU full waits about one BE task. A task takes longer the
+// more workers share its SM (a compute-bound task with 8 workers on its SM takes 8 times its time alone),
+// so `between_per_sm` caps BE's workers per SM between requests: a BE kernel whose throughput saturates
+// with a few blocks per SM keeps most of it, and the task a request waits for is that much shorter.
 //
 // Which state BE should have is decided under the gate's lock; applying it (Policy::set) is not done
 // under that lock, and one thread at a time applies: whichever thread finds the state changed applies it,
@@ -56,13 +59,15 @@ namespace ptb::qos {
 class RequestGate {
 public:
   explicit RequestGate(Policy be, SmSet during = SmSet::none(), unsigned during_per_sm = 0,
-                       SmSet between = SmSet::all(), unsigned poll_us = 10, unsigned hold_limit_us = 20000)
+                       SmSet between = SmSet::all(), unsigned poll_us = 10, unsigned hold_limit_us = 20000,
+                       unsigned between_per_sm = 0)
       : be_(be),
         during_(during),
         between_(between),
         poll_(poll_us),
         hold_limit_(hold_limit_us),
-        during_per_sm_(during_per_sm) {
+        during_per_sm_(during_per_sm),
+        between_per_sm_(between_per_sm) {
     poller_ = std::thread([this] { poll_loop(); });
   }
   RequestGate(const RequestGate&) = delete;
@@ -73,7 +78,7 @@ public:
     poller_.join();
     {
       std::lock_guard<std::mutex> g(m_);
-      if (in_flight_ > 0 && !released_) want_locked(between_, 0);
+      if (in_flight_ > 0 && !released_) want_locked(between_, between_per_sm_);
     }
     apply();
   }
@@ -145,7 +150,7 @@ private:
     applying_ = false;
   }
   void finish_locked() {
-    if (in_flight_ > 0 && --in_flight_ == 0 && !released_) want_locked(between_, 0);
+    if (in_flight_ > 0 && --in_flight_ == 0 && !released_) want_locked(between_, between_per_sm_);
   }
   void poll_loop() {
     while (!stop_.load(std::memory_order_relaxed)) {
@@ -160,7 +165,7 @@ private:
           if (!released_ && (stuck || now - held_since_ > limit)) {
             // a request held too long (BE's launches must be able to drain: the top of this file), or BE
             // held too long (its floor)
-            want_locked(between_, 0);
+            want_locked(between_, between_per_sm_);
             released_ = true;
             released_at_ = now;
             ++releases_;
@@ -179,7 +184,8 @@ private:
   Policy be_;
   SmSet during_, between_;
   unsigned poll_, hold_limit_;
-  unsigned during_per_sm_;  // cap on BE's workers per SM of `during` (0: none)
+  unsigned during_per_sm_;   // cap on BE's workers per SM of `during` (0: none)
+  unsigned between_per_sm_;  // cap on BE's workers per SM of `between` (0: none): shorter BE tasks in flight
   mutable std::mutex m_;
   unsigned in_flight_ = 0;
   unsigned long long yields_ = 0, releases_ = 0;
