@@ -24,6 +24,7 @@
 
 #include <ptb/ptb.cuh>
 #include <ptb/qos/manager.h>
+#include <ptb/qos/policy_applier.cuh>
 #include <ptb/qos/request_ends.cuh>
 
 #include "be_programs.h"
@@ -42,7 +43,7 @@ class BeManager : public RequestHooks {
             unsigned between_per_sm = 0)
       : pair_(pair),
         s_(s),
-        be_(be),
+        applier_(be),
         seq_(seq),
         target_ns_(1e3 * target_us),
         ls_ns_(1e3 * ls_us),
@@ -63,18 +64,21 @@ class BeManager : public RequestHooks {
   void start() {
     stop_ = false;
     for (unsigned j = 0; j < 2; ++j) next_[j] = ++*seq_;
-    be_.set(ptb::SmSet::all(), between_per_sm_);
+    applier_.want(ptb::SmSet::all(), between_per_sm_);
+    applier_.apply();
     th_ = std::thread([this] { loop(); });
   }
   // The launch in flight ends (on every SM) before this returns.
   void stop() {
     stop_ = true;
     if (th_.joinable()) th_.join();
-    be_.set(ptb::SmSet::all());
+    applier_.want(ptb::SmSet::all());
+    applier_.apply();
     CK(cudaStreamSynchronize(s_));
   }
 
   void begin() override {
+    const ApplyAtExit applied{applier_};  // after the lock is let go
     std::lock_guard<std::mutex> g(m_);
     const auto now = Clock::now();
     if (in_flight_++ == 0) oldest_ = now;
@@ -84,6 +88,7 @@ class BeManager : public RequestHooks {
     }
   }
   cudaError_t end(cudaStream_t s) override {
+    const ApplyAtExit applied{applier_};
     std::lock_guard<std::mutex> g(m_);
     const cudaError_t r = ends_.record(s);
     if (r != cudaSuccess) finish_locked();
@@ -116,15 +121,23 @@ class BeManager : public RequestHooks {
   static double ns_since(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::nano>(b - a).count();
   }
+  // BE's policy is decided under m_ and applied after m_ is let go (ptb/qos/policy_applier.cuh): an LS
+  // request's begin() never waits for the dispatcher's Policy::set (it did until 2026-11-25, as the
+  // request gate's did until 2026-11-24: bench/colocate run 2 of 2026-11-25, host-lag p99 347 us under
+  // manager-hold against the gate's 141 us).
+  struct ApplyAtExit {
+    ptb::qos::PolicyApplier& a;
+    ~ApplyAtExit() { a.apply(); }
+  };
   // The runtime's yield: BE's policy to no SM until the last LS request in flight has finished.
   void yield_locked() {
-    be_.set(ptb::SmSet::none());
+    applier_.want(ptb::SmSet::none());
     yielded_ = running_yielded_ = true;
     ++stats_.yields;
   }
   void finish_locked() {
     if (in_flight_ > 0 && --in_flight_ == 0 && yielded_) {
-      be_.set(ptb::SmSet::all(), between_per_sm_);
+      applier_.want(ptb::SmSet::all(), between_per_sm_);
       yielded_ = false;
     }
   }
@@ -145,7 +158,10 @@ class BeManager : public RequestHooks {
   // models' refits (up to a few ms for 64 samples) run outside it, and a launch's time is learned after
   // the next launch has been made, while that one runs.
   void step() {
+    const ApplyAtExit applied{applier_};
     auto now = Clock::now();
+    // whether the launch in flight has ended, asked before the lock (running_ is this thread's to write)
+    const bool ended = running_ && cudaEventQuery(end_) != cudaErrorNotReady;
     {
       std::lock_guard<std::mutex> g(m_);
       for (unsigned n = ends_.take_passed(); n > 0; --n) {  // LS requests that finished on the device
@@ -153,7 +169,7 @@ class BeManager : public RequestHooks {
         if (in_flight_ > 0) oldest_ = now;  // the next request in flight: its delay is not known, count from now
       }
       if (running_) {
-        if (cudaEventQuery(end_) == cudaErrorNotReady) {
+        if (!ended) {
           // a late launch while an LS request waits: the prediction was wrong, take the GPU back
           if (in_flight_ > 0 && !yielded_ &&
               mgr_.should_yield(ns_since(launched_at_, now), predicted_, headroom_locked(now))) {
@@ -232,7 +248,7 @@ class BeManager : public RequestHooks {
 
   BePair& pair_;
   cudaStream_t s_;
-  ptb::Policy be_;
+  ptb::qos::PolicyApplier applier_;  // BE's policy
   unsigned* seq_;
   double target_ns_, ls_ns_;
   bool reorder_;

@@ -6,7 +6,8 @@
 // decision would leave BE paused with no request in flight (LS idle, BE starved) or running while a
 // request is in flight. The test:
 //   A. one request alone: while it is in flight BE's policy becomes `during` (no SM, or every SM with a
-//      cap of 1 worker per SM), and `between` (every SM, no cap) after it ends;
+//      cap of 1 worker per SM), and `between` (every SM, no cap; or, since 2026-11-25, a cap of 2 workers
+//      per SM between requests: `between_per_sm`) after it ends;
 //   B. 6 LS threads, 2,000 requests each, each request a spin kernel of 0-20 us in the thread's stream
 //      (some requests launch nothing), random pauses of 0-30 us between requests, while a BE twin keeps
 //      running under the policy (4 launches of 52,800 tasks of 200 us); afterwards, with every request
@@ -20,7 +21,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include "common.cuh"
 
@@ -62,14 +65,14 @@ bool wait_for(const ptb::Policy& p, const ptb::SmSet& sms, unsigned per_sm, int 
 }
 
 void one_request(ptb::qos::RequestGate& gate, const ptb::Policy& be, cudaStream_t s, const ptb::SmSet& during,
-                 unsigned cap, const char* what) {
+                 unsigned cap, unsigned between_cap, const char* what) {
   gate.begin();
   EXPECT(wait_for(be, during, cap, 50), "%s: BE's policy did not become `during` within 50 ms of begin()", what);
   spin_ns<<<1, 32, 0, s>>>(200000);
   CK(gate.end(s));
   CK(cudaStreamSynchronize(s));
-  EXPECT(wait_for(be, ptb::SmSet::all(), 0, 100), "%s: BE's policy did not come back to every SM within 100 ms",
-         what);
+  EXPECT(wait_for(be, ptb::SmSet::all(), between_cap, 100),
+         "%s: BE's policy did not come back to `between` within 100 ms", what);
 }
 
 }  // namespace
@@ -81,12 +84,15 @@ int main() {
   CK(cudaStreamCreateWithFlags(&be_stream, cudaStreamNonBlocking));
   ptb::set_stream_policy(be_stream, be);
 
-  for (unsigned cap : {0u, 1u}) {
+  // (cap while a request is in flight, cap between requests)
+  const std::pair<unsigned, unsigned> variants[] = {{0u, 0u}, {1u, 0u}, {0u, 2u}};
+  for (const auto& [cap, between_cap] : variants) {
     const ptb::SmSet during = cap ? ptb::SmSet::all() : ptb::SmSet::none();
-    ptb::qos::RequestGate gate(be, during, cap);
+    ptb::qos::RequestGate gate(be, during, cap, ptb::SmSet::all(), 10, 20000, between_cap);
     cudaStream_t s0;
     CK(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking));
-    one_request(gate, be, s0, during, cap, cap ? "A (cap 1)" : "A (pause)");
+    const std::string a = std::string("A (") + (cap ? "cap 1" : "pause") + (between_cap ? ", between cap 2)" : ")");
+    one_request(gate, be, s0, during, cap, between_cap, a.c_str());
 
     // B: BE running, racing LS requests
     const unsigned be_blocks = 132 * 400;
@@ -117,21 +123,23 @@ int main() {
         CK(cudaStreamDestroy(s));
       });
     for (auto& t : ls) t.join();
-    EXPECT(wait_for(be, ptb::SmSet::all(), 0, 100),
-           "B (cap %u): with every request ended BE's policy is not every SM within 100 ms (in flight: %u)", cap,
+    EXPECT(wait_for(be, ptb::SmSet::all(), between_cap, 100),
+           "B (cap %u, between %u): with every request ended BE's policy is not `between` within 100 ms (in flight: %u)",
+           cap, between_cap, gate.in_flight());
+    EXPECT(gate.in_flight() == 0, "B (cap %u, between %u): %u requests in flight after all ended", cap, between_cap,
            gate.in_flight());
-    EXPECT(gate.in_flight() == 0, "B (cap %u): %u requests in flight after all ended", cap, gate.in_flight());
     CK(cudaStreamSynchronize(be_stream));
     std::vector<unsigned> h(be_blocks);
     CK(cudaMemcpy(h.data(), counts, be_blocks * sizeof(unsigned), cudaMemcpyDeviceToHost));
     unsigned bad = 0;
     for (unsigned c : h) bad += c != unsigned(be_launches);
-    EXPECT(bad == 0, "B (cap %u): %u of %u BE tasks did not run exactly %d times", cap, bad, be_blocks, be_launches);
-    std::printf("B (cap %u): %d x %d requests (%d launched kernels), %llu yields, %llu releases\n", cap, threads,
-                requests, launched.load(), gate.yields(), gate.releases());
+    EXPECT(bad == 0, "B (cap %u, between %u): %u of %u BE tasks did not run exactly %d times", cap, between_cap, bad,
+           be_blocks, be_launches);
+    std::printf("B (cap %u, between %u): %d x %d requests (%d launched kernels), %llu yields, %llu releases\n", cap,
+                between_cap, threads, requests, launched.load(), gate.yields(), gate.releases());
     CK(cudaFree(counts));
 
-    one_request(gate, be, s0, during, cap, cap ? "C (cap 1)" : "C (pause)");
+    one_request(gate, be, s0, during, cap, between_cap, ("C" + a.substr(1)).c_str());
     CK(cudaStreamDestroy(s0));
   }
   CK(cudaGetLastError());

@@ -22,12 +22,10 @@
 // so `between_per_sm` caps BE's workers per SM between requests: a BE kernel whose throughput saturates
 // with a few blocks per SM keeps most of it, and the task a request waits for is that much shorter.
 //
-// Which state BE should have is decided under the gate's lock; applying it (Policy::set) is not done
-// under that lock, and one thread at a time applies: whichever thread finds the state changed applies it,
-// and a thread that finds another one applying leaves it to that one, which applies the newest state
-// before it stops. So an LS request's begin() never waits for the poller's Policy::set of `between` (it
-// did until 2026-11-24: the LS client's wait in begin() had a p99 of 43-261 us, bench/colocate runs 9-14),
-// and the newest decision is always the one applied last.
+// Which state BE should have is decided under the gate's lock and applied (Policy::set) outside it, one
+// thread at a time, newest decision last (policy_applier.cuh). So an LS request's begin() never waits for
+// the poller's Policy::set of `between` (it did until 2026-11-24: the LS client's wait in begin() had a
+// p99 of 43-261 us, bench/colocate runs 9-14).
 //
 // A pause can block LS: CUDA maps streams onto a few hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, default
 // 8), and a BE launch paused in one of them holds every command queued behind it there, an LS request's
@@ -52,6 +50,7 @@
 
 #include "../policy.cuh"
 #include "../smset.cuh"
+#include "policy_applier.cuh"
 #include "request_ends.cuh"
 
 namespace ptb::qos {
@@ -61,7 +60,7 @@ public:
   explicit RequestGate(Policy be, SmSet during = SmSet::none(), unsigned during_per_sm = 0,
                        SmSet between = SmSet::all(), unsigned poll_us = 10, unsigned hold_limit_us = 20000,
                        unsigned between_per_sm = 0)
-      : be_(be),
+      : applier_(be),
         during_(during),
         between_(between),
         poll_(poll_us),
@@ -127,28 +126,8 @@ public:
 
 private:
   // BE's state to be: decided under m_, applied by apply() without it
-  void want_locked(const SmSet& sms, unsigned per_sm) {
-    want_sms_ = sms;
-    want_per_sm_ = per_sm;
-    ++want_seq_;
-  }
-  // Applies the newest wanted state unless another thread is applying, which then applies it before it
-  // stops (it checks under m_, where want_seq_ changes, before it clears applying_).
-  void apply() {
-    std::unique_lock<std::mutex> g(m_);
-    if (applying_) return;
-    applying_ = true;
-    while (applied_seq_ != want_seq_) {
-      const SmSet sms = want_sms_;
-      const unsigned per_sm = want_per_sm_;
-      const unsigned long long seq = want_seq_;
-      g.unlock();
-      be_.set(sms, per_sm);
-      g.lock();
-      applied_seq_ = seq;
-    }
-    applying_ = false;
-  }
+  void want_locked(const SmSet& sms, unsigned per_sm) { applier_.want(sms, per_sm); }
+  void apply() { applier_.apply(); }
   void finish_locked() {
     if (in_flight_ > 0 && --in_flight_ == 0 && !released_) want_locked(between_, between_per_sm_);
   }
@@ -181,7 +160,7 @@ private:
     }
   }
 
-  Policy be_;
+  PolicyApplier applier_;
   SmSet during_, between_;
   unsigned poll_, hold_limit_;
   unsigned during_per_sm_;   // cap on BE's workers per SM of `during` (0: none)
@@ -192,12 +171,6 @@ private:
   bool released_ = false;  // the hold limit gave BE `between` back meanwhile
   RequestEnds::Time held_since_{}, released_at_{};  // when the gate last applied `during`, and `between` by the limit
   RequestEnds ends_;
-  // the state BE should have (want_*) and the decisions applied: want_seq_ counts the decisions,
-  // applied_seq_ is the last one applied; applying_: a thread is in apply()'s loop
-  SmSet want_sms_ = SmSet::all();
-  unsigned want_per_sm_ = 0;
-  unsigned long long want_seq_ = 0, applied_seq_ = 0;
-  bool applying_ = false;
   std::atomic<bool> stop_{false};
   std::thread poller_;
 };

@@ -1,0 +1,64 @@
+// ptb/qos/policy_applier.cuh: BE's policy state decided under a caller's lock and applied outside it, by
+// one thread at a time, newest decision last (docs/qos.md, run 16). Policy::set takes the runtime's lock
+// and waits for a small copy to the device (tens of microseconds, more while the copy engine is busy); an
+// LS request's begin() that waited for another thread's Policy::set paid for it in latency (the request
+// gate until 2026-11-24: the wait's p99 43-261 us, bench/colocate runs 9-14). So the request gate and
+// bench/colocate's manager decide BE's state under their own lock (want(), which only records it) and
+// apply it after they let go (apply()): whichever thread finds a decision not yet applied applies it,
+// and a thread that finds another one applying leaves it to that one, which applies the newest decision
+// before it stops.
+//
+//   std::mutex m; PolicyApplier a(be_policy);
+//   { std::lock_guard<std::mutex> g(m); ...; a.want(SmSet::none()); }   // decide
+//   a.apply();                                                           // then apply, lock released
+#pragma once
+#include <mutex>
+
+#include "../policy.cuh"
+#include "../smset.cuh"
+
+namespace ptb::qos {
+
+class PolicyApplier {
+public:
+  explicit PolicyApplier(Policy be) : be_(be) {}
+  PolicyApplier(const PolicyApplier&) = delete;
+  PolicyApplier& operator=(const PolicyApplier&) = delete;
+
+  // BE's state to be; cheap (no CUDA call), meant to be called under the caller's lock.
+  void want(const SmSet& sms, unsigned per_sm = 0) {
+    std::lock_guard<std::mutex> g(m_);
+    want_sms_ = sms;
+    want_per_sm_ = per_sm;
+    ++want_seq_;
+  }
+  // Applies the newest wanted state unless another thread is applying, which then applies it before it
+  // stops (it looks under m_, where want_seq_ changes, before it clears applying_). Call it without the
+  // caller's lock held.
+  void apply() {
+    std::unique_lock<std::mutex> g(m_);
+    if (applying_) return;
+    applying_ = true;
+    while (applied_seq_ != want_seq_) {
+      const SmSet sms = want_sms_;
+      const unsigned per_sm = want_per_sm_;
+      const unsigned long long seq = want_seq_;
+      g.unlock();
+      be_.set(sms, per_sm);
+      g.lock();
+      applied_seq_ = seq;
+    }
+    applying_ = false;
+  }
+
+private:
+  Policy be_;
+  std::mutex m_;
+  // want_seq_ counts the decisions, applied_seq_ is the last one applied; applying_: a thread is in apply()
+  SmSet want_sms_ = SmSet::all();
+  unsigned want_per_sm_ = 0;
+  unsigned long long want_seq_ = 0, applied_seq_ = 0;
+  bool applying_ = false;
+};
+
+}  // namespace ptb::qos
