@@ -78,7 +78,7 @@ class BeManager : public RequestHooks {
   }
 
   void begin() override {
-    const ApplyAtExit applied{applier_};  // after the lock is let go
+    const ApplyAtExit applied{applier_, true};  // after the lock is let go, on the applier's thread
     std::lock_guard<std::mutex> g(m_);
     const auto now = Clock::now();
     if (in_flight_++ == 0) oldest_ = now;
@@ -127,7 +127,8 @@ class BeManager : public RequestHooks {
   // manager-hold against the gate's 141 us).
   struct ApplyAtExit {
     ptb::qos::PolicyApplier& a;
-    ~ApplyAtExit() { a.apply(); }
+    bool soon = false;  // on the applier's own thread (begin(): the request launches meanwhile)
+    ~ApplyAtExit() { soon ? a.apply_soon() : a.apply(); }
   };
   // The runtime's yield: BE's policy to no SM until the last LS request in flight has finished.
   void yield_locked() {

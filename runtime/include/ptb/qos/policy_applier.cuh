@@ -6,13 +6,17 @@
 // bench/colocate's manager decide BE's state under their own lock (want(), which only records it) and
 // apply it after they let go (apply()): whichever thread finds a decision not yet applied applies it,
 // and a thread that finds another one applying leaves it to that one, which applies the newest decision
-// before it stops.
+// before it stops. apply_soon() leaves the applying to a thread of the applier's own and returns at once:
+// an LS request's begin() then launches the request while BE's yield goes to the device, instead of
+// after it (since 2026-11-25).
 //
 //   std::mutex m; PolicyApplier a(be_policy);
 //   { std::lock_guard<std::mutex> g(m); ...; a.want(SmSet::none()); }   // decide
 //   a.apply();                                                           // then apply, lock released
 #pragma once
+#include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "../policy.cuh"
 #include "../smset.cuh"
@@ -21,7 +25,19 @@ namespace ptb::qos {
 
 class PolicyApplier {
 public:
-  explicit PolicyApplier(Policy be) : be_(be) {}
+  explicit PolicyApplier(Policy be) : be_(be) {
+    thread_ = std::thread([this] { background(); });
+  }
+  // Every decision is applied before this returns.
+  ~PolicyApplier() {
+    {
+      std::lock_guard<std::mutex> g(m_);
+      stop_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+    apply();
+  }
   PolicyApplier(const PolicyApplier&) = delete;
   PolicyApplier& operator=(const PolicyApplier&) = delete;
 
@@ -50,8 +66,27 @@ public:
     }
     applying_ = false;
   }
+  // The same, on the applier's own thread; returns at once.
+  void apply_soon() {
+    {
+      std::lock_guard<std::mutex> g(m_);
+      if (applying_ || applied_seq_ == want_seq_) return;  // the thread applying takes the newest
+    }
+    cv_.notify_one();
+  }
 
 private:
+  void background() {
+    std::unique_lock<std::mutex> g(m_);
+    for (;;) {
+      cv_.wait(g, [this] { return stop_ || (!applying_ && applied_seq_ != want_seq_); });
+      if (stop_) return;
+      g.unlock();
+      apply();
+      g.lock();
+    }
+  }
+
   Policy be_;
   std::mutex m_;
   // want_seq_ counts the decisions, applied_seq_ is the last one applied; applying_: a thread is in apply()
@@ -59,6 +94,9 @@ private:
   unsigned want_per_sm_ = 0;
   unsigned long long want_seq_ = 0, applied_seq_ = 0;
   bool applying_ = false;
+  bool stop_ = false;
+  std::condition_variable cv_;
+  std::thread thread_;
 };
 
 }  // namespace ptb::qos

@@ -25,7 +25,8 @@
 // Which state BE should have is decided under the gate's lock and applied (Policy::set) outside it, one
 // thread at a time, newest decision last (policy_applier.cuh). So an LS request's begin() never waits for
 // the poller's Policy::set of `between` (it did until 2026-11-24: the LS client's wait in begin() had a
-// p99 of 43-261 us, bench/colocate runs 9-14).
+// p99 of 43-261 us, bench/colocate runs 9-14), and since 2026-11-25 not for its own either: the applier's
+// thread applies `during` while the request launches (the wait's p99 had been 32-71 us, 2026-11-25).
 //
 // A pause can block LS: CUDA maps streams onto a few hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, default
 // 8), and a BE launch paused in one of them holds every command queued behind it there, an LS request's
@@ -95,7 +96,7 @@ public:
         held_since_ = now;
       }
     }
-    apply();
+    applier_.apply_soon();  // the request launches while BE's yield goes to the device
   }
   // After the request's last launch, in its stream. On an error the request counts as finished now.
   cudaError_t end(cudaStream_t s) {
