@@ -13,10 +13,10 @@
 //   ptb::qos::RequestGate gate(be);
 //   // each LS request: gate.begin(); <its launches in stream s>; gate.end(s);
 //
-// begin() applies `during` before returning when it is the first request in flight (Policy::set: the
-// runtime's lock and one small copy to the device); end(s) records an event in s, and a thread of the
-// gate's own polls the events (every `poll_us`) and applies `between` when the last request in flight has
-// passed its event. BE's workers leave an SM after their current task (ptb::Tuning's check interval), so
+// begin() has `during` applied when it is the first request in flight (Policy::set: the runtime's lock
+// and one small copy to the device), by a thread of the gate's own while the request launches; end(s)
+// records an event in s, and another thread of the gate's polls the events (every `poll_us`) and applies
+// `between` when the last request in flight has passed its event. BE's workers leave an SM after their current task (ptb::Tuning's check interval), so
 // the first kernel of a request that finds the GPU full waits about one BE task. A task takes longer the
 // more workers share its SM (a compute-bound task with 8 workers on its SM takes 8 times its time alone),
 // so `between_per_sm` caps BE's workers per SM between requests: a BE kernel whose throughput saturates
