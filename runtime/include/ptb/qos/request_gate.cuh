@@ -78,9 +78,9 @@ public:
     poller_.join();
     {
       std::lock_guard<std::mutex> g(m_);
-      if (in_flight_ > 0 && !released_) want_locked(between_, between_per_sm_);
+      if (in_flight_ > 0 && !released_) applier_.want(between_, between_per_sm_);
     }
-    apply();
+    applier_.apply();
   }
 
   // Before a request's first launch.
@@ -90,7 +90,7 @@ public:
       const auto now = std::chrono::steady_clock::now();
       ends_.began(now);
       if (in_flight_++ == 0) {
-        want_locked(during_, during_per_sm_);
+        applier_.want(during_, during_per_sm_);
         ++yields_;
         released_ = false;
         held_since_ = now;
@@ -106,7 +106,7 @@ public:
       r = ends_.record(s);
       if (r != cudaSuccess) finish_locked();
     }
-    apply();
+    applier_.apply();
     return r;
   }
 
@@ -126,11 +126,8 @@ public:
   }
 
 private:
-  // BE's state to be: decided under m_, applied by apply() without it
-  void want_locked(const SmSet& sms, unsigned per_sm) { applier_.want(sms, per_sm); }
-  void apply() { applier_.apply(); }
   void finish_locked() {
-    if (in_flight_ > 0 && --in_flight_ == 0 && !released_) want_locked(between_, between_per_sm_);
+    if (in_flight_ > 0 && --in_flight_ == 0 && !released_) applier_.want(between_, between_per_sm_);
   }
   void poll_loop() {
     while (!stop_.load(std::memory_order_relaxed)) {
@@ -145,19 +142,19 @@ private:
           if (!released_ && (stuck || now - held_since_ > limit)) {
             // a request held too long (BE's launches must be able to drain: the top of this file), or BE
             // held too long (its floor)
-            want_locked(between_, between_per_sm_);
+            applier_.want(between_, between_per_sm_);
             released_ = true;
             released_at_ = now;
             ++releases_;
           } else if (released_ && !stuck && now - released_at_ > limit / 10) {
-            want_locked(during_, during_per_sm_);  // the gate holds again
+            applier_.want(during_, during_per_sm_);  // the gate holds again
             released_ = false;
             held_since_ = now;
             ++yields_;
           }
         }
       }
-      apply();
+      applier_.apply();
     }
   }
 
