@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "be_kernels.cuh"
@@ -155,6 +156,9 @@ class MemoryBe : public BeBase {
   }
   double work_per_task() const override { return 3.0 * sizeof(float) * kChunk; }
   const char* work_unit() const override { return "byte"; }
+  float* a() const { return a_; }
+  const float* b() const { return b_; }
+  const float* c() const { return c_; }
 
  private:
   void launch_n(cudaStream_t s, unsigned seq, unsigned n) override {
@@ -228,12 +232,17 @@ class WmmaBe : public BeBase {
   float* C_ = nullptr;
 };
 
+// Cd: the second job, ComputeBe ("pair") or MemoryBe ("pair-memory").
+template <class Cd>
 class PairBe : public BePair {
  public:
-  const char* name() const override { return "pair"; }
+  static constexpr bool kMemory = std::is_same_v<Cd, MemoryBe>;
+  const char* name() const override { return kMemory ? "pair-memory" : "pair"; }
   const char* describe() const override {
-    return "wmma and compute as two jobs of launches of 1/32 to all of their grids (sizes a fixed function of "
-           "each launch's sequence number), one after the other or fused";
+    return kMemory ? "wmma and memory (the triad) as two jobs of launches of 1/32 to all of their grids (sizes a "
+                     "fixed function of each launch's sequence number), one after the other or fused"
+                   : "wmma and compute as two jobs of launches of 1/32 to all of their grids (sizes a fixed function "
+                     "of each launch's sequence number), one after the other or fused";
   }
   unsigned tasks_per_launch() const override { return WmmaBe::kM / 32 * (WmmaBe::kN / 32); }
   double work_per_task() const override { return w_.work_per_task(); }  // progress counts wmma tasks
@@ -257,7 +266,7 @@ class PairBe : public BePair {
     return bad;
   }
 
-  const char* job_name(unsigned job) const override { return job == 0 ? "wmma" : "compute"; }
+  const char* job_name(unsigned job) const override { return job == 0 ? "wmma" : c_.name(); }
   unsigned job_tasks(unsigned job, unsigned seq) const override {
     const unsigned full = job == 0 ? w_.tasks_per_launch() : c_.tasks_per_launch();
     const unsigned h = (seq * 2654435761u + job * 40503u) >> 13;
@@ -270,7 +279,7 @@ class PairBe : public BePair {
   bool launch_fused(cudaStream_t s, unsigned seq0, unsigned seq1) override {
     return launch_candidate(chosen_, s, seq0, job_tasks(0, seq0), seq1, job_tasks(1, seq1));
   }
-  std::string fused_label() const override { return fused_pair_label(chosen_); }
+  std::string fused_label() const override { return label(chosen_); }
 
   void choose_fused(cudaStream_t s, unsigned* seq, std::string* log) override {
     cudaEvent_t e0, e1;
@@ -298,37 +307,48 @@ class PairBe : public BePair {
     w_cost_ = tw / nw;
     c_cost_ = tc / nc;
     char line[200];
-    std::snprintf(line, sizeof line, "whole launches alone: wmma %.3f ms, compute %.3f ms, in turn %.3f ms\n", tw, tc, tw + tc);
+    std::snprintf(line, sizeof line, "whole launches alone: wmma %.3f ms, %s %.3f ms, in turn %.3f ms\n", tw, c_.name(), tc,
+                  tw + tc);
     *log += line;
     double best = 0;
-    for (int i = 0; i < fused_pair_candidates(); ++i) {
+    for (int i = 0; i < candidates(); ++i) {
       bool fused = true;
       const double t = timed([&] {
         const unsigned a = ++*seq, b = ++*seq;
         fused = launch_candidate(i, s, a, nw, b, nc) && fused;
       });
-      std::snprintf(line, sizeof line, "fused %s: %.3f ms (%.3fx of in turn)%s\n", fused_pair_label(i), t, t / (tw + tc),
+      std::snprintf(line, sizeof line, "fused %s: %.3f ms (%.3fx of in turn)%s\n", label(i), t, t / (tw + tc),
                     fused ? "" : " (ran the originals)");
       *log += line;
       if (fused && (best == 0 || t < best)) best = t, chosen_ = i;
     }
     const std::string bad = check(1, 0);
     if (!bad.empty()) *log += "CHECK FAILED after the fused candidates: " + bad + "\n";
-    *log += std::string("kept: ") + fused_pair_label(chosen_) + "\n";
+    *log += std::string("kept: ") + label(chosen_) + "\n";
     CK(cudaEventDestroy(e0));
     CK(cudaEventDestroy(e1));
   }
 
  private:
+  static int candidates() { return kMemory ? fused_memory_pair_candidates() : fused_pair_candidates(); }
+  static const char* label(int i) { return kMemory ? fused_memory_pair_label(i) : fused_pair_label(i); }
   bool launch_candidate(int i, cudaStream_t s, unsigned seq0, unsigned n0, unsigned seq1, unsigned n1) {
     w_.note_launch(seq0, n0);
     c_.note_launch(seq1, n1);
-    const FusedPairArgs a{w_.a(), w_.b(), w_.c(), WmmaBe::kM, WmmaBe::kN, WmmaBe::kK, w_.stamp_dev(), w_.done_dev(),
-                          w_.seen_dev(), c_.out(), c_.stamp_dev(), ComputeBe::kIters, c_.done_dev(), c_.seen_dev()};
-    return launch_fused_pair(i, s, a, seq0, n0, seq1, n1);
+    if constexpr (kMemory) {
+      const FusedMemoryPairArgs a{w_.a(),         w_.b(),        w_.c(),         WmmaBe::kM,    WmmaBe::kN,
+                                  WmmaBe::kK,     w_.stamp_dev(), w_.done_dev(), w_.seen_dev(), c_.a(),
+                                  c_.b(),         c_.c(),        MemoryBe::kChunk / 4, c_.stamp_dev(), c_.done_dev(),
+                                  c_.seen_dev()};
+      return launch_fused_memory_pair(i, s, a, seq0, n0, seq1, n1);
+    } else {
+      const FusedPairArgs a{w_.a(), w_.b(), w_.c(), WmmaBe::kM, WmmaBe::kN, WmmaBe::kK, w_.stamp_dev(), w_.done_dev(),
+                            w_.seen_dev(), c_.out(), c_.stamp_dev(), ComputeBe::kIters, c_.done_dev(), c_.seen_dev()};
+      return launch_fused_pair(i, s, a, seq0, n0, seq1, n1);
+    }
   }
   WmmaBe w_;
-  ComputeBe c_;
+  Cd c_;
   double w_cost_ = 1, c_cost_ = 1;  // ms per task alone (choose_fused)
   int chosen_ = 0;
 };
@@ -340,7 +360,8 @@ std::vector<std::unique_ptr<BeProgram>> make_be_programs() {
   v.push_back(std::make_unique<ComputeBe>());
   v.push_back(std::make_unique<MemoryBe>());
   v.push_back(std::make_unique<WmmaBe>());
-  v.push_back(std::make_unique<PairBe>());
+  v.push_back(std::make_unique<PairBe<ComputeBe>>());
+  v.push_back(std::make_unique<PairBe<MemoryBe>>());
   return v;
 }
 

@@ -46,7 +46,8 @@ class BeProgram {
   unsigned long long* seen_host_ = nullptr;  // host-mapped; the device writes every 256th count
 };
 
-// The BE of the Tacker manager ("pair"): two jobs, 0 = wmma and 1 = compute, each a chain of launches of
+// The BE of the Tacker manager ("pair", and "pair-memory" with the triad in compute's place): two jobs,
+// 0 = wmma and 1 = compute (or memory), each a chain of launches of
 // varied sizes (launch `seq` of a job runs the first job_tasks(job, seq) tasks of its kernel: 1/32 to all
 // of the grid, a fixed pseudo-random function of seq, so every configuration runs the same work). As a
 // BeProgram (the feeder of the other configurations) one launch is job 0's launch `seq` and then job 1's
@@ -90,5 +91,27 @@ int fused_pair_candidates();
 const char* fused_pair_label(int i);
 bool launch_fused_pair(int i, cudaStream_t s, const FusedPairArgs& a, unsigned seq_w, unsigned n_w, unsigned seq_c,
                        unsigned n_c);
+
+// be_pair_memory.cu (fuse-kernels' candidates for be_wmma + be_triad, the `pair-memory` BE): the same for
+// the WMMA GEMM beside the streaming triad, the pair the unit probe says overlaps (docs/unit-probe.md:
+// Tensor with LDST 0.95, Tensor with FP32 0.01).
+struct FusedMemoryPairArgs {
+  const void* a;  // half*
+  const void* b;  // half*
+  float* c;
+  int m, n, k;
+  unsigned* stamp_w;
+  unsigned long long *done_w, *seen_w;
+  void* ta;        // float4*: the triad's a = b + s*c
+  const void* tb;  // const float4*
+  const void* tc;  // const float4*
+  unsigned chunk4;
+  unsigned* stamp_t;
+  unsigned long long *done_t, *seen_t;
+};
+int fused_memory_pair_candidates();
+const char* fused_memory_pair_label(int i);
+bool launch_fused_memory_pair(int i, cudaStream_t s, const FusedMemoryPairArgs& a, unsigned seq_w, unsigned n_w,
+                              unsigned seq_t, unsigned n_t);
 
 }  // namespace colo

@@ -12,7 +12,7 @@
 //   feedback    ptb::qos::FeedbackController in the epoch loop
 //   gate        ptb::qos::RequestGate: BE yields every SM while an LS request is in flight
 //   gate-capK   the same gate, but BE keeps K workers on every SM while a request is in flight (K = 1, 2)
-//   manager     ptb::qos::FuseOrReorderManager (Tacker) on the `pair` BE only (be_manager.h)
+//   manager     ptb::qos::FuseOrReorderManager (Tacker) on the `pair` and `pair-memory` BEs only (be_manager.h)
 //   manager-hold  the same, but BE holds (and yields) while any LS request is in flight
 //   (mps        MPS active-thread percentages: run_on_gpu.sh, with --role, when the MPS daemon works)
 // The controllers' LS target: --target-x (1.10) x the LS solo p99 at the same load, measured in this run.
@@ -60,13 +60,14 @@ struct Options {
   double secs = 1.0;               // --secs: the measured window
   double settle = 0.25;            // --settle: before the window (BE fills the GPU, controllers converge)
   std::vector<double> loads{0.25, 0.5, 0.75};  // --loads: fractions of the LS solo capacity
-  std::vector<std::string> bes{"compute", "memory", "wmma", "pair"};  // --be
-  // --configs; `manager` runs on the `pair` BE only
+  std::vector<std::string> bes{"compute", "memory", "wmma", "pair", "pair-memory"};  // --be
+  // --configs; `manager` runs on the `pair` and `pair-memory` BEs only
   std::vector<std::string> configs{"plain", "priority", "static", "gspace", "feedback", "gate", "manager"};
   double budget_s = 400;           // --budget-s: no new repetition that would end after this
   uint64_t seed = 20261123;        // --seed: arrivals of (load i, rep r) use seed + 1000 i + r
   int ls_n = 256, ls_layers = 16, ls_streams = 8;  // --ls-n, --ls-layers, --ls-streams
   bool ls_graph = true;                            // --ls-no-graph: the request's launches one by one
+  unsigned ls_spin_us = 1000;      // --ls-spin-us: the LS client sleeps to this long before an arrival, then spins
   // --policy-ls-plain: LS in streams of the default priority under our policies too. By default LS's
   // streams have the highest priority under them, as in `priority`: a user who confines BE has no reason
   // not to, and the block dispatcher then serves LS's kernels before BE's workers still waiting for room
@@ -94,10 +95,10 @@ struct Options {
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "colocate: %s\nusage: colocate [--out DIR] [--reps N] [--secs S] [--settle S] [--loads 0.25,0.5,0.75]\n"
-               "  [--be compute,memory,wmma,pair] [--configs plain,priority,static,gspace,feedback,gate,gate-cap1,gate-cap2,manager,manager-hold]\n"
+               "  [--be compute,memory,wmma,pair,pair-memory] [--configs plain,priority,static,gspace,feedback,gate,gate-cap1,gate-cap2,manager,manager-hold]\n"
                "    (gate, gate-capK and the manager's take a suffix -bK: BE's workers per SM between requests, e.g. gate-b2)\n"
                "  [--budget-s S]\n"
-               "  [--seed N] [--ls-n N] [--ls-layers N] [--ls-streams N] [--ls-no-graph] [--policy-ls-plain] [--target-x X] [--epoch-us N] [--window N] [--static-k K]\n"
+               "  [--seed N] [--ls-n N] [--ls-layers N] [--ls-streams N] [--ls-no-graph] [--ls-spin-us N] [--policy-ls-plain] [--target-x X] [--epoch-us N] [--window N] [--static-k K]\n"
                "  [--step N] [--profile-step N] [--profile-secs S] [--no-trace] [--prefer-shared] [--pool-min N]\n"
                "  MPS roles: --role probe | --role ls --rate R [--secs S --settle S --seed N] | --role be --be-kind K\n",
                why);
@@ -198,6 +199,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--prefer-shared") o.prefer_shared = true;
     else if (a == "--pool-min") o.pool_min = whole();
     else if (a == "--ls-no-graph") o.ls_graph = false;
+    else if (a == "--ls-spin-us") o.ls_spin_us = unsigned(whole());
     else if (a == "--policy-ls-plain") o.policy_ls_high = false;
     else if (a == "--role") o.role = val();
     else if (a == "--rate") o.rate = real();
@@ -265,9 +267,10 @@ struct Result {
   double p50 = NAN, p99 = NAN, p999 = NAN;      // LS latency (host lag + device), us
   double lag99 = NAN;                           // LS host lag p99, us
   double dev99 = NAN;                           // LS device time (the request's cudaEvent pair) p99, us
-  // every LS request of the window, us: latency (host lag + device), host lag, device; the report pools
-  // them over the repetitions
-  std::vector<double> lat, lag, dev;
+  // every LS request of the window, us: latency (host lag + device), host lag, device, and the host lag's
+  // parts (LsResult: wake, slot, begin) and the launch calls' host time; the report pools them over the
+  // repetitions
+  std::vector<double> lat, lag, dev, wake, slot, begin, launch;
   double be_rate = NAN;                         // BE tasks per second in the window
   double be_sms = NAN;                          // BE's mean SM count over the window's epochs (policies)
   unsigned changes = 0, saturated = 0;          // controller: allocation changes, saturated epochs
@@ -292,6 +295,7 @@ class Bench {
   Bench(const Options& o, unsigned sms)
       : o_(o), sms_(sms), svc_(o.ls_n, o.ls_layers, o.ls_streams, o.ls_graph),
         client_(svc_, 4096), bes_(make_be_programs()), seq_(bes_.size(), 0) {
+    client_.set_spin_us(o.ls_spin_us);
     int lo = 0, hi = 0;
     CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
     CK(cudaStreamCreateWithFlags(&be_plain_, cudaStreamNonBlocking));
@@ -334,7 +338,8 @@ class Bench {
       if (auto* pair = dynamic_cast<BePair*>(b.get())) {  // the fused candidate the manager will use
         std::string log;
         pair->choose_fused(be_ptb_, seq_of(b.get()), &log);
-        std::printf("== BE pair, fused candidates (twins and the fused kernel on every SM, medians of 3):\n%s", log.c_str());
+        std::printf("== BE %s, fused candidates (twins and the fused kernel on every SM, medians of 3):\n%s", b->name(),
+                    log.c_str());
         if (log.find("CHECK FAILED") != std::string::npos) std::exit(1);
       }
     }
@@ -361,9 +366,9 @@ bool uses_twins(const std::string& name) {
          c == "manager-hold" || gate_cap(c) > 0;
 }
 
-// Whether configuration `config` runs with BE program `be`: the manager's configurations run the pair only.
+// Whether configuration `config` runs with BE program `be`: the manager's configurations run the pairs only.
 bool runs_on(const std::string& config, const std::string& be) {
-  return config.rfind("manager", 0) != 0 || be == "pair";
+  return config.rfind("manager", 0) != 0 || be == "pair" || be == "pair-memory";
 }
 
 // The request gate behind the LS client's hooks.
@@ -411,7 +416,7 @@ Result Bench::measure(const Run& r) {
   if (with_be && (cn.base == "manager" || cn.base == "manager-hold")) {
     auto* pair = dynamic_cast<BePair*>(r.be);
     if (!pair) {
-      res.problems = "the manager runs on the pair BE only; ";
+      res.problems = "the manager runs on the pair BEs only; ";
       return res;
     }
     manager = std::make_unique<BeManager>(*pair, bs, policy_, seq_of(r.be), r.target, r.ls_solo_p99,
@@ -511,6 +516,10 @@ Result Bench::measure(const Run& r) {
         res.lat.push_back(x.latency_us());
         res.lag.push_back(x.lag_us);
         res.dev.push_back(x.device_us);
+        res.wake.push_back(x.wake_us);
+        res.slot.push_back(x.slot_us);
+        res.begin.push_back(x.begin_us);
+        res.launch.push_back(x.launch_us);
       }
     res.requests = res.lat.size();
     if (res.lat.empty()) res.problems += "no LS request in the window; ";
@@ -575,7 +584,7 @@ class Report {
     }
     // columns added later go at the end (scripts read the columns by position)
     std::fprintf(raw_, "be\tload\tconfig\trep\trequests\tp50_us\tp99_us\tp999_us\tlag99_us\tbe_tasks_per_s\tbe_sms\t"
-                       "changes\tsaturated\tproblems\tdev99_us\n");
+                       "changes\tsaturated\tproblems\tdev99_us\twake99_us\tslot99_us\tbegin99_us\tlaunch99_us\n");
     std::fflush(raw_);
   }
   ~Report() {
@@ -584,16 +593,19 @@ class Report {
   void add(const Row& row) {
     rows_.push_back(row);
     const Result& r = row.r;
-    std::fprintf(raw_, "%s\t%.2f\t%s\t%u\t%zu\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f\t%.1f\t%u\t%u\t%s\t%.1f\n",
+    std::fprintf(raw_, "%s\t%.2f\t%s\t%u\t%zu\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f\t%.1f\t%u\t%u\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n",
                  row.be.empty() ? "-" : row.be.c_str(), row.load, row.config.c_str(), row.rep, r.requests, r.p50, r.p99,
                  r.p999, r.lag99, r.be_rate, r.be_sms, r.changes, r.saturated,
-                 r.problems.empty() ? "ok" : r.problems.c_str(), r.dev99);
+                 r.problems.empty() ? "ok" : r.problems.c_str(), r.dev99, quantile(r.wake, 0.99), quantile(r.slot, 0.99),
+                 quantile(r.begin, 0.99), quantile(r.launch, 0.99));
     std::fflush(raw_);
     std::printf("  %-8s load %.2f %-12s rep %u: ", row.be.empty() ? "-" : row.be.c_str(), row.load,
                 row.config.c_str(), row.rep);
     if (row.load > 0)
-      std::printf("LS %zu req p50 %.1f p99 %.1f p99.9 %.1f us (lag p99 %.1f, device p99 %.1f) ", r.requests, r.p50,
-                  r.p99, r.p999, r.lag99, r.dev99);
+      std::printf("LS %zu req p50 %.1f p99 %.1f p99.9 %.1f us (lag p99 %.1f [wake %.1f, slot %.1f, begin %.1f], "
+                  "device p99 %.1f, launch calls p99 %.1f) ",
+                  r.requests, r.p50, r.p99, r.p999, r.lag99, quantile(r.wake, 0.99), quantile(r.slot, 0.99),
+                  quantile(r.begin, 0.99), r.dev99, quantile(r.launch, 0.99));
     if (!std::isnan(r.be_rate)) std::printf("BE %.4g tasks/s ", r.be_rate);
     if (!std::isnan(r.be_sms)) std::printf("BE SMs %.1f (%u changes, %u saturated) ", r.be_sms, r.changes, r.saturated);
     std::printf("%s\n", r.problems.empty() ? "ok" : ("CHECK FAILED: " + r.problems).c_str());
@@ -868,6 +880,24 @@ int run_all(const Options& o) {
          << " requests beyond it (" << n << " pooled), fewer than " << o.pool_min / 100 << " (--pool-min "
          << o.pool_min << "): raise --secs or --reps.\n";
   }
+  // where the host lag comes from: the pooled p99 of each of its parts (LsResult), and of the launch calls
+  md << "\nLS host lag by part (pooled p99 us; the LS client sleeps to " << o.ls_spin_us
+     << " us before an arrival, then spins): wake = how late the issuing thread saw the arrival, slot = its search "
+        "for an idle stream, begin = the policy's begin() hook; launch calls = the host time of the request's "
+        "event records and graph launch (inside the device time when its stream was idle).\n\n"
+        "| BE | load | configuration | host lag | wake | slot | begin | launch calls |\n"
+        "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  auto lag_parts = [&](const std::string& be, double L, const std::string& c) {
+    md << "| " << (be.empty() ? "-" : be) << " | " << fmt("%.0f%%", 100 * L) << " | " << c;
+    for (PerRequest m : {&Result::lag, &Result::wake, &Result::slot, &Result::begin, &Result::launch})
+      md << " | " << fmt("%.1f", pooled(be, L, c, m, 0.99));
+    md << " |\n";
+  };
+  for (double L : o.loads) lag_parts("", L, "ls-alone");
+  for (const auto& be : o.bes)
+    for (double L : o.loads)
+      for (const auto& c : o.configs)
+        if (runs_on(c, be)) lag_parts(be, L, c);
   // the issue's goal at 50% load, from the pooled p99s, counted only where the tail repeats
   md << "\nGoal (issue 15): at 50% load, LS p99 <= " << o.target_x << "x solo while BE >= 60% of solo (pooled LS p99s; "
      << "MET only when the split of the row and of the solo row are both <= " << fmt("%.2f", kMaxSplit) << ").\n\n";

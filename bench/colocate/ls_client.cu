@@ -206,12 +206,14 @@ void LsClient::run(bool high_priority, RequestHooks* hooks) {
   int next = 0;
   for (size_t i = 0; i < reqs_.size(); ++i) {
     Req& r = reqs_[i];
-    // wait for the arrival: sleep to 100 us before it, then spin (sleep alone is late by ~50-100 us)
+    // wait for the arrival: sleep to spin_us_ before it, then spin (a sleep wakes late: by 50-100 us on
+    // the machines of 2026-11-23, more at the p99 on later ones)
     const auto due = t0_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(r.arrival_s));
-    if (Clock::now() < due - std::chrono::microseconds(100))
-      std::this_thread::sleep_until(due - std::chrono::microseconds(100));
+    const auto spin = std::chrono::microseconds(spin_us_);
+    if (Clock::now() < due - spin) std::this_thread::sleep_until(due - spin);
     while (Clock::now() < due) {
     }
+    r.wake_s = seconds_since(t0_);
     // the first idle stream from `next` on; none idle: wait (that wait is host lag)
     int slot = -1;
     while (slot < 0) {
@@ -222,6 +224,7 @@ void LsClient::run(bool high_priority, RequestHooks* hooks) {
       if (slot < 0) std::this_thread::yield();
     }
     next = (slot + 1) % S;
+    r.slot_s = seconds_since(t0_);
     const cudaStream_t st = svc_.stream(slot, high_priority);
     if (hooks) hooks->begin();  // e.g. BE yields (when first in flight) before the request's launches
     r.issue_s = seconds_since(t0_);
@@ -229,6 +232,7 @@ void LsClient::run(bool high_priority, RequestHooks* hooks) {
     svc_.issue(slot, st);
     CK(cudaGetLastError());
     CK(cudaEventRecord(r.end, st));
+    r.launched_s = seconds_since(t0_);
     if (hooks) CK(hooks->end(st));
     last_end_[size_t(slot)] = r.end;
     used_[size_t(slot)] = true;
@@ -254,7 +258,11 @@ size_t LsClient::poll(ptb::qos::LatencyLog* log) {
     CK(q);
     float ms = 0;
     CK(cudaEventElapsedTime(&ms, r.begin, r.end));
-    const LsResult res{r.arrival_s, 1e6 * (r.issue_s - r.arrival_s), 1000.0 * double(ms)};
+    LsResult res{r.arrival_s, 1e6 * (r.issue_s - r.arrival_s), 1000.0 * double(ms)};
+    res.wake_us = 1e6 * (r.wake_s - r.arrival_s);
+    res.slot_us = 1e6 * (r.slot_s - r.wake_s);
+    res.begin_us = 1e6 * (r.issue_s - r.slot_s);
+    res.launch_us = 1e6 * (r.launched_s - r.issue_s);
     results_.push_back(res);
     if (log) log->add(res.latency_us());
     pending_[k] = pending_.back();

@@ -13,7 +13,8 @@
 // generator, made by poisson_arrivals) from one host thread, each into an idle stream of a small pool,
 // so that requests do not queue behind each other in one stream. A request's latency is
 //     host lag   (when the issuing thread recorded its first event) - (its arrival time), host clock;
-//                non-zero when the thread fell behind or every stream of the pool was busy
+//                non-zero when the thread fell behind or every stream of the pool was busy; recorded in
+//                its parts (LsResult: wake, slot, begin)
 //   + device     a cudaEvent pair around its launches (cudaEventElapsedTime: the GPU's clock)
 // in microseconds. poll() collects finished requests without waiting for the device (the epoch loop's
 // collect hook calls it); drain() waits for the rest.
@@ -79,8 +80,13 @@ std::vector<double> poisson_arrivals(double rate, double duration, uint64_t seed
 // One finished request.
 struct LsResult {
   double arrival_s;  // its arrival time, seconds from the client's start
-  double lag_us;     // host lag (issue - arrival)
+  double lag_us;     // host lag (issue - arrival) = wake_us + slot_us + begin_us
   double device_us;  // first event to last event, on the GPU's clock
+  // The host lag's parts: how late the issuing thread saw the arrival (behind an earlier request, or
+  // woken late), its search for an idle stream (cudaEventQuery calls, and waits while all were busy),
+  // and the policy's begin() hook. launch_us: the host time of the request's launch calls (its begin
+  // event, the graph launch, its end event), which the device time covers when the stream was idle.
+  double wake_us = 0, slot_us = 0, begin_us = 0, launch_us = 0;
   double latency_us() const { return lag_us + device_us; }
 };
 
@@ -106,6 +112,11 @@ class LsClient {
   // (high priority or plain); with hooks, each request is framed by hooks->begin() (its time counts as
   // host lag) and hooks->end(stream). Results of an earlier run are dropped.
   void start(const std::vector<double>& arrivals, bool high_priority, RequestHooks* hooks = nullptr);
+  // How the issuing thread waits for an arrival: it sleeps until `us` before it, then spins (reads the
+  // clock). Until 2026-11-27 100 us; since then 1000 by default (docs/qos.md, "The LS client's host
+  // lag"): a sleeping thread on the lent machines woke more than 100 us late at the p99.
+  void set_spin_us(unsigned us) { spin_us_ = us; }
+  unsigned spin_us() const { return spin_us_; }
   // Every request issued (returns when the last arrival has been issued).
   void join();
   // Finished requests since the last poll: to `results()` and, latency in us, to `log` if given.
@@ -124,6 +135,7 @@ class LsClient {
  private:
   struct Req {
     double arrival_s = 0, issue_s = 0;
+    double wake_s = 0, slot_s = 0, launched_s = 0;  // when the thread saw the arrival, had a stream, had launched
     cudaEvent_t begin = nullptr, end = nullptr;
   };
   void run(bool high_priority, RequestHooks* hooks);
@@ -138,6 +150,7 @@ class LsClient {
   std::vector<LsResult> results_;
   std::thread th_;
   Clock::time_point t0_;
+  unsigned spin_us_ = 1000;
 };
 
 }  // namespace colo

@@ -62,13 +62,14 @@ rm -f "$BIN"/*.o "$BIN/colocate"
 "$NVCC" "${FLAGS[@]}" -c bench/colocate/ls_client.cu -o "$BIN/ls_client.o" >"$BIN/ls_client.log" 2>&1 &
 "$NVCC" "${FLAGS[@]}" -c bench/colocate/colocate.cu -o "$BIN/colocate.o" >"$BIN/colocate.log" 2>&1 &
 "$NVCC" "${FLAGS[@]}" -I "$TDIR" -c bench/colocate/be_pair.cu -o "$BIN/be_pair.o" >"$BIN/be_pair.log" 2>&1 &
+"$NVCC" "${FLAGS[@]}" -I "$TDIR" -c bench/colocate/be_pair_memory.cu -o "$BIN/be_pair_memory.o" >"$BIN/be_pair_memory.log" 2>&1 &
 wait
-for u in be_programs ls_client colocate be_pair; do
+for u in be_programs ls_client colocate be_pair be_pair_memory; do
   if [ ! -f "$BIN/$u.o" ] || [ -s "$BIN/$u.log" -a $COMPILE_ONLY = 1 ]; then
     echo "BUILD FAILED: $u"; cat "$BIN/$u.log"; exit 1
   fi
 done
-"$NVCC" -arch=sm_90 "$BIN"/be_programs.o "$BIN"/ls_client.o "$BIN"/colocate.o "$BIN"/be_pair.o -o "$BIN/colocate" >"$BIN/link.log" 2>&1 ||
+"$NVCC" -arch=sm_90 "$BIN"/be_programs.o "$BIN"/ls_client.o "$BIN"/colocate.o "$BIN"/be_pair.o "$BIN"/be_pair_memory.o -o "$BIN/colocate" >"$BIN/link.log" 2>&1 ||
   { echo "LINK FAILED"; cat "$BIN/link.log"; exit 1; }
 if [ $COMPILE_ONLY = 1 ]; then
   echo "run_on_gpu.sh --compile-only: bench/colocate built ($BIN/colocate), no warnings"

@@ -7,7 +7,8 @@
 #   PTB_TRANSFORM=/path/to/ptb-transform bash bench/colocate/transform.sh [OUTPUT_DIR]
 #
 # PTB_TRANSFORM defaults to build/tools/ptb-transform/ptb-transform, FUSE_KERNELS to the fuse-kernels
-# beside it. Also writes be_pair.fused.cu (fuse-kernels on be_kernels.cuh: the pair's fused kernels).
+# beside it. Also writes be_pair.fused.cu and be_pair_memory.fused.cu (fuse-kernels on be_kernels.cuh: the pairs'
+# fused kernels).
 # Exit status 0 only when everything is written.
 set -u
 cd "$(dirname "$0")/../.."
@@ -27,14 +28,20 @@ status=0
 # The pair's fused kernels (the Tacker manager's BE, be_pair.cu includes them): be_wmma + be_compute of
 # be_kernels.cuh at four ratios; the benchmark times each at start-up and keeps the fastest.
 FUSE="${FUSE_KERNELS:-$(dirname "$TOOL")/../fuse-kernels/fuse-kernels}"
+# The pair-memory BE's (be_pair_memory.cu): be_wmma + be_triad at the same four ratios and 3:1.
 cat >"$OUTDIR/be_pair.json" <<JSON
 {"fusions": [{"kernels": [{"name": "be_wmma", "block": "128"}, {"name": "be_compute", "block": "256"}],
-              "ratios": ["1:1", "2:1", "1:2", "2:2"], "name": "be_pair", "output": "$OUTDIR/be_pair.fused.cu"}]}
+              "ratios": ["1:1", "2:1", "1:2", "2:2"], "name": "be_pair", "output": "$OUTDIR/be_pair.fused.cu"},
+             {"kernels": [{"name": "be_wmma", "block": "128"}, {"name": "be_triad", "block": "256"}],
+              "ratios": ["1:1", "2:1", "1:2", "2:2", "3:1"], "name": "be_pair_memory",
+              "output": "$OUTDIR/be_pair_memory.fused.cu"}]}
 JSON
 "$FUSE" --config "$OUTDIR/be_pair.json" bench/colocate/be_kernels.cuh -- -std=c++17 -Wno-pragma-once-outside-header \
   >>"$LOGF" 2>&1 || status=1
 cat "$LOGF"
-[ -f "$OUTDIR/be_pair.fused.cu" ] || { echo "  not fused: be_pair.fused.cu"; status=1; }
+for f in be_pair.fused.cu be_pair_memory.fused.cu; do
+  [ -f "$OUTDIR/$f" ] || { echo "  not fused: $f"; status=1; }
+done
 {
   echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$([ -n "$(git status --porcelain -- bench/colocate runtime/include 2>/dev/null)" ] && echo ' (bench/colocate or runtime/include differ from it)')"
   echo "tool: $TOOL ($("$TOOL" --version 2>&1 | head -1))"
