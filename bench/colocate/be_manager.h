@@ -2,15 +2,19 @@
 // fuse-or-reorder manager, runtime/include/ptb/qos/manager.h) driving the pair's two BE jobs (BePair) beside
 // the LS service. Host code on the CUDA runtime; the decisions are the header's.
 //
-// One dispatcher thread keeps at most one BE launch in flight, in BE's stream (under BE's ptb::Policy: the
-// jobs' launches are twins, the fused launch is fuse-kernels' PTB kernel), and times each with a cudaEvent
-// pair; the times teach the manager's models (launches that were yielded are not observed), after the
-// next launch has been made (a refit takes up to a few ms of host time). Before each
+// One dispatcher thread keeps up to two BE launches in flight (kDepth), in BE's stream (under BE's
+// ptb::Policy: the jobs' launches are twins, the fused launch is fuse-kernels' PTB kernel), as the feeder of
+// the other configurations does, so the GPU does not wait for the host between launches (with one launch
+// in flight, until 2026-11-27, the manager's BE was 0.31-0.32 of solo on pair-memory against the gate's
+// 0.40-0.41: launches of 12-400 us, and a host that saw each end up to ~60 us late). It times each launch
+// with a cudaEvent pair; the times teach the manager's models (launches that were yielded are not
+// observed), after the next launch has been made (a refit takes up to a few ms of host time). Before each
 // launch it asks decide() with the headroom: infinite while no LS request is in flight, else the target
-// less the LS request's expected time (its solo p99) less how late it already is. When an LS request
-// begins (RequestHooks::begin, from the LS client) and the launch in flight cannot end within the
-// headroom (should_yield: a long or a late launch), BE's policy is set to no SM (the runtime's yield) until
-// the last LS request in flight has finished on the device; then BE gets every SM back.
+// less the LS request's expected time (its solo p99) less how late it already is, less what the launches
+// in flight are predicted still to take. When an LS request begins (RequestHooks::begin, from the LS
+// client) and the launches in flight cannot end within the headroom (should_yield: a long or a late
+// launch), BE's policy is set to no SM (the runtime's yield) until the last LS request in flight has
+// finished on the device; then BE gets every SM back.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -49,13 +53,17 @@ class BeManager : public RequestHooks {
         ls_ns_(1e3 * ls_us),
         reorder_(reorder),
         between_per_sm_(between_per_sm) {
-    CK(cudaEventCreate(&start_));
-    CK(cudaEventCreate(&end_));
+    for (Launch& l : q_) {
+      CK(cudaEventCreate(&l.start));
+      CK(cudaEventCreate(&l.end));
+    }
   }
   ~BeManager() override {
     stop();
-    cudaEventDestroy(start_);
-    cudaEventDestroy(end_);
+    for (Launch& l : q_) {
+      cudaEventDestroy(l.start);
+      cudaEventDestroy(l.end);
+    }
   }
   BeManager(const BeManager&) = delete;
   BeManager& operator=(const BeManager&) = delete;
@@ -82,10 +90,7 @@ class BeManager : public RequestHooks {
     std::lock_guard<std::mutex> g(m_);
     const auto now = Clock::now();
     if (in_flight_++ == 0) oldest_ = now;
-    if (running_ && !yielded_ &&
-        (!reorder_ || mgr_.should_yield(ns_since(launched_at_, now), predicted_, target_ns_ - ls_ns_))) {
-      yield_locked();
-    }
+    if (count_ > 0 && !yielded_ && (!reorder_ || should_yield_locked(now, target_ns_ - ls_ns_))) yield_locked();
   }
   cudaError_t end(cudaStream_t s) override {
     const ApplyAtExit applied{applier_};
@@ -106,12 +111,13 @@ class BeManager : public RequestHooks {
   const ptb::qos::FuseOrReorderManager& manager() const { return mgr_; }
   std::string summary() const {
     const Stats s = stats();
-    char b[400];
+    const char *j0 = pair_.job_name(0), *j1 = pair_.job_name(1);
+    char b[480];
     std::snprintf(b, sizeof b,
-                  "manager: %llu launches (wmma %llu, compute %llu, fused %llu [%s], fused that ran the originals %llu), "
-                  "holds %llu, yields %llu (late %llu); models: wmma loo %.3f, compute loo %.3f, fused %s (loo %.3f, %zu samples)",
-                  s.launches(), s.singles[0], s.singles[1], s.fused, pair_.fused_label().c_str(), s.fused_fallbacks,
-                  s.holds, s.yields, s.late_yields, mgr_.job_model(0).confidence().loo_error,
+                  "manager: %llu launches (%s %llu, %s %llu, fused %llu [%s], fused that ran the originals %llu), "
+                  "holds %llu, yields %llu (late %llu); models: %s loo %.3f, %s loo %.3f, fused %s (loo %.3f, %zu samples)",
+                  s.launches(), j0, s.singles[0], j1, s.singles[1], s.fused, pair_.fused_label().c_str(),
+                  s.fused_fallbacks, s.holds, s.yields, s.late_yields, j0, mgr_.job_model(0).confidence().loo_error, j1,
                   mgr_.job_model(1).confidence().loo_error, mgr_.fused_trusted() ? "trusted" : "not trusted",
                   mgr_.fused_model().loo_error(), mgr_.fused_model().samples());
     return b;
@@ -130,10 +136,36 @@ class BeManager : public RequestHooks {
     bool soon = false;  // on the applier's own thread (begin(): the request launches meanwhile)
     ~ApplyAtExit() { soon ? a.apply_soon() : a.apply(); }
   };
+  // The launches in flight, oldest first (q_[(head_ + i) % kDepth], i < count_).
+  static constexpr unsigned kDepth = 2;
+  struct Launch {
+    cudaEvent_t start = nullptr, end = nullptr;
+    ptb::qos::BeAction action = ptb::qos::BeAction::hold;
+    unsigned job = 0;
+    double tasks[2] = {0, 0}, predicted = 0;
+    Clock::time_point started_at{};  // when it was launched, or when the one before it was seen to end
+    bool yielded = false, as_planned = true;
+  };
+  Launch& front() { return q_[head_]; }
+  // Whether the launches in flight cannot end within `headroom` (ns): the oldest one has run since its
+  // started_at, the others have not begun.
+  bool should_yield_locked(Clock::time_point now, double headroom) const {
+    double predicted = 0;
+    for (unsigned i = 0; i < count_; ++i) predicted += q_[(head_ + i) % kDepth].predicted;
+    return mgr_.should_yield(ns_since(q_[head_].started_at, now), predicted, headroom);
+  }
+  // What the launches in flight are predicted still to take, ns.
+  double remaining_locked(Clock::time_point now) const {
+    double left = 0;
+    for (unsigned i = 0; i < count_; ++i) left += q_[(head_ + i) % kDepth].predicted;
+    left -= ns_since(q_[head_].started_at, now);
+    return left > 0 ? left : 0;
+  }
   // The runtime's yield: BE's policy to no SM until the last LS request in flight has finished.
   void yield_locked() {
     applier_.want(ptb::SmSet::none());
-    yielded_ = running_yielded_ = true;
+    yielded_ = true;
+    for (Launch& l : q_) l.yielded = true;  // the launches in flight: their times are not learned
     ++stats_.yields;
   }
   void finish_locked() {
@@ -151,52 +183,57 @@ class BeManager : public RequestHooks {
   }
   void loop() {
     while (!stop_.load(std::memory_order_relaxed)) {
-      step();
+      if (step()) continue;
+      learn();  // a launch that ended in a round that made none
       std::this_thread::sleep_for(std::chrono::microseconds(2));
     }
   }
-  // One round. The lock is held only to read and write the state begin() shares; CUDA launches and the
-  // models' refits (up to a few ms for 64 samples) run outside it, and a launch's time is learned after
-  // the next launch has been made, while that one runs.
-  void step() {
+  // One round; true when it launched (the next round comes at once, to fill the second place). The lock
+  // is held only to read and write the state begin() shares; CUDA launches and the models' refits (up to
+  // a few ms for 64 samples) run outside it, and a launch's time is learned after the next launch has been
+  // made, while that one runs.
+  bool step() {
     const ApplyAtExit applied{applier_};
     auto now = Clock::now();
-    // whether the launch in flight has ended, asked before the lock (running_ is this thread's to write)
-    const bool ended = running_ && cudaEventQuery(end_) != cudaErrorNotReady;
+    // whether the oldest launch in flight has ended, asked before the lock (q_ is this thread's to change)
+    const bool ended = count_ > 0 && cudaEventQuery(front().end) != cudaErrorNotReady;
     {
       std::lock_guard<std::mutex> g(m_);
       for (unsigned n = ends_.take_passed(); n > 0; --n) {  // LS requests that finished on the device
         finish_locked();
         if (in_flight_ > 0) oldest_ = now;  // the next request in flight: its delay is not known, count from now
       }
-      if (running_) {
-        if (!ended) {
-          // a late launch while an LS request waits: the prediction was wrong, take the GPU back
-          if (in_flight_ > 0 && !yielded_ &&
-              mgr_.should_yield(ns_since(launched_at_, now), predicted_, headroom_locked(now))) {
-            yield_locked();
-            ++stats_.late_yields;
-          }
-          return;
-        }
-        running_ = false;
+      if (ended) {
+        Launch& f = front();
         float ms = 0;
-        CK(cudaEventElapsedTime(&ms, start_, end_));
-        if (!running_yielded_ && ran_as_planned_) {
+        CK(cudaEventElapsedTime(&ms, f.start, f.end));
+        if (!f.yielded && f.as_planned && !learn_) {
           learn_ = true;
-          learn_action_ = running_action_;
-          learn_job_ = running_job_;
-          learn_tasks_[0] = tasks_[0];
-          learn_tasks_[1] = tasks_[1];
+          learn_action_ = f.action;
+          learn_job_ = f.job;
+          learn_tasks_[0] = f.tasks[0];
+          learn_tasks_[1] = f.tasks[1];
           learn_ns_ = 1e6 * ms;
         }
+        head_ = (head_ + 1) % kDepth;
+        --count_;
+        if (count_ > 0) front().started_at = now;
       }
-      if (yielded_) return;  // BE is paused for LS: nothing new until it is back
+      // a late launch while an LS request waits: the prediction was wrong, take the GPU back
+      if (count_ > 0 && in_flight_ > 0 && !yielded_ && should_yield_locked(now, headroom_locked(now))) {
+        yield_locked();
+        ++stats_.late_yields;
+      }
+      if (yielded_ || count_ == kDepth) return false;  // BE paused for LS, or two launches queued
       if (!reorder_ && in_flight_ > 0) {
         ++holds_;
-        return;
+        return false;
       }
       headroom_ = headroom_locked(now);
+      if (headroom_ != ptb::qos::FuseOrReorderManager::kIdle && count_ > 0) {
+        const double left = headroom_ - remaining_locked(now);  // the next launch begins after those in flight
+        headroom_ = left > 0 ? left : 0;
+      }
     }
     const ptb::qos::BeHead heads[2] = {{true, double(pair_.job_tasks(0, next_[0]))},
                                        {true, double(pair_.job_tasks(1, next_[1]))}};
@@ -204,9 +241,10 @@ class BeManager : public RequestHooks {
     if (d.action == ptb::qos::BeAction::hold) {
       ++holds_;
       learn();
-      return;
+      return false;
     }
-    CK(cudaEventRecord(start_, s_));
+    Launch& l = q_[(head_ + count_) % kDepth];  // this thread's alone until count_ covers it
+    CK(cudaEventRecord(l.start, s_));
     bool as_planned = true;
     if (d.action == ptb::qos::BeAction::fused) {
       as_planned = pair_.launch_fused(s_, next_[0], next_[1]);
@@ -217,27 +255,28 @@ class BeManager : public RequestHooks {
       next_[d.job] = ++*seq_;
     }
     CK(cudaGetLastError());
-    CK(cudaEventRecord(end_, s_));
+    CK(cudaEventRecord(l.end, s_));
     {
       std::lock_guard<std::mutex> g(m_);
       if (d.action == ptb::qos::BeAction::fused) ++(as_planned ? stats_.fused : stats_.fused_fallbacks);
       else ++stats_.singles[d.job];
       stats_.holds = holds_;
-      running_ = true;
-      running_yielded_ = false;
-      ran_as_planned_ = as_planned;
-      running_action_ = d.action;
-      running_job_ = d.job;
-      tasks_[0] = heads[0].tasks;
-      tasks_[1] = heads[1].tasks;
-      predicted_ = d.predicted_ns;
-      launched_at_ = Clock::now();
-      // an LS request that began since the decision: the launch must fit what is left of its headroom
-      if (in_flight_ > 0 && (!reorder_ || mgr_.should_yield(0, predicted_, headroom_locked(launched_at_)))) {
+      l.action = d.action;
+      l.job = d.job;
+      l.tasks[0] = heads[0].tasks;
+      l.tasks[1] = heads[1].tasks;
+      l.predicted = d.predicted_ns;
+      l.yielded = yielded_;  // made while BE was paused (an LS request began meanwhile): its time is not learned
+      l.as_planned = as_planned;
+      l.started_at = Clock::now();
+      ++count_;
+      // an LS request that began since the decision: the launches must fit what is left of its headroom
+      if (in_flight_ > 0 && !yielded_ && (!reorder_ || should_yield_locked(l.started_at, headroom_locked(l.started_at)))) {
         yield_locked();
       }
     }
     learn();
+    return true;
   }
   // The last launch's time, to the models (dispatcher thread only, no lock: begin() reads no model).
   void learn() {
@@ -258,18 +297,14 @@ class BeManager : public RequestHooks {
   mutable std::mutex m_;
   std::thread th_;
   std::atomic<bool> stop_{false};
-  cudaEvent_t start_ = nullptr, end_ = nullptr;
   // LS
   unsigned in_flight_ = 0;
   Clock::time_point oldest_{};
   ptb::qos::RequestEnds ends_;
   bool yielded_ = false;
-  // BE: the launch in flight (shared with begin(), under m_)
-  bool running_ = false, running_yielded_ = false, ran_as_planned_ = true;
-  ptb::qos::BeAction running_action_ = ptb::qos::BeAction::hold;
-  unsigned running_job_ = 0;
-  double tasks_[2] = {0, 0}, predicted_ = 0;
-  Clock::time_point launched_at_{};
+  // BE: the launches in flight (read by begin() under m_; changed by the dispatcher under m_)
+  Launch q_[kDepth];
+  unsigned head_ = 0, count_ = 0;
   Stats stats_;
   // the dispatcher thread's own
   unsigned next_[2] = {0, 0};  // each job's next launch (its sequence number)
