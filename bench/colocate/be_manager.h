@@ -43,8 +43,9 @@ class BeManager : public RequestHooks {
   // reorder: launches that fit an LS request's headroom run while it is in flight (Tacker's order); false
   // (the `manager-hold` configuration): BE holds while LS is in flight and yields at every request.
   // between_per_sm: BE's workers per SM while it is not yielded (0: no cap; a `-bK` configuration).
+  // fuse = false (`manager-hold-unfused`): the jobs' launches one by one, never the fused kernel.
   BeManager(BePair& pair, cudaStream_t s, ptb::Policy be, unsigned* seq, double target_us, double ls_us, bool reorder,
-            unsigned between_per_sm = 0)
+            unsigned between_per_sm = 0, bool fuse = true)
       : pair_(pair),
         s_(s),
         applier_(be),
@@ -52,7 +53,8 @@ class BeManager : public RequestHooks {
         target_ns_(1e3 * target_us),
         ls_ns_(1e3 * ls_us),
         reorder_(reorder),
-        between_per_sm_(between_per_sm) {
+        between_per_sm_(between_per_sm),
+        mgr_(ptb::qos::DurationModel(), ptb::qos::DurationModel(), config(fuse)) {
     for (Launch& l : q_) {
       CK(cudaEventCreate(&l.start));
       CK(cudaEventCreate(&l.end));
@@ -124,6 +126,11 @@ class BeManager : public RequestHooks {
   }
 
  private:
+  static ptb::qos::ManagerConfig config(bool fuse) {
+    ptb::qos::ManagerConfig c;
+    c.fuse = fuse;
+    return c;
+  }
   static double ns_since(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::nano>(b - a).count();
   }

@@ -95,7 +95,8 @@ struct Options {
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "colocate: %s\nusage: colocate [--out DIR] [--reps N] [--secs S] [--settle S] [--loads 0.25,0.5,0.75]\n"
-               "  [--be compute,memory,wmma,pair,pair-memory] [--configs plain,priority,static,gspace,feedback,gate,gate-cap1,gate-cap2,manager,manager-hold]\n"
+               "  [--be compute,memory,wmma,pair,pair-memory] [--configs plain,priority,static,gspace,feedback,gate,gate-cap1,gate-cap2,manager,manager-hold,\n"
+               "    manager-hold-unfused]\n"
                "    (gate, gate-capK and the manager's take a suffix -bK: BE's workers per SM between requests, e.g. gate-b2)\n"
                "  [--budget-s S]\n"
                "  [--seed N] [--ls-n N] [--ls-layers N] [--ls-streams N] [--ls-no-graph] [--ls-spin-us N] [--policy-ls-plain] [--target-x X] [--epoch-us N] [--window N] [--static-k K]\n"
@@ -136,7 +137,8 @@ ConfigName parse_config(const std::string& c) {
   return {c.substr(0, at), k};
 }
 bool takes_between_cap(const std::string& base) {
-  return base == "gate" || base == "manager" || base == "manager-hold" || gate_cap(base) > 0;
+  return base == "gate" || base == "manager" || base == "manager-hold" || base == "manager-hold-unfused" ||
+         gate_cap(base) > 0;
 }
 
 // A numeric option's value, all of it a number, or usage() says which option and value were wrong: a real
@@ -211,7 +213,7 @@ Options parse(int argc, char** argv) {
     const ConfigName cn = parse_config(name);
     const std::string& c = cn.base;
     if (c != "plain" && c != "priority" && c != "static" && c != "gspace" && c != "feedback" && c != "gate" &&
-        c != "manager" && c != "manager-hold" && gate_cap(c) == 0)
+        c != "manager" && c != "manager-hold" && c != "manager-hold-unfused" && gate_cap(c) == 0)
       usage(("unknown configuration " + name).c_str());
     if (cn.between_per_sm > 0 && !takes_between_cap(c))
       usage(("a cap between requests (-bK) is for gate, gate-capK, manager and manager-hold: " + name).c_str());
@@ -363,7 +365,7 @@ class Bench {
 bool uses_twins(const std::string& name) {
   const std::string c = parse_config(name).base;
   return c == "be-alone-ptb" || c == "static" || c == "gspace" || c == "feedback" || c == "gate" || c == "manager" ||
-         c == "manager-hold" || gate_cap(c) > 0;
+         c == "manager-hold" || c == "manager-hold-unfused" || gate_cap(c) > 0;
 }
 
 // Whether configuration `config` runs with BE program `be`: the manager's configurations run the pairs only.
@@ -413,14 +415,14 @@ Result Bench::measure(const Run& r) {
 
   // manager: the pair's jobs launched by ptb::qos::FuseOrReorderManager instead of the feeder
   std::unique_ptr<BeManager> manager;
-  if (with_be && (cn.base == "manager" || cn.base == "manager-hold")) {
+  if (with_be && (cn.base == "manager" || cn.base == "manager-hold" || cn.base == "manager-hold-unfused")) {
     auto* pair = dynamic_cast<BePair*>(r.be);
     if (!pair) {
       res.problems = "the manager runs on the pair BEs only; ";
       return res;
     }
     manager = std::make_unique<BeManager>(*pair, bs, policy_, seq_of(r.be), r.target, r.ls_solo_p99,
-                                          cn.base == "manager", cn.between_per_sm);
+                                          cn.base == "manager", cn.between_per_sm, cn.base != "manager-hold-unfused");
   }
   if (with_be) {
     if (manager) manager->start();

@@ -107,6 +107,18 @@ TEST(QosManager, FusesWhenTheFusedKernelWins) {
   EXPECT_GT(r.fused, 200) << "singles " << r.singles;
 }
 
+// ManagerConfig::fuse = false: the same jobs, a fused kernel that would win, and no fused launch.
+TEST(QosManager, NeverFusesWhenFusingIsOff) {
+  Gpu gpu(test_seed("NeverFusesWhenFusingIsOff"), 0.70);
+  ptb::qos::ManagerConfig c;
+  c.fuse = false;
+  FuseOrReorderManager m(ptb::qos::DurationModel(), ptb::qos::DurationModel(), c);
+  IdleRun run;
+  run_idle(m, gpu, 300, &run);
+  EXPECT_EQ(run.fused, 0);
+  EXPECT_EQ(run.singles, 300);
+}
+
 TEST(QosManager, DoesNotFuseWhenFusingLoses) {
   Gpu gpu(test_seed("DoesNotFuseWhenFusingLoses"), 1.10);
   FuseOrReorderManager m;

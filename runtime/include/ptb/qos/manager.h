@@ -58,6 +58,7 @@ struct ManagerConfig {
   unsigned explore_limit = 24;  // fused launches tried before fusing is taken to lose; a job's lone
                                 // launches explored before its model is taken as it is
   double late = 0.25;         // a launch running past its prediction by this fraction was mispredicted
+  bool fuse = true;           // false: never the fused kernel (the manager without its fusion half)
 };
 
 class FuseOrReorderManager {
@@ -117,7 +118,7 @@ public:
           ++explored_[j];
           return pick_single(j, heads, "explore");
         }
-    const bool both = heads[0].ready && heads[1].ready;
+    const bool both = cfg_.fuse && heads[0].ready && heads[1].ready;
     if (both) {
       const double t0 = heads[0].tasks, t1 = heads[1].tasks;
       if (fused_wins(t0, t1) && predict_fused(t0, t1) <= headroom_ns) {
