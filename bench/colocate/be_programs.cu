@@ -281,7 +281,7 @@ class PairBe : public BePair {
   }
   std::string fused_label() const override { return label(chosen_); }
 
-  void choose_fused(cudaStream_t s, unsigned* seq, std::string* log) override {
+  bool choose_fused(cudaStream_t s, unsigned* seq, std::string* log, const std::string& ratio) override {
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
@@ -322,11 +322,15 @@ class PairBe : public BePair {
       *log += line;
       if (fused && (best == 0 || t < best)) best = t, chosen_ = i;
     }
+    bool found = ratio.empty();
+    for (int i = 0; i < candidates() && !found; ++i)
+      if (ratio == label(i)) found = true, chosen_ = i;
     const std::string bad = check(1, 0);
     if (!bad.empty()) *log += "CHECK FAILED after the fused candidates: " + bad + "\n";
-    *log += std::string("kept: ") + label(chosen_) + "\n";
+    *log += std::string("kept: ") + label(chosen_) + (ratio.empty() ? "" : " (as --pair-fused asks)") + "\n";
     CK(cudaEventDestroy(e0));
     CK(cudaEventDestroy(e1));
+    return found;
   }
 
  private:

@@ -66,8 +66,9 @@ class BePair : public BeProgram {
   virtual std::string fused_label() const = 0;
   // After warm-up, BE not running: times each job's whole launch and every fused candidate on the same
   // work (medians of 3, original kernels and the fused kernel on every SM) and keeps the fastest
-  // candidate; `seq` gives sequence numbers. One line per candidate to `log`.
-  virtual void choose_fused(cudaStream_t s, unsigned* seq, std::string* log) = 0;
+  // candidate; `seq` gives sequence numbers. One line per candidate to `log`. `ratio` (e.g. "1:1"; "" for
+  // the fastest): keep that candidate instead (false when the pair has none of that label).
+  virtual bool choose_fused(cudaStream_t s, unsigned* seq, std::string* log, const std::string& ratio = "") = 0;
 };
 
 // All BE programs ("compute", "memory", "wmma", "pair"), their memory allocated and inputs written.

@@ -68,6 +68,7 @@ struct Options {
   int ls_n = 256, ls_layers = 16, ls_streams = 8;  // --ls-n, --ls-layers, --ls-streams
   bool ls_graph = true;                            // --ls-no-graph: the request's launches one by one
   unsigned ls_spin_us = 1000;      // --ls-spin-us: the LS client sleeps to this long before an arrival, then spins
+  std::string pair_fused;          // --pair-fused RATIO: the pairs' fused candidate (default: the fastest alone)
   // --policy-ls-plain: LS in streams of the default priority under our policies too. By default LS's
   // streams have the highest priority under them, as in `priority`: a user who confines BE has no reason
   // not to, and the block dispatcher then serves LS's kernels before BE's workers still waiting for room
@@ -99,7 +100,7 @@ struct Options {
                "    manager-hold-unfused]\n"
                "    (gate, gate-capK and the manager's take a suffix -bK: BE's workers per SM between requests, e.g. gate-b2)\n"
                "  [--budget-s S]\n"
-               "  [--seed N] [--ls-n N] [--ls-layers N] [--ls-streams N] [--ls-no-graph] [--ls-spin-us N] [--policy-ls-plain] [--target-x X] [--epoch-us N] [--window N] [--static-k K]\n"
+               "  [--seed N] [--ls-n N] [--ls-layers N] [--ls-streams N] [--ls-no-graph] [--ls-spin-us N] [--pair-fused RATIO] [--policy-ls-plain] [--target-x X] [--epoch-us N] [--window N] [--static-k K]\n"
                "  [--step N] [--profile-step N] [--profile-secs S] [--no-trace] [--prefer-shared] [--pool-min N]\n"
                "  MPS roles: --role probe | --role ls --rate R [--secs S --settle S --seed N] | --role be --be-kind K\n",
                why);
@@ -202,6 +203,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--pool-min") o.pool_min = whole();
     else if (a == "--ls-no-graph") o.ls_graph = false;
     else if (a == "--ls-spin-us") o.ls_spin_us = unsigned(whole());
+    else if (a == "--pair-fused") o.pair_fused = val();
     else if (a == "--policy-ls-plain") o.policy_ls_high = false;
     else if (a == "--role") o.role = val();
     else if (a == "--rate") o.rate = real();
@@ -339,7 +341,11 @@ class Bench {
       }
       if (auto* pair = dynamic_cast<BePair*>(b.get())) {  // the fused candidate the manager will use
         std::string log;
-        pair->choose_fused(be_ptb_, seq_of(b.get()), &log);
+        if (!pair->choose_fused(be_ptb_, seq_of(b.get()), &log, o_.pair_fused)) {
+          std::fprintf(stderr, "colocate: --pair-fused %s: BE %s has no fused candidate of that ratio\n",
+                       o_.pair_fused.c_str(), b->name());
+          std::exit(2);
+        }
         std::printf("== BE %s, fused candidates (twins and the fused kernel on every SM, medians of 3):\n%s", b->name(),
                     log.c_str());
         if (log.find("CHECK FAILED") != std::string::npos) std::exit(1);
