@@ -14,9 +14,10 @@ const char* fused_pair_label(int i) { return be_pair_candidates[i].ratio; }
 
 bool launch_fused_pair(int i, cudaStream_t s, const FusedPairArgs& a, unsigned seq_w, unsigned n_w, unsigned seq_c,
                        unsigned n_c) {
-  return be_pair_candidates[i].launch(::ptb::LaunchConfig(dim3(n_w), dim3(128), 0, s), static_cast<const half*>(a.a),
-                                      static_cast<const half*>(a.b), a.c, a.m, a.n, a.k, a.stamp_w, seq_w, a.done_w,
-                                      a.seen_w, ::ptb::LaunchConfig(dim3(n_c), dim3(256), 0, s), a.out, a.stamp_c, seq_c,
+  const FusedWmmaArgs& w = a.w;
+  return be_pair_candidates[i].launch(::ptb::LaunchConfig(dim3(n_w), dim3(128), 0, s), static_cast<const half*>(w.a),
+                                      static_cast<const half*>(w.b), w.c, w.m, w.n, w.k, w.stamp, seq_w, w.done,
+                                      w.seen, ::ptb::LaunchConfig(dim3(n_c), dim3(256), 0, s), a.out, a.stamp_c, seq_c,
                                       a.iters, a.done_c, a.seen_c);
 }
 

@@ -17,9 +17,10 @@ const char* fused_memory_pair_label(int i) { return be_pair_memory_candidates[i]
 
 bool launch_fused_memory_pair(int i, cudaStream_t s, const FusedMemoryPairArgs& a, unsigned seq_w, unsigned n_w,
                               unsigned seq_t, unsigned n_t) {
+  const FusedWmmaArgs& w = a.w;
   return be_pair_memory_candidates[i].launch(
-      ::ptb::LaunchConfig(dim3(n_w), dim3(128), 0, s), static_cast<const half*>(a.a), static_cast<const half*>(a.b),
-      a.c, a.m, a.n, a.k, a.stamp_w, seq_w, a.done_w, a.seen_w, ::ptb::LaunchConfig(dim3(n_t), dim3(256), 0, s),
+      ::ptb::LaunchConfig(dim3(n_w), dim3(128), 0, s), static_cast<const half*>(w.a), static_cast<const half*>(w.b),
+      w.c, w.m, w.n, w.k, w.stamp, seq_w, w.done, w.seen, ::ptb::LaunchConfig(dim3(n_t), dim3(256), 0, s),
       static_cast<float4*>(a.ta), static_cast<const float4*>(a.tb), static_cast<const float4*>(a.tc), a.chunk4,
       a.stamp_t, seq_t, a.done_t, a.seen_t);
 }

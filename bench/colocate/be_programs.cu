@@ -339,15 +339,14 @@ class PairBe : public BePair {
   bool launch_candidate(int i, cudaStream_t s, unsigned seq0, unsigned n0, unsigned seq1, unsigned n1) {
     w_.note_launch(seq0, n0);
     c_.note_launch(seq1, n1);
+    const FusedWmmaArgs w{w_.a(),         w_.b(),        w_.c(),       WmmaBe::kM, WmmaBe::kN, WmmaBe::kK,
+                          w_.stamp_dev(), w_.done_dev(), w_.seen_dev()};
     if constexpr (kMemory) {
-      const FusedMemoryPairArgs a{w_.a(),         w_.b(),        w_.c(),         WmmaBe::kM,    WmmaBe::kN,
-                                  WmmaBe::kK,     w_.stamp_dev(), w_.done_dev(), w_.seen_dev(), c_.a(),
-                                  c_.b(),         c_.c(),        MemoryBe::kChunk / 4, c_.stamp_dev(), c_.done_dev(),
-                                  c_.seen_dev()};
+      const FusedMemoryPairArgs a{w,        c_.a(),         c_.b(),        c_.c(),       MemoryBe::kChunk / 4,
+                                  c_.stamp_dev(), c_.done_dev(), c_.seen_dev()};
       return launch_fused_memory_pair(i, s, a, seq0, n0, seq1, n1);
     } else {
-      const FusedPairArgs a{w_.a(), w_.b(), w_.c(), WmmaBe::kM, WmmaBe::kN, WmmaBe::kK, w_.stamp_dev(), w_.done_dev(),
-                            w_.seen_dev(), c_.out(), c_.stamp_dev(), ComputeBe::kIters, c_.done_dev(), c_.seen_dev()};
+      const FusedPairArgs a{w, c_.out(), c_.stamp_dev(), ComputeBe::kIters, c_.done_dev(), c_.seen_dev()};
       return launch_fused_pair(i, s, a, seq0, n0, seq1, n1);
     }
   }

@@ -71,18 +71,24 @@ class BePair : public BeProgram {
   virtual bool choose_fused(cudaStream_t s, unsigned* seq, std::string* log, const std::string& ratio = "") = 0;
 };
 
-// All BE programs ("compute", "memory", "wmma", "pair"), their memory allocated and inputs written.
+// All BE programs ("compute", "memory", "wmma", "pair", "pair-memory"), their memory allocated and inputs
+// written.
 std::vector<std::unique_ptr<BeProgram>> make_be_programs();
 
-// be_pair.cu (fuse-kernels' candidates for be_wmma + be_compute): how many, their labels, and one launch
-// of candidate i over the first n_w wmma tasks and the first n_c compute tasks, in `s`.
-struct FusedPairArgs {
+// be_wmma's arguments but the sequence number: the part both pairs' fused kernels share.
+struct FusedWmmaArgs {
   const void* a;  // half*
   const void* b;  // half*
   float* c;
   int m, n, k;
-  unsigned* stamp_w;
-  unsigned long long *done_w, *seen_w;
+  unsigned* stamp;
+  unsigned long long *done, *seen;
+};
+
+// be_pair.cu (fuse-kernels' candidates for be_wmma + be_compute): how many, their labels, and one launch
+// of candidate i over the first n_w wmma tasks and the first n_c compute tasks, in `s`.
+struct FusedPairArgs {
+  FusedWmmaArgs w;
   float* out;
   unsigned* stamp_c;
   int iters;
@@ -97,12 +103,7 @@ bool launch_fused_pair(int i, cudaStream_t s, const FusedPairArgs& a, unsigned s
 // the WMMA GEMM beside the streaming triad, the pair the unit probe says overlaps (docs/unit-probe.md:
 // Tensor with LDST 0.95, Tensor with FP32 0.01).
 struct FusedMemoryPairArgs {
-  const void* a;  // half*
-  const void* b;  // half*
-  float* c;
-  int m, n, k;
-  unsigned* stamp_w;
-  unsigned long long *done_w, *seen_w;
+  FusedWmmaArgs w;
   void* ta;        // float4*: the triad's a = b + s*c
   const void* tb;  // const float4*
   const void* tc;  // const float4*
