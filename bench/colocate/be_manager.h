@@ -154,18 +154,20 @@ class BeManager : public RequestHooks {
     bool yielded = false, as_planned = true;
   };
   Launch& front() { return q_[head_]; }
-  // Whether the launches in flight cannot end within `headroom` (ns): the oldest one has run since its
-  // started_at, the others have not begun.
-  bool should_yield_locked(Clock::time_point now, double headroom) const {
+  // The launches in flight, predicted from their starts (the oldest one has run since its started_at, the
+  // others have not begun), ns.
+  double predicted_in_flight_locked() const {
     double predicted = 0;
     for (unsigned i = 0; i < count_; ++i) predicted += q_[(head_ + i) % kDepth].predicted;
-    return mgr_.should_yield(ns_since(q_[head_].started_at, now), predicted, headroom);
+    return predicted;
+  }
+  // Whether the launches in flight cannot end within `headroom` (ns).
+  bool should_yield_locked(Clock::time_point now, double headroom) const {
+    return mgr_.should_yield(ns_since(q_[head_].started_at, now), predicted_in_flight_locked(), headroom);
   }
   // What the launches in flight are predicted still to take, ns.
   double remaining_locked(Clock::time_point now) const {
-    double left = 0;
-    for (unsigned i = 0; i < count_; ++i) left += q_[(head_ + i) % kDepth].predicted;
-    left -= ns_since(q_[head_].started_at, now);
+    const double left = predicted_in_flight_locked() - ns_since(q_[head_].started_at, now);
     return left > 0 ? left : 0;
   }
   // The runtime's yield: BE's policy to no SM until the last LS request in flight has finished.
