@@ -23,7 +23,7 @@
 //
 // Where things are: options (struct Options), one measurement (Bench::measure), the configurations and
 // their order (Bench::run_all), the report (Report). Everything measured is appended to <out>/raw.tsv
-// as it comes; the markdown table goes to stdout and <out>/colocate.md; one traced run of each policy
+// as it comes; the markdown table goes to stdout and <out>/colocate.md; one traced run of each twin configuration
 // at 50% load gives <out>/sm-<be>-<policy>.png (SMs over time: BE's tasks; the LS kernels are not traced)
 // and <out>/alloc-<be>-<policy>.tsv (the controller's allocation per epoch).
 #include <ptb/ptb.cuh>
@@ -569,6 +569,22 @@ Result Bench::measure(const Run& r) {
     const std::vector<ptb::TraceEvent> ev = ptb::trace_collect();
     const bool ok = !ev.empty() && ptb::trace_write_png(r.trace_png, ev, 1600, 4);
     std::printf("  trace: %zu BE tasks traced -> %s%s\n", ev.size(), r.trace_png.c_str(), ok ? "" : " (NOT WRITTEN)");
+    // How long BE's tasks took (the task a request waits for when it arrives): tasks per power-of-two
+    // bucket of microseconds, and the quantiles of those of 8 us and more (a pair's Tensor-Core tiles).
+    unsigned buckets[16] = {};
+    std::vector<double> long_us;
+    for (const ptb::TraceEvent& e : ev) {
+      const double us = e.end_ns > e.start_ns ? 1e-3 * double(e.end_ns - e.start_ns) : 0;
+      unsigned b = 0;
+      while (b < 15 && us >= double(2u << b)) ++b;
+      ++buckets[us < 1 ? 0 : b];
+      if (us >= 8) long_us.push_back(us);
+    }
+    std::printf("  trace: task durations, us: <2 %u", buckets[0]);
+    for (unsigned b = 1; b < 16; ++b)
+      if (buckets[b]) std::printf(", %u-%u %u", 1u << b, 2u << b, buckets[b]);
+    std::printf("; tasks of 8 us and more: %zu, p50 %.1f, p90 %.1f, p99 %.1f us\n", long_us.size(),
+                quantile(long_us, 0.5), quantile(long_us, 0.9), quantile(long_us, 0.99));
   }
   return res;
 }
@@ -807,12 +823,12 @@ int run_all(const Options& o) {
           if (runs_on(c, be)) rep.add({be, L, c, r, coloc(c, be, L, r, false)});
     rep_secs = seconds_since(R0);
     ++reps_done;
-    if (r == 0 && o.trace) {  // one traced run of each policy at 50% load (not in the table: tracing slows BE)
+    if (r == 0 && o.trace) {  // one traced run of each twin configuration at 50% load (not in the table: tracing slows BE)
       const double L = std::find(o.loads.begin(), o.loads.end(), 0.5) != o.loads.end() ? 0.5 : o.loads[0];
       std::printf("== traced runs (load %.2f; not in the table)\n", L);
       for (const auto& be : o.bes)
         for (const auto& c : o.configs)
-          if (c == "static" || c == "gspace" || c == "feedback") {
+          if (uses_twins(c) && runs_on(c, be)) {
             const Result res = coloc(c, be, L, 0, true);
             std::printf("  traced %s %s: LS p99 %.1f us, BE SMs %.1f%s\n", be.c_str(), c.c_str(), res.p99, res.be_sms,
                         res.problems.empty() ? "" : (" CHECK FAILED: " + res.problems).c_str());
