@@ -137,9 +137,33 @@ ConfigName parse_config(const std::string& c) {
   if (k == 0 || k > 64) return {c, 0};
   return {c.substr(0, at), k};
 }
-bool takes_between_cap(const std::string& base) {
-  return base == "gate" || base == "manager" || base == "manager-hold" || base == "manager-hold-unfused" ||
-         gate_cap(base) > 0;
+
+// What a configuration (the base of its name) runs; one table, read by the option check, the measurement
+// and the report. ls-alone and be-alone(-ptb) are the solo runs, not configurations one can ask for.
+struct Configuration {
+  bool twins = false;        // BE's PTB twins (a ptb::Policy places them), not its original kernels
+  bool between_cap = false;  // takes a -bK suffix (a cap on BE's workers per SM between LS requests)
+  bool gate = false;         // ptb::qos::RequestGate (during_per_sm: gate_cap)
+  bool manager = false;      // BeManager drives a pair's two jobs (the pair BEs only)
+  bool reorder = false, fuse = false;  // the manager's: launches into an LS request's headroom; fused kernels
+};
+const Configuration* configuration(const std::string& base) {
+  static const std::map<std::string, Configuration> table = {
+      {"plain", {}},
+      {"priority", {}},
+      {"static", {true}},
+      {"gspace", {true}},
+      {"feedback", {true}},
+      {"gate", {true, true, true}},
+      {"gate-cap1", {true, true, true}},
+      {"gate-cap2", {true, true, true}},
+      {"manager", {true, true, false, true, true, true}},
+      {"manager-hold", {true, true, false, true, false, true}},
+      {"manager-hold-unfused", {true, true, false, true, false, false}},
+      {"be-alone-ptb", {true}},
+  };
+  const auto it = table.find(base);
+  return it == table.end() ? nullptr : &it->second;
 }
 
 // A numeric option's value, all of it a number, or usage() says which option and value were wrong: a real
@@ -213,12 +237,10 @@ Options parse(int argc, char** argv) {
   if (o.reps == 0 || o.secs <= 0 || o.loads.empty()) usage("reps, secs and loads must be positive");
   for (const auto& name : o.configs) {
     const ConfigName cn = parse_config(name);
-    const std::string& c = cn.base;
-    if (c != "plain" && c != "priority" && c != "static" && c != "gspace" && c != "feedback" && c != "gate" &&
-        c != "manager" && c != "manager-hold" && c != "manager-hold-unfused" && gate_cap(c) == 0)
-      usage(("unknown configuration " + name).c_str());
-    if (cn.between_per_sm > 0 && !takes_between_cap(c))
-      usage(("a cap between requests (-bK) is for gate, gate-capK, manager and manager-hold: " + name).c_str());
+    const Configuration* c = configuration(cn.base);
+    if (!c || cn.base == "be-alone-ptb") usage(("unknown configuration " + name).c_str());
+    if (cn.between_per_sm > 0 && !c->between_cap)
+      usage(("a cap between requests (-bK) is for gate, gate-capK and the manager's: " + name).c_str());
   }
   return o;
 }
@@ -369,14 +391,14 @@ class Bench {
 };
 
 bool uses_twins(const std::string& name) {
-  const std::string c = parse_config(name).base;
-  return c == "be-alone-ptb" || c == "static" || c == "gspace" || c == "feedback" || c == "gate" || c == "manager" ||
-         c == "manager-hold" || c == "manager-hold-unfused" || gate_cap(c) > 0;
+  const Configuration* c = configuration(parse_config(name).base);
+  return c && c->twins;
 }
 
 // Whether configuration `config` runs with BE program `be`: the manager's configurations run the pairs only.
 bool runs_on(const std::string& config, const std::string& be) {
-  return config.rfind("manager", 0) != 0 || be == "pair" || be == "pair-memory";
+  const Configuration* c = configuration(parse_config(config).base);
+  return !(c && c->manager) || be == "pair" || be == "pair-memory";
 }
 
 // The request gate behind the LS client's hooks.
@@ -421,14 +443,15 @@ Result Bench::measure(const Run& r) {
 
   // manager: the pair's jobs launched by ptb::qos::FuseOrReorderManager instead of the feeder
   std::unique_ptr<BeManager> manager;
-  if (with_be && (cn.base == "manager" || cn.base == "manager-hold" || cn.base == "manager-hold-unfused")) {
+  const Configuration* kind = configuration(cn.base);
+  if (with_be && kind && kind->manager) {
     auto* pair = dynamic_cast<BePair*>(r.be);
     if (!pair) {
       res.problems = "the manager runs on the pair BEs only; ";
       return res;
     }
     manager = std::make_unique<BeManager>(*pair, bs, policy_, seq_of(r.be), r.target, r.ls_solo_p99,
-                                          cn.base == "manager", cn.between_per_sm, cn.base != "manager-hold-unfused");
+                                          kind->reorder, cn.between_per_sm, kind->fuse);
   }
   if (with_be) {
     if (manager) manager->start();
@@ -456,7 +479,7 @@ Result Bench::measure(const Run& r) {
   // workers on every SM meanwhile
   std::unique_ptr<ptb::qos::RequestGate> gate;
   std::unique_ptr<GateHooks> gate_hooks;
-  if (with_be && with_ls && (cn.base == "gate" || gate_cap(cn.base) > 0)) {
+  if (with_be && with_ls && kind && kind->gate) {
     const unsigned k = gate_cap(cn.base);
     gate = std::make_unique<ptb::qos::RequestGate>(policy_, k > 0 ? ptb::SmSet::all() : ptb::SmSet::none(), k,
                                                    ptb::SmSet::all(), 10, 20000, cn.between_per_sm);
