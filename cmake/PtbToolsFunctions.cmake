@@ -1,19 +1,28 @@
 # CMake functions of the PtbTools package (docs/user-guide.md). Included by PtbToolsConfig.cmake, which
 # sets PTB_TRANSFORM_EXECUTABLE, PTB_FUSE_KERNELS_EXECUTABLE and the target PtbTools::runtime.
 
+# The script the build runs for each transformed source (installed beside this file).
+set(_PTB_TRANSFORM_RUN_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/PtbTransformRun.cmake")
+
 # ptb_transform_sources(<target> [STRICT] [TWINS_TOGETHER] [KERNELS <regex>] [HEADER_FILTER <regex>])
 #
 # Makes <target> compile the PTB-transformed copies of its .cu sources instead of the originals: each
 # <source>.cu becomes <binary dir>/ptb/<target>/<path relative to the source dir>, written by
-# ptb-transform at build time with the target's include directories, compile definitions and CUDA
-# standard, and added to the target in place of the original. The transform runs again when the source or
-# any file it includes changes (ptb-transform's --dependency-file, CMake's DEPFILE). The target links
-# PtbTools::runtime (the runtime headers). STRICT: kernels or launches that cannot be rewritten are build
-# errors. KERNELS: only kernels whose name matches. HEADER_FILTER: which included files are transformed
-# with the source (ptb-transform --header-filter; default: the files under the source's directory).
+# ptb-transform at build time with the flags the target's CUDA compiles get: CMAKE_CUDA_FLAGS and
+# CMAKE_CUDA_FLAGS_<CONFIG> (their values at the end of the calling directory), the target's compile
+# options (add_compile_options, target_compile_options, generator expressions such as
+# $<COMPILE_LANGUAGE:CUDA> evaluated for CUDA), include directories, compile definitions and CUDA
+# standard, what linked targets bring included; nvcc's own options among them are translated or dropped by
+# ptb-transform. The transformed copy is added to the target in place of the original. The transform runs
+# again when the source, any file it includes, or those flags change (ptb-transform's --dependency-file as
+# CMake's DEPFILE, naming the transformed source only). The target links PtbTools::runtime (the runtime
+# headers). STRICT: kernels or launches that cannot be rewritten are build errors. KERNELS: only kernels
+# whose name matches. HEADER_FILTER: which included files are transformed with the source (ptb-transform
+# --header-filter; default: the files under the source's directory).
 # Each source's twins part (<name>.twins.cu, ptb-transform --twins-apart) is added to the target too: the
 # twins go to a module of their own, which a program whose launches run the original kernels never loads
-# (docs/generated-code.md, "Twins apart"). TWINS_TOGETHER: the twins stay in the source's own module.
+# (docs/generated-code.md, "Twins apart"). A part without twins is a file of comments. TWINS_TOGETHER: the
+# twins stay in the source's own module.
 function(ptb_transform_sources target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "STRICT;TWINS_TOGETHER" "KERNELS;HEADER_FILTER" "")
   if(arg_UNPARSED_ARGUMENTS)
@@ -35,14 +44,17 @@ function(ptb_transform_sources target)
   if(DEFINED arg_HEADER_FILTER)
     list(APPEND options "--header-filter=${arg_HEADER_FILTER}")
   endif()
-  # The target's own compile flags, as nvcc gets them (generator expressions: evaluated per configuration,
-  # with what linked targets bring).
-  set(includes "$<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>")
-  set(definitions "$<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>")
-  set(standard "$<TARGET_PROPERTY:${target},CUDA_STANDARD>")
+  # The target's own compile flags, as nvcc gets them, one a line, in a file per configuration written at
+  # generate time (generator expressions evaluated for the CUDA language, with what linked targets bring);
+  # CMAKE_CUDA_FLAGS(_<CONFIG>) as the calling directory ends (what CMake gives the compiles), as shell words.
+  get_target_property(binary_dir ${target} BINARY_DIR)
+  set(flags_file_cuda "${binary_dir}/ptb/${target}.flags/$<CONFIG>-CUDA.txt")
+  # (A deferred call's arguments are evaluated when it runs: the values go in now, as bracket arguments.)
+  cmake_language(EVAL CODE "cmake_language(DEFER CALL _ptb_transform_write_flags [==[${target}]==]
+                 [==[${binary_dir}/ptb/${target}.flags/$<CONFIG>-$<COMPILE_LANGUAGE>.txt]==])")
 
   get_target_property(source_dir ${target} SOURCE_DIR)
-  get_target_property(binary_dir ${target} BINARY_DIR)
+  get_target_property(source_dir ${target} SOURCE_DIR)
   get_target_property(sources ${target} SOURCES)
   set(new_sources)
   set(transformed_any FALSE)
@@ -62,15 +74,16 @@ function(ptb_transform_sources target)
     if(NOT arg_TWINS_TOGETHER)
       string(REGEX REPLACE "\\.cu$" ".twins.cu" twins_part "${output}")
     endif()
+    # PtbTransformRun.cmake adds the flags and writes the DEPFILE with the transformed source as its only
+    # target (ptb-transform's own names the header copies it writes too, which no build file declares).
     add_custom_command(OUTPUT "${output}" ${twins_part}
       COMMAND "${CMAKE_COMMAND}" -E make_directory "${output_dir}"
-      COMMAND "${PTB_TRANSFORM_EXECUTABLE}" ${options} "${path}" -o "${output}" --dependency-file "${output}.d" --
-              "$<$<BOOL:${includes}>:-I$<JOIN:${includes},;-I>>" "$<$<BOOL:${definitions}>:-D$<JOIN:${definitions},;-D>>"
-              "$<$<BOOL:${standard}>:-std=c++${standard}>"
-      DEPENDS "${path}" "${PTB_TRANSFORM_EXECUTABLE}"
+      COMMAND "${CMAKE_COMMAND}" "-DPTB_FLAGS_FILE=${flags_file_cuda}" "-DPTB_OUTPUT=${output}"
+              "-DPTB_DEPFILE=${output}.d" -P "${_PTB_TRANSFORM_RUN_SCRIPT}" --
+              "${PTB_TRANSFORM_EXECUTABLE}" ${options} "${path}" -o "${output}" --dependency-file "${output}.deps"
+      DEPENDS "${path}" "${PTB_TRANSFORM_EXECUTABLE}" "${_PTB_TRANSFORM_RUN_SCRIPT}" "${flags_file_cuda}"
       DEPFILE "${output}.d"
       COMMENT "ptb-transform ${relative} (${target})"
-      COMMAND_EXPAND_LISTS
       VERBATIM)
     list(APPEND new_sources "${output}" ${twins_part})
     set(transformed_any TRUE)
@@ -80,6 +93,33 @@ function(ptb_transform_sources target)
   endif()
   set_property(TARGET ${target} PROPERTY SOURCES ${new_sources})
   target_link_libraries(${target} PRIVATE PtbTools::runtime)
+endfunction()
+
+# Deferred to the end of the directory that called ptb_transform_sources(): writes, at generate time, one
+# file per configuration and language (the CUDA one is read) with the target's compile flags, one a line.
+function(_ptb_transform_write_flags target file)
+  set(content "SHELL:${CMAKE_CUDA_FLAGS}\n")
+  set(configs ${CMAKE_CONFIGURATION_TYPES} ${CMAKE_BUILD_TYPE} Debug Release RelWithDebInfo MinSizeRel)
+  list(REMOVE_DUPLICATES configs)
+  foreach(config IN LISTS configs)
+    string(TOUPPER "${config}" upper)
+    set(value "${CMAKE_CUDA_FLAGS_${upper}}")
+    foreach(c IN ITEMS ">;$<ANGLE-R>" ",;$<COMMA>")
+      list(GET c 0 from)
+      list(GET c 1 to)
+      string(REPLACE "${from}" "${to}" value "${value}")
+    endforeach()
+    string(APPEND content "$<$<CONFIG:${config}>:SHELL:${value}>\n")
+  endforeach()
+  set(options "$<TARGET_PROPERTY:${target},COMPILE_OPTIONS>")
+  set(includes "$<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>")
+  set(definitions "$<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>")
+  set(standard "$<TARGET_PROPERTY:${target},CUDA_STANDARD>")
+  string(APPEND content "$<JOIN:${options},\n>\n"
+                        "$<$<BOOL:${includes}>:-I$<JOIN:${includes},\n-I>>\n"
+                        "$<$<BOOL:${definitions}>:-D$<JOIN:${definitions},\n-D>>\n"
+                        "$<$<BOOL:${standard}>:-std=c++${standard}>\n")
+  file(GENERATE OUTPUT "${file}" CONTENT "${content}" TARGET ${target})
 endfunction()
 
 # ptb_fuse_kernels(OUTPUT <file.cu> SOURCES <a.cu> <b.cu>... KERNELS <name=block>... [RATIO <a:b>]
