@@ -176,6 +176,41 @@ TEST(QosEpochLoop, ReportsBeWorkThatIsNotPtb) {
   EXPECT_TRUE(said2.empty()) << said2[0];
 }
 
+TEST(QosEpochLoop, ReportsBeLaunchesThatFellBack) {
+  // BE's twins run under its policy, but some of its launches fall back to their original kernels
+  // (ptb/fallback.cuh): reported when they start, once while they keep coming, again after a quiet spell.
+  std::mt19937 rng(std::random_device{}());
+  FeedbackController ctl(config(8, 100));
+  LatencyLog log;
+  double progress = 0, fallbacks = 0;
+  std::vector<std::string> said;
+  EpochLoop::Hooks hooks{[&] { return progress; }, nullptr, nullptr, [] { return 5.0; }};
+  hooks.be_fallbacks = [&] { return fallbacks; };
+  EpochLoop loop(ctl, log, hooks, 1ms);
+  loop.report_to([&](const std::string& m) { said.push_back(m); });
+  const auto t0 = EpochLoop::Clock::now();
+  int e = 0;
+  auto epoch = [&](double fell) {
+    log.add(50);
+    progress += 10;
+    fallbacks += fell;
+    loop.step(t0 + (++e) * 1ms);
+  };
+  for (int i = 0; i < 20; ++i) epoch(0);
+  EXPECT_TRUE(said.empty()) << said[0];
+  const unsigned first = 1 + rng() % 9;
+  epoch(first);
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find(std::to_string(first) + " of BE's launches"), std::string::npos) << said[0];
+  for (int i = 0; i < 30; ++i) epoch(1 + rng() % 3);  // they keep coming: said once
+  EXPECT_EQ(said.size(), 1u);
+  for (unsigned i = 0; i < EpochLoop::kQuietEpochs; ++i) epoch(0);
+  EXPECT_EQ(said.size(), 1u);
+  epoch(2);  // back after a quiet spell: said again
+  ASSERT_EQ(said.size(), 2u);
+  EXPECT_NE(said[1].find("2 of BE's launches"), std::string::npos) << said[1];
+}
+
 TEST(QosEpochLoop, OneEpochHandsTheControllerWhatWasLogged) {
   FeedbackController ctl(config(132, 100));
   LatencyLog log;

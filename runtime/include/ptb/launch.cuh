@@ -10,6 +10,7 @@
 
 #include "detail/dispatch.cuh"
 #include "detail/prepare.cuh"
+#include "fallback.cuh"
 #include "launch_config.cuh"
 #include "policy.cuh"
 #include "twin_params.cuh"
@@ -48,7 +49,11 @@ template <class... Params, size_t... I>
 cudaError_t launch_tuple(const LaunchConfig& c, const void* original, typename TwinOf<Params...>::type twin,
                          std::tuple<Params...>& a, std::index_sequence<I...>) {
   Prepared p;
-  if (!prepare(c, original, reinterpret_cast<const void*>(twin), p)) {
+  Fallback why = Fallback::invalid_launch;
+  cudaError_t error = cudaSuccess;
+  PolicyState* policy = nullptr;
+  if (!prepare(c, original, reinterpret_cast<const void*>(twin), p, why, error, policy)) {
+    note_fallback(why, original, policy, error);  // counted; reported once per kernel and reason
     void* argv[] = {static_cast<void*>(&std::get<I>(a))..., nullptr};
     return cudaLaunchKernel(original, c.grid, c.block, argv, c.shmem, c.stream);
   }

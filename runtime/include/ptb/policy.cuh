@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "detail/caps.cuh"
+#include "detail/context.cuh"
 #include "detail/device_setup.cuh"
 #include "detail/device_state.cuh"
 #include "detail/monitor.cuh"
@@ -36,6 +37,9 @@ class Policy {
   // take) is not counted: nothing could confine it. The QoS epoch loop uses it to tell BE work that is
   // not PTB (docs/qos.md, "Bad input").
   unsigned long long launches() const;
+  // Launches this policy covered that ran their original kernel instead (ptb/fallback.cuh says why each
+  // can happen; ptb::fallback_count() counts them by reason for the whole process).
+  unsigned long long fallbacks() const;
   explicit operator bool() const { return p_ != nullptr; }
   bool operator==(const Policy& o) const { return p_ == o.p_; }
   detail::PolicyState* state() const { return p_; }
@@ -61,9 +65,12 @@ inline Policy Policy::create(const SmSet& sms, unsigned per_sm, const SmSet& cap
   p.p_->capped = capped;
   // Put the caps on the current device now (not during a later stream capture).
   int dev = 0;
-  if (cudaGetDevice(&dev) == cudaSuccess) {
-    std::lock_guard<std::mutex> g(detail::rt().m);
-    if (detail::DeviceState* d = detail::device_locked(dev)) detail::upload_caps_locked(*d, *p.p_);
+  const bool on_device = cudaGetDevice(&dev) == cudaSuccess;
+  const unsigned long long context = on_device ? detail::current_context_id() : 0;
+  std::lock_guard<std::mutex> g(detail::rt().m);
+  detail::rt().policies.push_back(p.p_);
+  if (on_device) {
+    if (detail::DeviceState* d = detail::device_locked(dev, context)) detail::upload_caps_locked(*d, *p.p_);
     if (detail::restricted(*p.p_)) detail::start_monitor_locked();
   }
   return p;
@@ -85,6 +92,12 @@ inline void Policy::set(const SmSet& sms, unsigned per_sm, const SmSet& capped) 
       detail::DeviceState* d = r.devs[dv];
       if (!d || !d->ok || !p_->caps[dv]) continue;
       const detail::OnDevice on{static_cast<int>(dv)};
+      // The device was reset since its state was set up: nothing of it may be used (device_setup.cuh).
+      const unsigned long long context = on ? detail::current_context_id() : 0;
+      if (!on || (context != 0 && d->context != 0 && context != d->context)) {
+        if (on) detail::retire_device_locked(static_cast<int>(dv));
+        continue;
+      }
       bool grew = false;
       unsigned taken = 0;
       if (detail::upload_caps_locked(*d, *p_, &grew) && grew) {
@@ -111,6 +124,10 @@ inline SmSet Policy::capped() const {
 inline unsigned long long Policy::launches() const {
   std::lock_guard<std::mutex> g(detail::rt().m);
   return p_ ? p_->launches : 0;
+}
+inline unsigned long long Policy::fallbacks() const {
+  std::lock_guard<std::mutex> g(detail::rt().m);
+  return p_ ? p_->fallbacks : 0;
 }
 inline Policy process_policy() {
   std::lock_guard<std::mutex> g(detail::rt().m);

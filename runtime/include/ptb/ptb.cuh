@@ -16,6 +16,7 @@
 #include "launch_mode.cuh"
 #include "tuning.cuh"
 #include "policy.cuh"
+#include "fallback.cuh"
 #include "launch_config.cuh"
 #include "launch.cuh"
 #include "runtime_state.cuh"

@@ -3,10 +3,14 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cstring>
+
 #include "caps.cuh"
 #include "config.cuh"
+#include "context.cuh"
 #include "device_state.cuh"
 #include "discovery.cuh"
+#include "launch_order.cuh"
 #include "policy_state.cuh"
 #include "pool.cuh"
 #include "runtime.cuh"
@@ -15,10 +19,32 @@ namespace ptb {
 
 namespace detail {
 
-inline DeviceState* device_locked(int dev) {
+// A device's state belongs to the context it was set up in. cudaDeviceReset destroys that context and,
+// with it, the state's device memory, streams and events and every policy's caps on the device. A launch
+// that finds another context current (`context`: its id, context.cuh; 0: not known, not checked)
+// retires the state: it leaves the runtime's table (the monitor no longer reads it) and is never freed
+// (its host words stay readable: pool.cuh); the policies forget their caps and launch order on the
+// device; the device is set up anew in the new context.
+inline void retire_device_locked(int dev) {
+  Runtime& r = rt();
+  DeviceState* d = r.devs[dev];
+  if (!d) return;
+  d->ok = false;
+  r.devs[dev] = nullptr;
+  for (PolicyState* p : r.policies) {
+    p->caps[dev] = nullptr;
+    std::memset(p->last[dev], 0, sizeof p->last[dev]);
+    p->order[dev] = LaunchOrder{};
+  }
+}
+
+inline DeviceState* device_locked(int dev, unsigned long long context = 0) {
   Runtime& r = rt();
   if (dev < 0 || dev >= static_cast<int>(kMaxDevices)) return nullptr;
-  if (r.devs[dev]) return r.devs[dev]->ok ? r.devs[dev] : nullptr;
+  if (DeviceState* old = r.devs[dev]) {
+    if (!(context != 0 && old->context != 0 && context != old->context)) return old->ok ? old : nullptr;
+    retire_device_locked(dev);
+  }
   DeviceState* d = new DeviceState();
   r.devs[dev] = d;
   d->dev = dev;
@@ -41,10 +67,10 @@ inline DeviceState* device_locked(int dev) {
   ok = ok && grow_pool_locked(*d);
   PolicyState* pp = process_policy_state_locked();
   ok = ok && upload_caps_locked(*d, *pp);
+  d->context = current_context_id();
   d->ok = ok;
   return ok ? d : nullptr;
 }
-
 
 }  // namespace detail
 

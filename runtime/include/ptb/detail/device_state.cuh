@@ -69,6 +69,7 @@ struct OccHash {
 struct DeviceState {
   int dev = -1;
   bool ok = false;
+  unsigned long long context = 0;  // id of the context it was set up in (context.cuh); 0: not known
   int sms = 0, max_threads = 0, max_block[3] = {0, 0, 0}, max_grid[3] = {0, 0, 0};
   size_t smem_optin = 0;
   std::vector<PoolPage> pages;

@@ -20,7 +20,8 @@ struct PolicyState {
   SmSet capped = SmSet::all();  // the allowed SMs the cap applies on; the other allowed SMs have no cap
   unsigned char* caps[kMaxDevices] = {};  // device copies, allocated on first use on each device
   unsigned char last[kMaxDevices][kMaxSm] = {};  // what was last written there
-  unsigned long long launches = 0;  // twin launches made under it (under the runtime's lock; Policy::launches)
+  unsigned long long launches = 0;   // twin launches made under it (under the runtime's lock; Policy::launches)
+  unsigned long long fallbacks = 0;  // launches under it that ran the original instead (Policy::fallbacks)
   LaunchOrder order[kMaxDevices];  // its launches in turn across streams, while it restricts (launch_order.cuh)
 };
 
@@ -63,6 +64,7 @@ inline PolicyState* process_policy_state_locked() {
   Runtime& r = rt();
   if (!r.process) {
     r.process = new PolicyState();
+    r.policies.push_back(r.process);
     process_policy_from_env(r.process->sms, r.process->per_sm);
     process_restricts_word().store(restricted(*r.process), std::memory_order_release);
   }

@@ -3,6 +3,8 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cstddef>
+#include <cstdlib>
 #include <cstring>
 
 #include "control_block.cuh"
@@ -12,13 +14,27 @@ namespace ptb {
 
 namespace detail {
 
+// The host words of a page (free flags and strand counters) are the runtime's own memory, registered with
+// CUDA, not memory from cudaHostAlloc: a cudaDeviceReset (or the CUDA runtime's teardown at exit) unmaps
+// what CUDA allocated, and the monitor thread, which reads these words, would fault (a program that
+// reset its device under a restricting policy died so). Registered memory stays readable
+// after the registration is gone. It is never freed: a page lives as long as the process (kHostWordsBytes
+// per 256 control blocks), also after a reset retired its device state (device_setup.cuh).
+constexpr size_t kHostWordsBytes = 4096;
+static_assert(2 * sizeof(unsigned) * kPoolPageSize <= kHostWordsBytes, "a page's host words fit in one registration");
 
 inline bool grow_pool_locked(DeviceState& d) {
   PoolPage b;
   if (cudaMalloc(&b.dev, sizeof(ControlBlock) * kPoolPageSize) != cudaSuccess) return false;
   if (cudaMemsetAsync(b.dev, 0, sizeof(ControlBlock) * kPoolPageSize, d.ctl) != cudaSuccess) return false;
-  if (cudaHostAlloc(&b.hflags, 2 * sizeof(unsigned) * kPoolPageSize, cudaHostAllocMapped) != cudaSuccess) return false;
-  std::memset(b.hflags, 0, 2 * sizeof(unsigned) * kPoolPageSize);
+  void* words = std::aligned_alloc(kHostWordsBytes, kHostWordsBytes);
+  if (!words) return false;
+  std::memset(words, 0, kHostWordsBytes);
+  if (cudaHostRegister(words, kHostWordsBytes, cudaHostRegisterMapped | cudaHostRegisterPortable) != cudaSuccess) {
+    std::free(words);
+    return false;
+  }
+  b.hflags = static_cast<unsigned*>(words);
   b.hstrand = b.hflags + kPoolPageSize;
   if (cudaHostGetDevicePointer(reinterpret_cast<void**>(&b.dflags), b.hflags, 0) != cudaSuccess) return false;
   b.dstrand = b.dflags + kPoolPageSize;

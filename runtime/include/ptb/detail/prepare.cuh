@@ -11,12 +11,14 @@
 #include <unordered_map>
 #include <utility>
 
+#include "../fallback.cuh"
 #include "../launch_config.cuh"
 #include "../smset.cuh"
 #include "../tuning.cuh"
 #include "../twin_params.cuh"
 #include "caps.cuh"
 #include "config.cuh"
+#include "context.cuh"
 #include "device_setup.cuh"
 #include "device_state.cuh"
 #include "monitor.cuh"
@@ -166,31 +168,63 @@ inline void take_turn_locked(const DeviceState& d, PolicyState& pol, bool captur
   p.fills = fills_policy_locked(d, pol, occ, tasks);
 }
 
+// The launch's own errors are not the runtime's to consume: a fallback clears what the runtime's own calls
+// left in the thread's last error only when nothing was pending before them (the original launch then
+// sets it as a plain launch would); a pending error of the program's stays for cudaGetLastError.
+struct LastErrorGuard {
+  const cudaError_t before = cudaPeekAtLastError();
+  void drop_ours() const {
+    if (before == cudaSuccess) (void)cudaGetLastError();
+  }
+};
+
+// The calling thread's context id, made current first if none is (a thread's first CUDA call, or the
+// first after a cudaDeviceReset): 0 if none can be.
+inline unsigned long long launch_context(int dev) {
+  unsigned long long id = current_context_id();
+  if (id == 0 && cudaSetDevice(dev) == cudaSuccess) id = current_context_id();
+  return id;
+}
+
 // Everything before the twin's launch. False: launch the original instead (it reports the same error a
-// plain launch would, or runs where the twin cannot).
-inline bool prepare(const LaunchConfig& c, const void* original, const void* twin, Prepared& p) {
+// plain launch would, or runs where the twin cannot), for the reason in `why` (fallback.cuh; `error`: the
+// context's error for Fallback::context_error), with `policy` the policy that covered it where known.
+inline bool prepare(const LaunchConfig& c, const void* original, const void* twin, Prepared& p, Fallback& why,
+                    cudaError_t& error, PolicyState*& policy) {
+  const LastErrorGuard guard;
+  const auto fall = [&](Fallback f) {
+    why = f;
+    guard.drop_ours();
+    return false;
+  };
+  error = cudaSuccess;
+  policy = nullptr;
   const unsigned long long ntasks = task_count(c.grid);
-  if (ntasks == 0 || ntasks >= kMaxTasks) return false;
+  if (ntasks == 0) return fall(Fallback::invalid_launch);
+  if (ntasks >= kMaxTasks) return fall(Fallback::too_many_tasks);
   int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return false;
+  if ((error = cudaGetDevice(&dev)) != cudaSuccess) return fall(Fallback::context_error);
   cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(c.stream, &cs) != cudaSuccess) return false;
+  if ((error = cudaStreamIsCapturing(c.stream, &cs)) != cudaSuccess) return fall(Fallback::context_error);
   const bool captured = cs != cudaStreamCaptureStatusNone;
+  const unsigned long long context = captured ? 0 : launch_context(dev);
   Runtime& r = rt();
   std::lock_guard<std::mutex> g(r.m);
+  policy = policy_for_locked(c);
   // During a capture make no call that could synchronize (it would invalidate the capture): a device
   // not set up yet, a policy not on this device yet or an exhausted pool mean the original is captured.
-  if (captured && !(r.devs[dev] && r.devs[dev]->ok)) return false;
-  DeviceState* d = device_locked(dev);
-  if (!d) return false;
-  if (!fits_device(*d, c.grid, c.block) || c.shmem > d->smem_optin) return false;
+  if (captured && !(r.devs[dev] && r.devs[dev]->ok)) return fall(Fallback::capture_not_ready);
+  DeviceState* d = device_locked(dev, context);
+  if (!d) return fall(Fallback::device_setup);
+  if (!fits_device(*d, c.grid, c.block) || c.shmem > d->smem_optin) return fall(Fallback::invalid_launch);
   const unsigned threads = c.block.x * c.block.y * c.block.z;
   const int occ = occupancy_locked(*d, original, twin, threads, c.shmem);
-  if (occ <= 0) return false;
-  PolicyState* pol = policy_for_locked(c);
-  if (!ready_policy_locked(*d, *pol, captured)) return false;
+  if (occ <= 0) return fall(Fallback::no_occupancy);
+  PolicyState* pol = policy;
+  if (!pol->caps[d->dev] && captured) return fall(Fallback::capture_not_ready);
+  if (!ready_policy_locked(*d, *pol, captured)) return fall(Fallback::policy_upload);
   unsigned s = 0;
-  if (!acquire_control_locked(*d, captured, s)) return false;
+  if (!acquire_control_locked(*d, captured, s)) return fall(Fallback::no_control_block);
   const unsigned long long full = static_cast<unsigned long long>(occ) * d->sms;
   p.d = d;
   p.control = s;

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 namespace ptb {
 
@@ -22,6 +23,7 @@ struct Runtime {
   std::mutex m;
   DeviceState* devs[kMaxDevices] = {};
   PolicyState* process = nullptr;
+  std::vector<PolicyState*> policies;  // every policy made, the process policy too (they live as long as the process)
   std::unordered_map<cudaStream_t, PolicyState*> stream_policies;
   std::thread monitor;
   std::atomic<bool> stop{false};

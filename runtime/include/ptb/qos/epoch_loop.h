@@ -82,6 +82,10 @@ public:
     // Twin launches made under BE's policy since it was made (e.g. [be] { return double(be.launches()); });
     // empty: not checked. BE that progresses while none ever ran under its policy is not PTB: reported.
     std::function<double()> be_launches;
+    // Launches under BE's policy that ran their original kernel instead (e.g. [be] { return
+    // double(be.fallbacks()); }, ptb/fallback.cuh); empty: not checked. New ones are reported: that BE work
+    // is not confined, whatever the allocation says.
+    std::function<double()> be_fallbacks = nullptr;  // (an initializer: Hooks{a, b, c, d} stays warning-free)
   };
   static constexpr unsigned kQuietEpochs = 10;
 
@@ -158,7 +162,8 @@ public:
   // What a user must hear about (bad input, docs/qos.md), once per transition: the target out of reach
   // with BE at its floor, and back in reach; LS quiet for kQuietEpochs epochs in a row, and back; BE
   // progressing for kQuietEpochs epochs with no launch under its policy (hooks.be_launches), and BE's
-  // launches running under it after such a report. By
+  // launches running under it after such a report; BE's launches falling back to their original kernels
+  // (hooks.be_fallbacks). By
   // default one line on stderr ("ptb::qos: ..."); a function that does nothing silences it. Before start().
   void report_to(std::function<void(const std::string&)> f) { report_ = std::move(f); }
 
@@ -171,6 +176,7 @@ public:
 private:
   double progress() const { return hooks_.be_progress ? hooks_.be_progress() : 0; }
   double be_launches() const { return hooks_.be_launches ? hooks_.be_launches() : 0; }
+  double be_fallbacks() const { return hooks_.be_fallbacks ? hooks_.be_fallbacks() : 0; }
 
   // The transitions a user must hear about (report_to).
   void tell(const EpochRecord& r) {
@@ -196,6 +202,24 @@ private:
       std::snprintf(line, sizeof line, "ptb::qos: %s: LS requests finish again", ctl_.name());
       say(line);
       was_quiet_ = false;
+    }
+    if (hooks_.be_fallbacks) {
+      // Told once while they keep coming; told again if they come back after kQuietEpochs epochs without.
+      const double f = be_fallbacks();
+      if (f > fallbacks_seen_) {
+        if (!told_fallbacks_) {
+          std::snprintf(line, sizeof line,
+                        "ptb::qos: %s: %.0f of BE's launches under its policy ran their original kernels "
+                        "(fallbacks: ptb/fallback.cuh): they are not confined by any allocation",
+                        ctl_.name(), f - fallbacks_seen_);
+          say(line);
+          told_fallbacks_ = true;
+        }
+        fallbacks_seen_ = f;
+        no_fallback_epochs_ = 0;
+      } else if (told_fallbacks_ && ++no_fallback_epochs_ == kQuietEpochs) {
+        told_fallbacks_ = false;
+      }
     }
     if (!hooks_.be_launches) return;
     const bool none = be_launches() == 0;  // since the policy was made: a BE twin launched earlier counts
@@ -237,6 +261,9 @@ private:
   unsigned quiet_ = 0;                          // epochs in a row with no LS request
   unsigned unconfined_ = 0;                     // epochs in a row BE progressed with no launch under its policy
   bool told_unconfined_ = false;
+  double fallbacks_seen_ = 0;                   // BE's fallbacks when last looked at (hooks.be_fallbacks)
+  bool told_fallbacks_ = false;
+  unsigned no_fallback_epochs_ = 0;
   mutable std::mutex m_;
   std::vector<EpochRecord> history_;
 };
