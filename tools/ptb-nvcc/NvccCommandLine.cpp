@@ -132,24 +132,30 @@ bool compilesOwnModule(const std::vector<std::string> &args, const Classificatio
   return true;
 }
 
-std::vector<std::string> twinsPartArguments(const std::vector<std::string> &args, size_t inputIndex,
-                                            const std::string &twinsSource, const std::string &object) {
+std::vector<std::string> replaceInput(const std::vector<std::string> &args, size_t inputIndex,
+                                      const std::string &newInput, const std::vector<std::string> &drop) {
   std::vector<std::string> out;
   for (size_t i = 0; i < args.size();) {
     if (i == inputIndex) {
-      out.push_back(twinsSource);
+      out.push_back(newInput);
       ++i;
       continue;
     }
     Option o = readOption(args, i);
-    StringRef n = o.name;
-    bool drop = in({"-o", "--output-file", "-MF", "--dependency-output", "-MT", "--dependency-target-name", "-MD",
-                    "-MMD", "--generate-dependencies-with-compile", "--generate-nonsystem-dependencies-with-compile"},
-                   n);
-    if (!drop)
+    bool dropped = std::find(drop.begin(), drop.end(), o.name.str()) != drop.end();
+    if (!dropped)
       for (size_t k = 0; k < o.consumed; ++k) out.push_back(args[i + k]);
     i += o.consumed;
   }
+  return out;
+}
+
+std::vector<std::string> twinsPartArguments(const std::vector<std::string> &args, size_t inputIndex,
+                                            const std::string &twinsSource, const std::string &object) {
+  std::vector<std::string> out =
+      replaceInput(args, inputIndex, twinsSource,
+                   {"-o", "--output-file", "-MF", "--dependency-output", "-MT", "--dependency-target-name", "-MD",
+                    "-MMD", "--generate-dependencies-with-compile", "--generate-nonsystem-dependencies-with-compile"});
   out.push_back("-o");
   out.push_back(object);
   return out;
@@ -268,6 +274,37 @@ bool expandOptionsFiles(const std::vector<std::string> &args, std::vector<std::s
   return true;
 }
 
+std::string hostParseFlags(const std::string &list) {
+  // nvcc splits -Xcompiler's value at every comma.
+  llvm::SmallVector<StringRef, 8> items;
+  StringRef(list).split(items, ',', -1, /*KeepEmpty=*/false);
+  // Flags whose value may come as the next item (-Xcompiler -isystem,/dir).
+  static const StringRef withValue[] = {"-I", "-D", "-U", "-isystem", "-iquote", "-idirafter", "-include"};
+  static const StringRef prefixes[] = {"-I", "-D", "-U", "-isystem", "-iquote", "-idirafter", "-include", "-std=",
+                                       "-fopenmp"};
+  static const StringRef exact[] = {"-pthread", "-fexceptions", "-fno-exceptions", "-frtti", "-fno-rtti",
+                                    "-fsigned-char", "-funsigned-char", "-fchar8_t", "-fno-char8_t",
+                                    "-fms-extensions", "-fgnu-keywords", "-fno-gnu-keywords"};
+  std::string out;
+  auto add = [&](StringRef item) {
+    if (!out.empty()) out += ',';
+    out += item.str();
+  };
+  for (size_t i = 0; i < items.size(); ++i) {
+    StringRef item = items[i];
+    if (in(withValue, item)) {
+      add(item);
+      if (i + 1 < items.size()) add(items[++i]);
+      continue;
+    }
+    bool keep = in(exact, item);
+    for (StringRef p : prefixes)
+      if (item.starts_with(p)) keep = true;
+    if (keep) add(item);
+  }
+  return out;
+}
+
 std::vector<std::string> parseFlags(const std::vector<std::string> &args) {
   std::vector<std::string> out;
   for (size_t i = 0; i < args.size();) {
@@ -294,9 +331,14 @@ std::vector<std::string> parseFlags(const std::vector<std::string> &args) {
     else if (n == "-include" || n == "--pre-include") list("-include", false);
     else if (n == "-std" || n == "--std") out.push_back("-std=" + *o.value);
     else if (n == "-Xcompiler" || n == "--compiler-options") {
-      // Host-compiler flags (-fopenmp, -D...): ptb-transform's front end unpacks the list.
-      out.push_back("-Xcompiler");
-      out.push_back(*o.value);
+      // Host-compiler flags: only those that change what the source means go to the parse (hostParseFlags);
+      // ptb-transform's front end unpacks the list. The others (-fno-gnu-unique, -Wall, ...: often GCC's
+      // alone, which clang rejects) reach nvcc only.
+      std::string kept = hostParseFlags(*o.value);
+      if (!kept.empty()) {
+        out.push_back("-Xcompiler");
+        out.push_back(kept);
+      }
     } else if ((n == "-x" || n == "--x") && *o.value == "cu") {
       out.push_back("-x");
       out.push_back("cu");

@@ -45,6 +45,11 @@ struct Classification {
 // device code, no -odir): then the twins part can be compiled apart and merged into that object.
 bool compilesOwnModule(const std::vector<std::string> &args, const Classification &c);
 
+// The arguments with the input at `inputIndex` replaced by `newInput`, without the options named in `drop`
+// (with their values, in any spelling readOption reads: `-o x`, `-o=x`, `--output-file x`).
+std::vector<std::string> replaceInput(const std::vector<std::string> &args, size_t inputIndex,
+                                      const std::string &newInput, const std::vector<std::string> &drop);
+
 // The arguments that compile ptb-transform's twins part (`twinsSource`) into `object`: the command's own,
 // its input replaced, without its outputs and dependency-file options.
 std::vector<std::string> twinsPartArguments(const std::vector<std::string> &args, size_t inputIndex,
@@ -59,8 +64,16 @@ Classification classify(const std::vector<std::string> &args);
 bool expandOptionsFiles(const std::vector<std::string> &args, std::vector<std::string> &out, bool &expanded,
                         std::string &error);
 
+// Of an -Xcompiler list (`a,b,c`), the host-compiler flags that change what the source means, as a list
+// again ("" when none): -I, -D, -U, -isystem, -iquote, -idirafter, -include (value glued or the next item),
+// -std=, -fopenmp*, -pthread, -f[no-]exceptions, -f[no-]rtti, -f[un]signed-char, -f[no-]char8_t,
+// -fms-extensions, -f[no-]gnu-keywords. The rest (warnings, code generation, GCC's own flags such as
+// -fno-gnu-unique, which clang rejects) is for the host compiler only.
+std::string hostParseFlags(const std::string &list);
+
 // The flags of the command that matter to ptb-transform's parse, in clang/nvcc spelling that
-// ptb-transform's front end accepts: -I, -isystem, -D, -U, -include, -std, -Xcompiler, -x cu.
+// ptb-transform's front end accepts: -I, -isystem, -D, -U, -include, -std, -Xcompiler (hostParseFlags),
+// -x cu.
 std::vector<std::string> parseFlags(const std::vector<std::string> &args);
 
 // The file nvcc writes when no -o is given (phase "-c" and input "src/a.cu": "a.o", in -odir when

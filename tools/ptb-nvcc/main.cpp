@@ -12,13 +12,22 @@
 #include <llvm/Support/Program.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
 #include <optional>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
 using namespace ptbnvcc;
 using llvm::StringRef;
+
+extern char **environ;
 
 namespace {
 
@@ -32,8 +41,11 @@ std::string envString(const char *name) {
   return v ? v : "";
 }
 
+void cleanupBeforeExit();
+
 [[noreturn]] void fail(const llvm::Twine &message) {
   llvm::errs() << "ptb-nvcc: error: " << message << "\n";
+  cleanupBeforeExit();
   std::exit(1);
 }
 
@@ -49,22 +61,109 @@ std::string findProgram(const std::string &name) {
   return found ? *found : "";
 }
 
-// Runs `program` with `args` (args[0] included), no shell, inheriting stdin/stdout/stderr. Exits with a
-// message when it cannot be started or dies by a signal.
-// With `stderrFile`, the program's stderr goes there instead.
+// Signals (SIGTERM from make or timeout, SIGINT, SIGHUP, SIGQUIT): the handler forwards the signal to the
+// child that runs (nvcc, ptb-transform, ld) and records it; main waits for the child, removes what
+// ptb-nvcc made (the temporary directory, the staged object), and ends by the same signal (the status a
+// shell reports as 128 + signal), so that no process of the compile outlives it and no object without its
+// twins is left.
+const int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+volatile sig_atomic_t gSignal = 0;
+volatile pid_t gChild = 0;
+
+extern "C" void onSignal(int sig) {
+  gSignal = sig;
+  pid_t child = gChild;
+  if (child > 0) kill(child, sig);
+}
+
+void installSignalHandlers() {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = onSignal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : kForwarded) {
+    struct sigaction old;
+    // A signal the caller ignores (nohup, a background job's SIGINT) stays ignored, for ptb-nvcc and its children.
+    if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    sigaction(sig, &sa, nullptr);
+  }
+}
+
+// What main registers to be removed if the compile does not finish (signal or failure).
+struct Cleanup {
+  std::string dir;
+  bool keep = false;
+  std::vector<std::string> files;  // staged outputs beside the real ones
+  void run() {
+    for (const std::string &f : files) llvm::sys::fs::remove(f);
+    files.clear();
+    if (dir.empty()) return;
+    if (keep) llvm::errs() << "ptb-nvcc: kept the transformed source in " << dir << "\n";
+    else llvm::sys::fs::remove_directories(dir, /*IgnoreErrors=*/true);
+    dir.clear();
+  }
+};
+Cleanup gCleanup;
+void cleanupBeforeExit() { gCleanup.run(); }
+
+[[noreturn]] void dieBySignal() {
+  int sig = gSignal;
+  gCleanup.run();
+  signal(sig, SIG_DFL);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  raise(sig);
+  std::_Exit(128 + sig);
+}
+
+// Runs `program` with `args` (args[0] included), no shell, inheriting stdin/stdout/stderr (with
+// `stderrFile`, the program's stderr goes there instead). Exits with a message when it cannot be started
+// or dies by a signal of its own; when ptb-nvcc was signalled, ends the same way (dieBySignal).
 int run(const std::string &program, const std::vector<std::string> &args, const std::string &stderrFile = "") {
-  std::vector<StringRef> refs(args.begin(), args.end());
-  std::string error;
-  bool failed = false;
-  std::optional<StringRef> redirects[3] = {std::nullopt, std::nullopt, std::nullopt};
-  if (!stderrFile.empty()) redirects[2] = StringRef(stderrFile);
-  int rc = llvm::sys::ExecuteAndWait(program, refs, std::nullopt,
-                                     stderrFile.empty() ? llvm::ArrayRef<std::optional<StringRef>>{}
-                                                        : llvm::ArrayRef<std::optional<StringRef>>(redirects),
-                                     0, 0, &error, &failed);
-  if (failed) fail("cannot run '" + program + "': " + error);
-  if (rc < 0) fail("'" + program + "' " + (error.empty() ? std::string("crashed") : error));
-  return rc;
+  if (gSignal) dieBySignal();
+  std::vector<char *> argv;
+  for (const std::string &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (!stderrFile.empty())
+    posix_spawn_file_actions_addopen(&actions, 2, stderrFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  // The forwarded signals are blocked from before the child exists until its id is recorded; the child
+  // starts with the mask ptb-nvcc was given.
+  sigset_t block, old;
+  sigemptyset(&block);
+  for (int sig : kForwarded) sigaddset(&block, sig);
+  sigprocmask(SIG_BLOCK, &block, &old);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setsigmask(&attr, &old);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int sig : kForwarded) {
+    struct sigaction current;
+    if (sigaction(sig, nullptr, &current) == 0 && current.sa_handler != SIG_IGN) sigaddset(&defaults, sig);
+  }
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = 0;
+  int err = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  posix_spawn_file_actions_destroy(&actions);
+  if (err == 0) gChild = pid;
+  sigprocmask(SIG_SETMASK, &old, nullptr);
+  if (err != 0) fail("cannot run '" + program + "': " + std::strerror(err));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) fail("cannot wait for '" + program + "': " + std::strerror(errno));
+  }
+  gChild = 0;
+  if (gSignal) dieBySignal();
+  if (WIFSIGNALED(status))
+    fail("'" + program + "' was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+         strsignal(WTERMSIG(status)) + ")");
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 // PTB_NVCC_VERBOSE: a command line, each word quoted.
@@ -136,9 +235,21 @@ std::string absolute(StringRef path) {
   return std::string(p);
 }
 
+// A new file named `<path>.ptb-nvcc-XXXXXX<suffix>` beside `path` (made here, so the name is ours),
+// removed if the compile does not finish.
+std::string uniqueFileBeside(const std::string &path, const std::string &suffix) {
+  llvm::SmallString<256> made;
+  int fd = -1;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".ptb-nvcc-%%%%%%" + suffix, fd, made))
+    fail("cannot create a file beside '" + path + "': " + ec.message());
+  close(fd);
+  gCleanup.files.push_back(std::string(made));
+  return std::string(made);
+}
+
 } // namespace
 
-int main(int argc, char **argv) {
+int compileMain(int argc, char **argv) {
   if (argc >= 2 && (StringRef(argv[1]) == "--help" || StringRef(argv[1]) == "-h")) {
     llvm::outs() << "Usage: ptb-nvcc <nvcc> <nvcc arguments...>\n"
                     "Compiles ptb-transform's output of the one CUDA source of an nvcc compile command, with the\n"
@@ -189,15 +300,8 @@ int main(int argc, char **argv) {
   if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("ptb-nvcc", tempDir))
     fail("cannot create a temporary directory: " + ec.message());
   const std::string tempDirAbs = absolute(tempDir);
-  const bool keep = envFlag("PTB_NVCC_KEEP");
-  struct Cleanup {
-    std::string dir;
-    bool keep;
-    ~Cleanup() {
-      if (keep) llvm::errs() << "ptb-nvcc: kept the transformed source in " << dir << "\n";
-      else llvm::sys::fs::remove_directories(dir, /*IgnoreErrors=*/true);
-    }
-  } cleanup{tempDirAbs, keep};
+  gCleanup.dir = tempDirAbs;
+  gCleanup.keep = envFlag("PTB_NVCC_KEEP");
 
   llvm::SmallString<256> tempOutput(tempDirAbs);
   llvm::sys::path::append(tempOutput, llvm::sys::path::stem(input.path).str() + ".ptb" +
@@ -226,22 +330,43 @@ int main(int argc, char **argv) {
   for (std::string &f : parseFlags(expanded)) t.push_back(std::move(f));
   if (verbose) sayCommand(t);
   // Its stderr is shown whole when it fails or with PTB_NVCC_VERBOSE; otherwise without its one-line
-  // summaries per file ("ptb-transform: a.cu -> ...: 1 kernel made PTB, ..."), which would make every
-  // compile of a build talk. Warnings and notes (kernels left as they are) are always shown.
+  // summaries per file ("ptb-transform: a.cu -> ...: 1 kernel made PTB, ...") and its remarks (with their
+  // "In file included from" lines and source excerpt: "the twins stay in the program's module", printed
+  // for every source whose kernels sit in headers), which would make every compile of a build talk.
+  // Warnings and notes (kernels left as they are) are always shown.
   llvm::SmallString<256> transformErr(tempDirAbs);
   llvm::sys::path::append(transformErr, "ptb-transform.stderr");
   int rc = run(transform, t, std::string(transformErr));
   if (auto err = llvm::MemoryBuffer::getFile(transformErr)) {
     llvm::SmallVector<StringRef, 16> lines;
     (*err)->getBuffer().split(lines, '\n');
+    const bool quiet = rc == 0 && !verbose;
+    std::vector<StringRef> includedFrom;  // held until the diagnostic they lead to is known
+    bool inRemark = false;
     for (size_t i = 0; i < lines.size(); ++i) {
       StringRef line = lines[i];
       if (i + 1 == lines.size() && line.empty()) break;
+      if (quiet) {
+        if (inRemark && line.starts_with(" ")) continue;  // the remark's source excerpt
+        inRemark = false;
+        if (line.starts_with("In file included from ") || (!includedFrom.empty() && line.starts_with("                 from "))) {
+          includedFrom.push_back(line);
+          continue;
+        }
+        if (line.contains(": remark: ")) {
+          includedFrom.clear();
+          inRemark = true;
+          continue;
+        }
+        for (StringRef held : includedFrom) llvm::errs() << held << "\n";
+        includedFrom.clear();
+      }
       bool summary = line.starts_with("ptb-transform: ") && !line.contains("warning") && !line.contains("error") &&
                      !line.contains("note:");
-      if (rc == 0 && summary && !verbose) continue;
+      if (quiet && summary) continue;
       llvm::errs() << line << "\n";
     }
+    for (StringRef held : includedFrom) llvm::errs() << held << "\n";
   }
   if (rc != 0) {
     llvm::errs() << "ptb-nvcc: error: ptb-transform failed on " << input.path << " (exit " << rc
@@ -251,29 +376,50 @@ int main(int argc, char **argv) {
 
   // 2. nvcc on the output: the same arguments, the input replaced, the runtime headers added, and the
   //    outputs nvcc would name after the input named explicitly after the original.
+  std::string outputFile = c.outputFile.empty() ? defaultOutputName(c) : c.outputFile;
+  std::string depFile = c.depWithCompile ? dependencyFileName(c, outputFile) : "";
+  // Twins apart: nvcc writes the object under a unique name beside it, the twins' object is merged into
+  // that, and the result is renamed onto the object (one rename: compiles to one -o at the same time each
+  // put a whole object there, and a compile killed half-way leaves no object without its twins).
+  const bool staged = !linker.empty() && !outputFile.empty();
+  std::string objectStage, depSource = depFile;
   std::vector<std::string> n{compiler};
-  for (size_t i = 0; i < expanded.size(); ++i)
-    n.push_back(i == input.index ? std::string(tempOutput) : expanded[i]);
-  std::string outputFile = c.outputFile;
-  if (outputFile.empty()) {
-    outputFile = defaultOutputName(c);
-    if (!outputFile.empty()) {
+  if (staged) {
+    objectStage = uniqueFileBeside(outputFile, ".o");
+    for (std::string &a : replaceInput(expanded, input.index, std::string(tempOutput),
+                                       {"-o", "--output-file", "-MF", "--dependency-output"}))
+      n.push_back(std::move(a));
+    n.push_back("-o");
+    n.push_back(objectStage);
+    if (c.depWithCompile) {
+      llvm::SmallString<256> deps(tempDirAbs);
+      llvm::sys::path::append(deps, "deps.d");
+      depSource = std::string(deps);
+      n.push_back("-MF");
+      n.push_back(depSource);
+      if (c.depTarget.empty()) {  // nvcc's target without -MT: the -o as written
+        n.push_back("-MT");
+        n.push_back(outputFile);
+      }
+    }
+  } else {
+    for (size_t i = 0; i < expanded.size(); ++i)
+      n.push_back(i == input.index ? std::string(tempOutput) : expanded[i]);
+    if (c.outputFile.empty() && !outputFile.empty()) {
       n.push_back("-o");
       n.push_back(outputFile);
     }
-  }
-  std::string depFile;
-  if (c.depWithCompile) {
-    depFile = dependencyFileName(c, outputFile);
-    if (c.depFile.empty() && c.outputFile.empty() && !depFile.empty()) {
-      n.push_back("-MF");
-      n.push_back(depFile);
-    }
-    // With -odir nvcc names the target <-odir>/<-o> (or <-odir>/<-MT>), even where -o has a directory:
-    // for the -o added above, the name alone gives the target it names without -o.
-    if (c.outputFile.empty() && !c.outputDir.empty() && c.depTarget.empty() && !outputFile.empty()) {
-      n.push_back("-MT");
-      n.push_back(llvm::sys::path::filename(outputFile).str());
+    if (c.depWithCompile) {
+      if (c.depFile.empty() && c.outputFile.empty() && !depFile.empty()) {
+        n.push_back("-MF");
+        n.push_back(depFile);
+      }
+      // With -odir nvcc names the target <-odir>/<-o> (or <-odir>/<-MT>), even where -o has a directory:
+      // for the -o added above, the name alone gives the target it names without -o.
+      if (c.outputFile.empty() && !c.outputDir.empty() && c.depTarget.empty() && !outputFile.empty()) {
+        n.push_back("-MT");
+        n.push_back(llvm::sys::path::filename(outputFile).str());
+      }
     }
   }
   n.push_back("-I");
@@ -282,8 +428,10 @@ int main(int argc, char **argv) {
   rc = run(compilerPath, n);
   if (rc != 0) return rc;
 
-  // 2b. The twins part, when it has twins: compiled with the same flags and merged into the object.
-  if (!linker.empty()) {
+  // 2b. The twins part, when it has twins: compiled with the same flags and merged into the object. A
+  //     part without twins (no kernel, or the kernels in headers: ptb-transform says why) is not compiled.
+  std::string finalStage = objectStage;
+  if (staged) {
     auto twins = llvm::MemoryBuffer::getFile(twinsSource);
     if (!twins) fail("ptb-transform wrote no twins part '" + twinsSource + "'");
     if ((*twins)->getBuffer().contains(ptb::kTwinsPartDefine)) {
@@ -294,25 +442,26 @@ int main(int argc, char **argv) {
       tn.push_back(runtimeInclude);
       if (verbose) sayCommand(tn);
       if ((rc = run(compilerPath, tn)) != 0) return rc;
-      llvm::SmallString<256> merged(tempDirAbs);
-      llvm::sys::path::append(merged, "merged.o");
-      std::vector<std::string> ld{linker, "-r", "-o", std::string(merged), outputFile, std::string(twinsObject)};
+      std::string merged = uniqueFileBeside(outputFile, ".merged.o");
+      std::vector<std::string> ld{linker, "-r", "-o", merged, objectStage, std::string(twinsObject)};
       if (verbose) sayCommand(ld);
       if ((rc = run(linker, ld)) != 0) {
         llvm::errs() << "ptb-nvcc: error: '" << linker << " -r' could not merge the twins' object into " << outputFile
                      << " (PTB_NVCC_TWINS_TOGETHER=1 keeps the twins in the program's module)\n";
         return rc;
       }
-      if (std::error_code ec = llvm::sys::fs::copy_file(merged, outputFile))
-        fail("cannot write '" + outputFile + "': " + ec.message());
+      finalStage = merged;
+    } else if (verbose) {
+      llvm::errs() << "ptb-nvcc: the twins part has no twins: not compiled\n";
     }
   }
 
-  // 3. The dependency file names the original, not the temporary files (before they are removed).
+  // 3. The dependency file names the original, not the temporary files (before they are removed); written
+  //    under a unique name beside it and renamed onto it.
   if (!depFile.empty()) {
-    auto buf = llvm::MemoryBuffer::getFile(depFile);
+    auto buf = llvm::MemoryBuffer::getFile(depSource);
     if (!buf) {
-      llvm::errs() << "ptb-nvcc: error: cannot read the dependency file '" << depFile
+      llvm::errs() << "ptb-nvcc: error: cannot read the dependency file '" << depSource
                    << "': " << buf.getError().message() << "\n";
       return 1;
     }
@@ -320,17 +469,35 @@ int main(int argc, char **argv) {
     std::string text = rewriteDependencies((*buf)->getBuffer().str(), tempDirAbs, std::string(tempOutput),
                                            input.path, inputDir);
     buf->reset();
+    std::string depStage = uniqueFileBeside(depFile, ".d");
     std::error_code ec;
-    llvm::raw_fd_ostream os(depFile, ec, llvm::sys::fs::OF_None);
-    if (!ec) {
-      os << text;
-      os.close();
+    {
+      llvm::raw_fd_ostream os(depStage, ec, llvm::sys::fs::OF_None);
+      if (!ec) {
+        os << text;
+        os.close();
+        if (os.has_error()) ec = os.error();
+        os.clear_error();
+      }
     }
-    if (ec || os.has_error()) {
-      llvm::errs() << "ptb-nvcc: error: cannot write the dependency file '" << depFile << "'\n";
-      os.clear_error();
+    if (!ec) ec = llvm::sys::fs::rename(depStage, depFile);
+    if (ec) {
+      llvm::errs() << "ptb-nvcc: error: cannot write the dependency file '" << depFile << "': " << ec.message() << "\n";
       return 1;
     }
   }
+  if (staged) {
+    if (gSignal) dieBySignal();
+    if (std::error_code ec = llvm::sys::fs::rename(finalStage, outputFile))
+      fail("cannot write '" + outputFile + "': " + ec.message());
+  }
   return 0;
+}
+
+int main(int argc, char **argv) {
+  installSignalHandlers();
+  int rc = compileMain(argc, argv);
+  if (gSignal) dieBySignal();
+  gCleanup.run();
+  return rc;
 }
