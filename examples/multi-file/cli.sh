@@ -10,5 +10,7 @@ BUILD="${BUILD:-build-cli}"
 FLAGS=(-I. -DBLOCK=256 -std=c++17 --expt-relaxed-constexpr)
 SOURCES=(src/main.cu src/scale.cu src/sum.cu helpers/fill.cu)
 "$PTB_PREFIX/bin/ptb-transform" "${SOURCES[@]}" --output-dir "$BUILD/src" -- "${FLAGS[@]}"
-"$NVCC" "${FLAGS[@]}" -arch=sm_90 -rdc=true -I "$PTB_PREFIX/include" "${SOURCES[@]/#/$BUILD/src/}" -o "$BUILD/multi_file"
+OUTPUTS=()  # --output-dir writes each output under its file name
+for s in "${SOURCES[@]}"; do OUTPUTS+=("$BUILD/src/${s##*/}"); done
+"$NVCC" "${FLAGS[@]}" -arch=sm_90 -rdc=true -I "$PTB_PREFIX/include" "${OUTPUTS[@]}" -o "$BUILD/multi_file"
 echo "built $BUILD/multi_file"

@@ -9,7 +9,12 @@
 #  - CMake with ptb-nvcc as CMAKE_CUDA_COMPILER_LAUNCHER (no function): twins in the objects, header
 #    edits rebuild;
 # and examples/colocate with ptb_transform_sources(... KERNELS ^be$): the BE kernel's twin, no LS twin;
-# and ptb_fuse_kernels() on two sources and a local header (rebuilds when the header changes).
+# and ptb_fuse_kernels() on two sources and a local header (rebuilds when the header changes);
+# and examples/multi-file (four .cu files, kernels in local headers, BLOCK given as a compile option and in
+# CMAKE_CUDA_FLAGS, separable compilation, a helper library in a sub-folder) every way: ptb_transform_sources
+# and the launcher each with Ninja and Unix Makefiles, its Makefile with NVCC="ptb-nvcc nvcc", cli.sh; each
+# built, rebuilt with nothing to do, and rebuilt after an edit of a header's kernel. The docs the tools name
+# are installed (share/doc/ptb-tools).
 #   [EXAMPLES_BIN=DIR] bash test/integration/installed_package.sh BUILD_DIR
 # (EXAMPLES_BIN: copy the four programs there, for test/gpu/examples/run_on_gpu.sh on the GPU machine)
 set -euo pipefail
@@ -25,7 +30,8 @@ has_twin() {  # has_twin OBJECT: the twin of scale_add_kernel was compiled into 
 
 cmake --install "$BUILD" --prefix "$WORK/prefix" > "$WORK/install.log"
 for f in bin/ptb-transform bin/fuse-kernels bin/ptb-nvcc include/ptb/ptb.cuh lib/cmake/PtbTools/PtbToolsConfig.cmake \
-         lib/cmake/PtbTools/PtbToolsConfigVersion.cmake lib/cmake/PtbTools/PtbToolsFunctions.cmake; do
+         lib/cmake/PtbTools/PtbToolsConfigVersion.cmake lib/cmake/PtbTools/PtbToolsFunctions.cmake \
+         lib/cmake/PtbTools/PtbTransformRun.cmake share/doc/ptb-tools/generated-code.md share/doc/ptb-tools/user-guide.md; do
   [ -f "$WORK/prefix/$f" ] || fail "cmake --install did not install $f"
 done
 cp -r examples/scale-app "$WORK/src"
@@ -119,6 +125,70 @@ touch "$WORK/fuse-src/include/scale.h"
 cmake --build "$WORK/fuse" > "$WORK/fuse3.log" 2>&1 || { cat "$WORK/fuse3.log"; fail "ptb_fuse_kernels: build after editing scale.h"; }
 grep -q 'fuse-kernels -> fused.cu' "$WORK/fuse3.log" || { cat "$WORK/fuse3.log"; fail "ptb_fuse_kernels: editing a header did not run the fusion again"; }
 echo "installed_package: CMake (ptb_fuse_kernels): PASS"
+
+# examples/multi-file, every way. A header's kernel is edited before each rebuild (a new constant each
+# time): the rebuild must recompile the source that includes it and link again.
+cp -r examples/multi-file "$WORK/mf"
+EDITS=0
+edit_kernel() {
+  EDITS=$((EDITS + 1))
+  sed -i "s/y\[i\] = helper_twice(x\[i\]).*;/y[i] = helper_twice(x[i]) + 0.f * $EDITS;/" "$WORK/mf/src/kernels/scale.cuh"
+  grep -q "0.f \* $EDITS;" "$WORK/mf/src/kernels/scale.cuh" || fail "multi-file: the edit of scale.cuh did not apply"
+}
+has_scale_twin() {  # has_scale_twin OBJECT
+  nm -C "$1" > "$WORK/mf-symbols.txt" && grep -q ' T scale_kernel__ptb(' "$WORK/mf-symbols.txt"
+}
+nothing_done() {  # nothing_done LOG: a build that ran no command
+  grep -q 'no work to do' "$1" && return 0
+  ! grep -qE 'Building|Linking|ptb-transform ' "$1"
+}
+mf_cmake() {  # mf_cmake NAME GENERATOR [cmake args...]
+  local name="$1" generator="$2" dir="$WORK/mf-$1"
+  shift 2
+  CUDACXX="$NVCC" cmake -S "$WORK/mf" -B "$dir" -G "$generator" -DCMAKE_PREFIX_PATH="$WORK/prefix" "$@" \
+    > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; fail "multi-file $name: configure"; }
+  cmake --build "$dir" -j2 > "$dir.1.log" 2>&1 || { cat "$dir.1.log"; fail "multi-file $name: build"; }
+  [ -x "$dir/multi_file" ] || fail "multi-file $name: no program"
+  local object
+  object="$(find "$dir" -name scale.cu.o | head -1)"
+  has_scale_twin "$object" || fail "multi-file $name: $object has no twin of scale_kernel"
+  cmake --build "$dir" -j2 > "$dir.2.log" 2>&1 || { cat "$dir.2.log"; fail "multi-file $name: second build"; }
+  nothing_done "$dir.2.log" || { cat "$dir.2.log"; fail "multi-file $name: a second build was not empty"; }
+  edit_kernel
+  cmake --build "$dir" -j2 > "$dir.3.log" 2>&1 || { cat "$dir.3.log"; fail "multi-file $name: build after editing scale.cuh"; }
+  grep -q 'scale.cu.o' "$dir.3.log" && grep -q 'Linking' "$dir.3.log" ||
+    { cat "$dir.3.log"; fail "multi-file $name: editing scale.cuh did not recompile scale.cu and link"; }
+  if grep -qE '(main|sum|fill)\.cu\.o' "$dir.3.log"; then cat "$dir.3.log"; fail "multi-file $name: editing scale.cuh recompiled other sources"; fi
+  has_scale_twin "$object" || fail "multi-file $name: no twin of scale_kernel after the edit"
+  cmake --build "$dir" -j2 > "$dir.4.log" 2>&1 || { cat "$dir.4.log"; fail "multi-file $name: build after the edit's build"; }
+  nothing_done "$dir.4.log" || { cat "$dir.4.log"; fail "multi-file $name: the build after the edit's build was not empty"; }
+  echo "installed_package: multi-file, $name: PASS"
+}
+mf_cmake function-ninja Ninja
+grep -q "0.f \* $EDITS;" "$WORK/mf-function-ninja/ptb/multi_file/src/kernels/scale.ptb.cuh" ||
+  fail "multi-file function-ninja: the transformed copy of scale.cuh does not hold the edit"
+mf_cmake function-make "Unix Makefiles"
+mf_cmake launcher-ninja Ninja -DPTB_TRANSFORM_SOURCES=OFF -DCMAKE_CUDA_COMPILER_LAUNCHER="$WORK/prefix/bin/ptb-nvcc"
+mf_cmake launcher-make "Unix Makefiles" -DPTB_TRANSFORM_SOURCES=OFF -DCMAKE_CUDA_COMPILER_LAUNCHER="$WORK/prefix/bin/ptb-nvcc"
+
+# Its Makefile, nvcc called as "ptb-nvcc nvcc" (GCC-only host flags given too: they reach nvcc alone).
+MF_MAKE=(make -C "$WORK/mf" -j2 NVCC="$WORK/prefix/bin/ptb-nvcc $NVCC -Xcompiler=-fno-gnu-unique")
+"${MF_MAKE[@]}" > "$WORK/mf-make1.log" 2>&1 || { cat "$WORK/mf-make1.log"; fail "multi-file make"; }
+has_scale_twin "$WORK/mf/build-make/src/scale.o" || fail "multi-file make: the object of scale.cu has no twin"
+"${MF_MAKE[@]}" > "$WORK/mf-make2.log" 2>&1
+grep -q 'is up to date' "$WORK/mf-make2.log" || { cat "$WORK/mf-make2.log"; fail "multi-file make: a second make was not empty"; }
+sleep 1; edit_kernel
+"${MF_MAKE[@]}" > "$WORK/mf-make3.log" 2>&1 || { cat "$WORK/mf-make3.log"; fail "multi-file make after editing scale.cuh"; }
+grep -q 'src/scale.o' "$WORK/mf-make3.log" || { cat "$WORK/mf-make3.log"; fail "multi-file make: editing scale.cuh did not recompile scale.cu"; }
+echo "installed_package: multi-file, Makefile with NVCC=\"ptb-nvcc nvcc\": PASS"
+
+# cli.sh: the plain command line, run again after an edit.
+PTB_PREFIX="$WORK/prefix" NVCC="$NVCC" bash "$WORK/mf/cli.sh" > "$WORK/mf-cli1.log" 2>&1 || { cat "$WORK/mf-cli1.log"; fail "multi-file cli.sh"; }
+[ -x "$WORK/mf/build-cli/multi_file" ] || fail "multi-file cli.sh: no program"
+edit_kernel
+PTB_PREFIX="$WORK/prefix" NVCC="$NVCC" bash "$WORK/mf/cli.sh" > "$WORK/mf-cli2.log" 2>&1 || { cat "$WORK/mf-cli2.log"; fail "multi-file cli.sh after editing scale.cuh"; }
+grep -rq "0.f \* $EDITS;" "$WORK/mf/build-cli/src" || fail "multi-file cli.sh: the transformed scale.cuh does not hold the edit"
+echo "installed_package: multi-file, command line: PASS"
 
 # For the GPU machine (which has nvcc but not the tools): the four programs, to run there correct and
 # confined (test/gpu/examples/run_on_gpu.sh runs every EXAMPLES_BIN/<way>/scale_app it finds).
