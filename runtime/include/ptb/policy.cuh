@@ -8,6 +8,7 @@
 
 #include "detail/caps.cuh"
 #include "detail/context.cuh"
+#include "detail/last_error.cuh"
 #include "detail/device_setup.cuh"
 #include "detail/device_state.cuh"
 #include "detail/monitor.cuh"
@@ -64,19 +65,22 @@ inline Policy Policy::create(const SmSet& sms, unsigned per_sm, const SmSet& cap
   p.p_->per_sm = per_sm;
   p.p_->capped = capped;
   // Put the caps on the current device now (not during a later stream capture).
+  const detail::LastErrorGuard guard;
   int dev = 0;
   const bool on_device = cudaGetDevice(&dev) == cudaSuccess;
   const unsigned long long context = on_device ? detail::current_context_id() : 0;
   std::lock_guard<std::mutex> g(detail::rt().m);
   detail::rt().policies.push_back(p.p_);
   if (on_device) {
-    if (detail::DeviceState* d = detail::device_locked(dev, context)) detail::upload_caps_locked(*d, *p.p_);
+    detail::DeviceState* d = detail::device_locked(dev, context);
+    if (!d || !detail::upload_caps_locked(*d, *p.p_)) guard.drop_ours();  // the launch will try again
     if (detail::restricted(*p.p_)) detail::start_monitor_locked();
   }
   return p;
 }
 inline void Policy::set(const SmSet& sms, unsigned per_sm, const SmSet& capped) const {
   if (!p_) return;
+  const detail::LastErrorGuard guard;
   detail::Runtime& r = detail::rt();
   std::vector<detail::Resume> due;  // new workers for running launches where a cap went up
   {
@@ -107,6 +111,7 @@ inline void Policy::set(const SmSet& sms, unsigned per_sm, const SmSet& capped) 
       }
     }
   }
+  guard.drop_ours();  // a device that could not take the change is retried by the next launch there
   detail::launch_resumes(due);  // outside the lock (monitor.cuh)
 }
 inline SmSet Policy::sms() const {

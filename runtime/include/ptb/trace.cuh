@@ -16,6 +16,7 @@
 #include "detail/device_state.cuh"
 #include "detail/runtime.cuh"
 #include "detail/trace_record.cuh"
+#include "fallback.cuh"
 
 namespace ptb {
 
@@ -87,7 +88,9 @@ inline std::vector<TraceEvent> trace_collect() {
   return out;
 }
 
-// Chrome / Perfetto trace JSON: one track per SM, one slice per task (times in us from the first start).
+// Chrome / Perfetto trace JSON: one track per SM, one slice per task (times in us from the first start);
+// under "otherData", the process's fallbacks so far by reason (ptb/fallback.cuh: launches under a policy
+// that ran their original kernel, which no trace slice shows).
 inline bool trace_write_json(const std::string& path, const std::vector<TraceEvent>& ev) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (!f) return false;
@@ -111,7 +114,11 @@ inline bool trace_write_json(const std::string& path, const std::vector<TraceEve
                  (e.end_ns > e.start_ns ? e.end_ns - e.start_ns : 0) / 1000.0, e.task, e.worker);
     first = false;
   }
-  std::fprintf(f, "\n]}\n");
+  std::fprintf(f, "\n],\"otherData\":{\"ptb_fallbacks\":{");
+  for (unsigned i = 0; i < kFallbackReasons; ++i)
+    std::fprintf(f, "%s\"%s\":%llu", i ? "," : "", fallback_name(static_cast<Fallback>(i)),
+                 fallback_count(static_cast<Fallback>(i)));
+  std::fprintf(f, "}}}\n");
   return std::fclose(f) == 0;
 }
 

@@ -19,6 +19,7 @@
 #include "caps.cuh"
 #include "config.cuh"
 #include "context.cuh"
+#include "last_error.cuh"
 #include "device_setup.cuh"
 #include "device_state.cuh"
 #include "monitor.cuh"
@@ -168,16 +169,6 @@ inline void take_turn_locked(const DeviceState& d, PolicyState& pol, bool captur
   p.fills = fills_policy_locked(d, pol, occ, tasks);
 }
 
-// The launch's own errors are not the runtime's to consume: a fallback clears what the runtime's own calls
-// left in the thread's last error only when nothing was pending before them (the original launch then
-// sets it as a plain launch would); a pending error of the program's stays for cudaGetLastError.
-struct LastErrorGuard {
-  const cudaError_t before = cudaPeekAtLastError();
-  void drop_ours() const {
-    if (before == cudaSuccess) (void)cudaGetLastError();
-  }
-};
-
 // The calling thread's context id, made current first if none is (a thread's first CUDA call, or the
 // first after a cudaDeviceReset): 0 if none can be.
 inline unsigned long long launch_context(int dev) {
@@ -199,13 +190,20 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   };
   error = cudaSuccess;
   policy = nullptr;
+  const auto fall_early = [&](Fallback f) {  // before the lock: the covering policy is looked up for the count
+    {
+      std::lock_guard<std::mutex> g(rt().m);
+      policy = policy_for_locked(c);
+    }
+    return fall(f);
+  };
   const unsigned long long ntasks = task_count(c.grid);
-  if (ntasks == 0) return fall(Fallback::invalid_launch);
-  if (ntasks >= kMaxTasks) return fall(Fallback::too_many_tasks);
+  if (ntasks == 0) return fall_early(Fallback::invalid_launch);
+  if (ntasks >= kMaxTasks) return fall_early(Fallback::too_many_tasks);
   int dev = 0;
-  if ((error = cudaGetDevice(&dev)) != cudaSuccess) return fall(Fallback::context_error);
+  if ((error = cudaGetDevice(&dev)) != cudaSuccess) return fall_early(Fallback::context_error);
   cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-  if ((error = cudaStreamIsCapturing(c.stream, &cs)) != cudaSuccess) return fall(Fallback::context_error);
+  if ((error = cudaStreamIsCapturing(c.stream, &cs)) != cudaSuccess) return fall_early(Fallback::context_error);
   const bool captured = cs != cudaStreamCaptureStatusNone;
   const unsigned long long context = captured ? 0 : launch_context(dev);
   Runtime& r = rt();
