@@ -11,6 +11,11 @@
 //                                  (printed, so a failure can be replayed with --seed).
 //   tg::check(cond, fmt, ...)      records a failure (the first reason is printed at the end).
 //   tg::finish()                   prints "PASS name" or "FAIL name: reason" and returns the exit code.
+//                                  In the transformed build it fails when a launch fell back to its
+//                                  original kernel for any reason but an invalid configuration
+//                                  (ptb/fallback.cuh): under a policy, every launch must be a twin.
+//   tg::check_twins(n, what)       transformed build, where every launch must run as a twin (PTB_MODE=ptb,
+//                                  or a process policy that restricts): exactly n twin launches so far.
 //   tg::bench(name, stream, f)     --bench: times f (which launches the main kernel once) in the
 //                                  original and the ptb launch mode, interleaved, and prints
 //                                  "BENCH name orig_ms ptb_ms ratio".
@@ -95,6 +100,11 @@ inline bool check(bool cond, const char* fmt, ...) {
 
 inline int finish() {
   State& s = state();
+#ifdef PTB_RUNTIME_VERSION
+  const unsigned long long fell =
+      ::ptb::fallback_count() - ::ptb::fallback_count(::ptb::Fallback::invalid_launch);
+  check(fell == 0, "%llu launches ran their original kernel instead of the twin (ptb::fallback_count)", fell);
+#endif
   fflush(stdout);
   if (s.failures == 0) {
     printf("PASS %s\n", s.name);
@@ -103,6 +113,31 @@ inline int finish() {
   printf("FAIL %s: %s%s\n", s.name, s.first_reason.c_str(),
          s.failures > 1 ? (" (+" + std::to_string(s.failures - 1) + " more)").c_str() : "");
   return 1;
+}
+
+// Whether every launch of the transformed build must run as a twin: PTB_MODE=ptb, or the automatic mode
+// with a process policy that restricts (PTB_SMS, PTB_BLOCKS_PER_SM). False in the original build.
+inline bool twins_expected() {
+#ifdef PTB_RUNTIME_VERSION
+  if (::ptb::launch_mode() == ::ptb::LaunchMode::ptb) return true;
+  if (::ptb::launch_mode() == ::ptb::LaunchMode::original) return false;
+  const ::ptb::Policy p = ::ptb::process_policy();
+  return p.sms() != ::ptb::SmSet::all() || p.per_sm() != 0;
+#else
+  return false;
+#endif
+}
+
+// Where twins_expected(): exactly `made` launches ran as twins under the process policy so far.
+inline void check_twins(unsigned long long made, const char* what) {
+#ifdef PTB_RUNTIME_VERSION
+  if (!twins_expected()) return;
+  const unsigned long long twins = ::ptb::process_policy().launches();
+  check(twins == made, "%s: %llu launches made, %llu ran as twins", what, made, twins);
+#else
+  (void)made;
+  (void)what;
+#endif
 }
 
 [[noreturn]] inline void die(const char* fmt, ...) {

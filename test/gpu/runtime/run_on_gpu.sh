@@ -13,11 +13,12 @@ declare -A SRC=(
   [test_qos_feedback]=test/gpu/runtime/test_qos_feedback.cu
   [test_request_gate]=test/gpu/runtime/test_request_gate.cu
   [test_policy_subset]=test/gpu/runtime/test_policy_subset.cu
+  [test_fallback]=test/gpu/runtime/test_fallback.cu
   [bench_overhead]=bench/runtime/bench_overhead.cu
   [bench_policy]=bench/runtime/bench_policy.cu
   [colocate]=build/examples-transformed/colocate.cu  # test/gpu/examples/transform.sh
 )
-ORDER="test_basic test_dispatch test_policy test_policy_subset test_qos_feedback test_request_gate bench_overhead bench_policy colocate"
+ORDER="test_basic test_dispatch test_policy test_policy_subset test_fallback test_qos_feedback test_request_gate bench_overhead bench_policy colocate"
 TARGETS=${*:-$ORDER}
 {
   date -u; hostname; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader; $NVCC --version | tail -2
@@ -35,6 +36,24 @@ for t in $TARGETS; do
   [ -x build-rt/$t ] || continue
   lim=90; case $t in bench_*) lim=100;; esac
   echo "=== $t" | tee -a "$OUT/log.txt"
+  if [ $t = test_fallback ]; then  # one process per reason (some break the context or fill the device)
+    for c in invalid_launch context_error too_many_tasks device_setup no_occupancy capture_not_ready policy_upload \
+             no_control_block; do
+      ( cd "$OUT" && timeout -s KILL 60 env -u PTB_MODE -u PTB_SMS -u PTB_BLOCKS_PER_SM -u PTB_STRICT \
+          "$OLDPWD/build-rt/$t" --case $c ) 2>&1 | tee -a "$OUT/log.txt"
+      r=${PIPESTATUS[0]}; echo "=== $t --case $c rc=$r" | tee -a "$OUT/log.txt"; [ $r -ne 0 ] && rc=1
+    done
+    # PTB_STRICT=1: the report, then abort (SIGABRT: 134 through the shell)
+    ( cd "$OUT" && PTB_STRICT=1 timeout -s KILL 60 "$OLDPWD/build-rt/$t" --case no_occupancy --strict-expected ) \
+      > "$OUT/strict.txt" 2>&1
+    r=$?; cat "$OUT/strict.txt" | tee -a "$OUT/log.txt"
+    if [ $r = 134 ] && grep -q "fallback no_occupancy" "$OUT/strict.txt" && grep -q "PTB_STRICT=1" "$OUT/strict.txt"; then
+      echo "=== $t strict rc=$r (aborted after its report, as expected)" | tee -a "$OUT/log.txt"
+    else
+      echo "=== $t strict rc=$r FAIL (expected 134 after a report)" | tee -a "$OUT/log.txt"; rc=1
+    fi
+    continue
+  fi
   # test_dispatch checks the default (automatic) launch mode: no PTB_* policy or mode from outside
   clean=(); [ $t = test_dispatch ] && clean=(env -u PTB_MODE -u PTB_SMS -u PTB_BLOCKS_PER_SM)
   ( cd "$OUT" && timeout -s KILL $lim ${clean[@]+"${clean[@]}"} "$OLDPWD/build-rt/$t" ) 2>&1 | tee -a "$OUT/log.txt"
