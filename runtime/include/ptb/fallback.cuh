@@ -31,15 +31,14 @@ enum class Fallback : unsigned {
                       // cudaErrorIllegalAddress, left by an earlier kernel; or a bad stream): the original
                       // launch fails with it too
   too_many_tasks,     // 2^56 blocks or more (the task loop's limit)
-  device_setup,       // the runtime could not set itself up on the device (memory, a stream)
+  device_setup,       // the runtime could not set itself up on the device (memory, a stream), or could not
+                      // put the thread in the relaxed capture mode to do so in a stream capture
   no_occupancy,       // the twin cannot place one block on an SM (more registers or shared memory than
                       // the original's), or its limits could not be read
-  capture_not_ready,  // in a stream capture: the device, or the policy's caps on it, were not set up before
-                      // the capture began (setting them up then would end the capture)
   policy_upload,      // the policy's caps could not be written to the device
   no_control_block,   // no free control block (in a capture the pool cannot grow; outside one it failed to)
 };
-constexpr unsigned kFallbackReasons = 8;
+constexpr unsigned kFallbackReasons = 7;
 
 inline const char* fallback_name(Fallback f) {
   switch (f) {
@@ -48,7 +47,6 @@ inline const char* fallback_name(Fallback f) {
     case Fallback::too_many_tasks: return "too_many_tasks";
     case Fallback::device_setup: return "device_setup";
     case Fallback::no_occupancy: return "no_occupancy";
-    case Fallback::capture_not_ready: return "capture_not_ready";
     case Fallback::policy_upload: return "policy_upload";
     case Fallback::no_control_block: return "no_control_block";
   }
@@ -116,8 +114,6 @@ inline const char* fallback_text(Fallback f) {
     case Fallback::too_many_tasks: return "its grid has 2^56 blocks or more";
     case Fallback::device_setup: return "the runtime could not set itself up on the device";
     case Fallback::no_occupancy: return "its twin cannot place a block on an SM";
-    case Fallback::capture_not_ready:
-      return "it was captured into a graph before the runtime (or the policy) was set up on the device";
     case Fallback::policy_upload: return "the policy's caps could not be written to the device";
     case Fallback::no_control_block: return "no control block was free";
   }

@@ -1,7 +1,8 @@
 // Every reason a launch under a policy can run its original kernel instead of its twin (ptb/fallback.cuh),
 // each provoked on purpose, one case per process (some leave the context broken or the device full):
 //   test_fallback --case NAME      NAME: invalid_launch context_error too_many_tasks device_setup
-//                                  no_occupancy capture_not_ready policy_upload no_control_block
+//                                  no_occupancy policy_upload no_control_block; and capture_first, where
+//                                  the first launch made in a capture must not fall back
 //   test_fallback --case no_occupancy --strict-expected
 //                                  run under PTB_STRICT=1: the report comes, then the program aborts
 // Each case checks: the fallback is counted under its reason (ptb::fallback_count) and under the policy
@@ -187,26 +188,28 @@ int main(int argc, char** argv) {
     EXPECT(e == cudaSuccess && cudaGetLastError() == cudaSuccess, "the original's launch: %s", cudaGetErrorName(e));
     EXPECT(all_equal(down(p, n), 2u), "the original did not run twice");
     expect_counted(ptb::Fallback::no_occupancy, 2, pol, 1);
-  } else if (name == "capture_not_ready") {
-    // The process's first launch is made inside a capture, in the ptb launch mode: setting the device up
-    // there would end the capture, so the original is captured; replaying the graph runs it.
+  } else if (name == "capture_first") {
+    // Not a fallback: the process's first launch is made inside a capture (global mode), in the ptb
+    // launch mode. The runtime sets the device up in the relaxed capture mode; the twin is captured, the
+    // capture stays valid, and each replay runs the twin.
     ptb::set_launch_mode(ptb::LaunchMode::ptb);
     unsigned* p = fresh(n);
     cudaStream_t s;
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
     ptb::launch(cfg(n / 256, 256, 0, s, ptb::Policy()), add_one, add_one__ptb, p, n);
     cudaGraph_t g = nullptr;
     cudaGraphExec_t x = nullptr;
     CK(cudaStreamEndCapture(s, &g));
     CK(cudaGraphInstantiate(&x, g, 0));
-    CK(cudaGraphLaunch(x, s));
+    for (int k = 0; k < 3; ++k) CK(cudaGraphLaunch(x, s));
     CK(cudaStreamSynchronize(s));
-    EXPECT(all_equal(down(p, n), 1u), "the captured original did not run");
-    expect_counted(ptb::Fallback::capture_not_ready, 1, ptb::process_policy(), 1);
+    EXPECT(all_equal(down(p, n), 3u), "three replays did not add three");
+    EXPECT(ptb::process_policy().launches() == 1, "twin launches: %llu", ptb::process_policy().launches());
+    expect_counted(ptb::Fallback::invalid_launch, 0, ptb::process_policy(), 0);
   } else if (name == "no_control_block") {
-    // A capture holds its control blocks for good and the pool cannot grow during it: 600 launches in one
-    // capture run out of them; the rest are captured as originals. Every launch runs once per replay.
+    // Every free control block taken by a capture (which holds them for good), and no memory left to grow
+    // the pool: the rest of the capture's launches are captured as originals. Each runs once per replay.
     const ptb::Policy pol = half();
     unsigned* p = fresh(n);
     cudaStream_t s;
@@ -214,12 +217,20 @@ int main(int argc, char** argv) {
     ptb::launch(cfg(n / 256, 256, 0, s, pol), add_one, add_one__ptb, p, n);  // sets the device up
     CK(cudaStreamSynchronize(s));
     CK(cudaMemset(p, 0, n * sizeof(unsigned)));
+    std::vector<void*> hog;
+    for (size_t chunk = size_t(1) << 34; chunk >= 64;) {
+      void* q = nullptr;
+      if (cudaMalloc(&q, chunk) == cudaSuccess) hog.push_back(q);
+      else chunk /= 2;
+    }
+    (void)cudaGetLastError();
     const unsigned launches = 600;
-    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
     for (unsigned k = 0; k < launches; ++k) ptb::launch(cfg(n / 256, 256, 0, s, pol), add_one, add_one__ptb, p, n);
     cudaGraph_t g = nullptr;
     cudaGraphExec_t x = nullptr;
     CK(cudaStreamEndCapture(s, &g));
+    for (void* q : hog) cudaFree(q);
     CK(cudaGraphInstantiate(&x, g, 0));
     CK(cudaGraphLaunch(x, s));
     CK(cudaStreamSynchronize(s));

@@ -44,7 +44,8 @@ inline bool grow_pool_locked(DeviceState& d) {
   return true;
 }
 
-inline bool acquire_control_locked(DeviceState& d, bool captured, unsigned& out) {
+// may_grow: the pool may grow in a capture (the thread is in the relaxed capture mode: prepare.cuh).
+inline bool acquire_control_locked(DeviceState& d, bool captured, unsigned& out, bool may_grow = false) {
   // Captured control blocks are never freed: keep at least half of the pool for ordinary launches by growing it
   // (outside captures, where growing is safe).
   if (!captured && 2 * (d.ncaptured + 64) > d.pool_size() && !grow_pool_locked(d)) return false;
@@ -68,7 +69,7 @@ inline bool acquire_control_locked(DeviceState& d, bool captured, unsigned& out)
         return true;
       }
     }
-    if (captured || !grow_pool_locked(d)) return false;
+    if ((captured && !may_grow) || !grow_pool_locked(d)) return false;
   }
   return false;
 }

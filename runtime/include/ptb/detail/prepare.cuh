@@ -31,7 +31,8 @@ namespace ptb {
 
 namespace detail {
 
-// Occupancy of the twin for this block and dynamic shared memory (cached; 0: cannot run).
+// Occupancy of the twin for this block and dynamic shared memory (cached; 0: cannot run; -1: the original
+// cannot run it either, its dynamic shared memory above the original's limit: an invalid launch).
 inline int occupancy_locked(DeviceState& d, const void* original, const void* twin, unsigned threads, size_t shmem) {
   const OccKey k{twin, threads, shmem};
   auto it = d.occ.find(k);
@@ -41,7 +42,7 @@ inline int occupancy_locked(DeviceState& d, const void* original, const void* tw
     cudaFuncAttributes fo, ft;
     if (cudaFuncGetAttributes(&fo, original) != cudaSuccess) return 0;
     if (cudaFuncGetAttributes(&ft, twin) != cudaSuccess) return 0;
-    if (static_cast<size_t>(fo.maxDynamicSharedSizeBytes) < shmem) return 0;
+    if (static_cast<size_t>(fo.maxDynamicSharedSizeBytes) < shmem) return -1;
     if (ft.maxDynamicSharedSizeBytes < fo.maxDynamicSharedSizeBytes &&
         cudaFuncSetAttribute(twin, cudaFuncAttributeMaxDynamicSharedMemorySize, fo.maxDynamicSharedSizeBytes) != cudaSuccess)
       return 0;
@@ -77,8 +78,9 @@ inline PolicyState* policy_for_locked(const LaunchConfig& c) {
 
 // The policy's caps on device d (uploaded on first use; during a capture only if already there) and
 // the monitor when the policy restricts. False: the launch cannot run as PTB.
-inline bool ready_policy_locked(DeviceState& d, PolicyState& pol, bool captured) {
-  if (!pol.caps[d.dev] && (captured || !upload_caps_locked(d, pol))) return false;
+// no_set_up: in a capture whose rules forbid the upload's calls (the fused launch's case).
+inline bool ready_policy_locked(DeviceState& d, PolicyState& pol, bool no_set_up) {
+  if (!pol.caps[d.dev] && (no_set_up || !upload_caps_locked(d, pol))) return false;
   if (restricted(pol)) start_monitor_locked();
   return true;
 }
@@ -169,6 +171,29 @@ inline void take_turn_locked(const DeviceState& d, PolicyState& pol, bool captur
   p.fills = fills_policy_locked(d, pol, occ, tasks);
 }
 
+// In a stream capture, the runtime's own set-up calls (cudaMalloc for a device's state, a policy's caps
+// or more control blocks; a synchronize of its own stream) would invalidate a capture made in the global
+// or thread-local mode. For them the calling thread is put in the relaxed mode, which CUDA provides for
+// libraries (cudaThreadExchangeStreamCaptureMode), and back at the end of the scope. Before, a launch
+// under a policy that was the first on its device, or one past the pool's free control blocks, was
+// captured as its original kernel: every replay of the graph ran it unconfined.
+class RelaxedCaptureMode {
+ public:
+  explicit RelaxedCaptureMode(bool captured) {
+    on_ = captured && cudaThreadExchangeStreamCaptureMode(&mode_) == cudaSuccess;
+  }
+  ~RelaxedCaptureMode() {
+    if (on_) (void)cudaThreadExchangeStreamCaptureMode(&mode_);
+  }
+  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+  bool on() const { return on_; }
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+  bool on_ = false;
+};
+
 // The calling thread's context id, made current first if none is (a thread's first CUDA call, or the
 // first after a cudaDeviceReset): 0 if none can be.
 inline unsigned long long launch_context(int dev) {
@@ -206,23 +231,23 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   if ((error = cudaStreamIsCapturing(c.stream, &cs)) != cudaSuccess) return fall_early(Fallback::context_error);
   const bool captured = cs != cudaStreamCaptureStatusNone;
   const unsigned long long context = captured ? 0 : launch_context(dev);
+  const RelaxedCaptureMode relaxed(captured);
+  const bool no_set_up = captured && !relaxed.on();
   Runtime& r = rt();
   std::lock_guard<std::mutex> g(r.m);
   policy = policy_for_locked(c);
-  // During a capture make no call that could synchronize (it would invalidate the capture): a device
-  // not set up yet, a policy not on this device yet or an exhausted pool mean the original is captured.
-  if (captured && !(r.devs[dev] && r.devs[dev]->ok)) return fall(Fallback::capture_not_ready);
+  if (no_set_up && !(r.devs[dev] && r.devs[dev]->ok)) return fall(Fallback::device_setup);
   DeviceState* d = device_locked(dev, context);
   if (!d) return fall(Fallback::device_setup);
   if (!fits_device(*d, c.grid, c.block) || c.shmem > d->smem_optin) return fall(Fallback::invalid_launch);
   const unsigned threads = c.block.x * c.block.y * c.block.z;
   const int occ = occupancy_locked(*d, original, twin, threads, c.shmem);
-  if (occ <= 0) return fall(Fallback::no_occupancy);
+  if (occ < 0) return fall(Fallback::invalid_launch);
+  if (occ == 0) return fall(Fallback::no_occupancy);
   PolicyState* pol = policy;
-  if (!pol->caps[d->dev] && captured) return fall(Fallback::capture_not_ready);
-  if (!ready_policy_locked(*d, *pol, captured)) return fall(Fallback::policy_upload);
+  if (!ready_policy_locked(*d, *pol, no_set_up)) return fall(Fallback::policy_upload);
   unsigned s = 0;
-  if (!acquire_control_locked(*d, captured, s)) return fall(Fallback::no_control_block);
+  if (!acquire_control_locked(*d, captured, s, !no_set_up)) return fall(Fallback::no_control_block);
   const unsigned long long full = static_cast<unsigned long long>(occ) * d->sms;
   p.d = d;
   p.control = s;
