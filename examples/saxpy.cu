@@ -18,20 +18,26 @@ __global__ void fill(float *p, float v, int n) {
   for (int i = GLOBAL_ID; i < n; i += gridDim.x * blockDim.x) p[i] = v;
 }
 
+// A host loop as real programs have: each iteration copies y to the device on the legacy stream, runs
+// saxpy, copies y back and checks it on the host (y <- 3 x + y, from y = 2 with x = 1: 5, 8, 11, ...).
 int main() {
-  const int n = 1 << 20;
+  const int n = 1 << 20, iterations = 10;
   float *x, *y;
   cudaMalloc(&x, n * sizeof(float));
   cudaMalloc(&y, n * sizeof(float));
   fill<<<256, 256>>>(x, 1.0f, n);
-  fill<<<256, 256>>>(y, 2.0f, n);
-  saxpy<<<(n + 255) / 256, 256>>>(n, 3.0f, x, y);
-  std::vector<float> h(n);
-  cudaMemcpy(h.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost);
+  std::vector<float> h(n, 2.0f);
   int bad = 0;
-  for (int i = 0; i < n; ++i) bad += h[i] != 5.0f;
-  std::printf("%s: %d wrong of %d\n", bad ? "FAIL" : "PASS", bad, n);
+  for (int it = 0; it < iterations; ++it) {
+    cudaMemcpy(y, h.data(), n * sizeof(float), cudaMemcpyHostToDevice);
+    saxpy<<<(n + 255) / 256, 256>>>(n, 3.0f, x, y);
+    cudaMemcpy(h.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost);
+    const float want = 2.0f + 3.0f * (it + 1);
+    for (int i = 0; i < n; ++i) bad += h[i] != want;
+  }
+  const cudaError_t e = cudaGetLastError();
+  std::printf("%s: %d wrong of %d x %d (%s)\n", bad || e ? "FAIL" : "PASS", bad, n, iterations, cudaGetErrorName(e));
   cudaFree(x);
   cudaFree(y);
-  return bad != 0;
+  return bad != 0 || e != cudaSuccess;
 }

@@ -39,9 +39,9 @@ for prog in scale_app saxpy; do
   runs=1; [ $prog = scale_app ] && runs=4
   for r in $(seq $runs); do
     check "$prog ptb unconfined #$r" X=1 -- "$B/${prog}_ptb"
-    check "$prog ptb PTB_SMS=0-7 #$r" PTB_SMS=0-7 -- "$B/${prog}_ptb"
-    check "$prog ptb PTB_SMS=5 #$r" PTB_SMS=5 -- "$B/${prog}_ptb"
-    check "$prog ptb PTB_SMS=0-65 cap 1 #$r" PTB_SMS=0-65 PTB_BLOCKS_PER_SM=1 -- "$B/${prog}_ptb"
+    check "$prog ptb PTB_SMS=0-7 #$r" PTB_SMS=0-7 PTB_STRICT=1 -- "$B/${prog}_ptb"
+    check "$prog ptb PTB_SMS=5 #$r" PTB_SMS=5 PTB_STRICT=1 -- "$B/${prog}_ptb"
+    check "$prog ptb PTB_SMS=0-65 cap 1 #$r" PTB_SMS=0-65 PTB_BLOCKS_PER_SM=1 PTB_STRICT=1 -- "$B/${prog}_ptb"
     check "$prog ptb PTB_MODE=original #$r" PTB_MODE=original -- "$B/${prog}_ptb"
   done
 done
