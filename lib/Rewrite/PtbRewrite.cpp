@@ -410,6 +410,26 @@ public:
       FileID includer = where.isValid() ? canon(sm.getFileID(sm.getExpansionLoc(where))) : FileID();
       inclusionList.push_back({canon(fid), includer, where.isValid() ? sm.getExpansionLoc(where) : where});
     }
+    // Directives the parse did not enter: a header skipped by #pragma once or its include guard (two
+    // headers that include each other) is still opened by nvcc through that directive, so it must name
+    // the transformed copy too. Found in the text, as LocalIncludes finds them: quoted names beside the
+    // includer, of selected files of this translation unit.
+    std::set<std::pair<FileID, unsigned>> entered;
+    for (const Inclusion &inc : inclusionList)
+      if (inc.includer.isValid() && inc.where.isValid()) entered.insert({inc.includer, offsetOf(inc.where)});
+    std::vector<FileID> files{mainFile};
+    for (const Inclusion &inc : inclusionList)
+      if (selected.contains(inc.file) && llvm::find(files, inc.file) == files.end()) files.push_back(inc.file);
+    std::vector<Inclusion> skipped;
+    for (FileID f : files)
+      for (const LocalInclude &li : localIncludes(sm.getBufferData(f), nameOf(f))) {
+        if (entered.count({f, li.offset})) continue;
+        auto fe = sm.getFileManager().getOptionalFileRef(li.target);
+        FileID target = fe ? canon(sm.translateFile(*fe)) : FileID();
+        if (target.isInvalid() || target == mainFile || !selected.contains(target)) continue;
+        skipped.push_back({target, f, sm.getLocForStartOfFile(f).getLocWithOffset(li.offset)});
+      }
+    inclusionList.insert(inclusionList.end(), skipped.begin(), skipped.end());
     return inclusionList;
   }
 
