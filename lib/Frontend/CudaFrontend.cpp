@@ -2,6 +2,10 @@
 #include "NvccDialect.h"
 
 #include "clang/Driver/Driver.h"
+#include "clang/Driver/Options.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Option/ArgList.h"
+#include "llvm/Option/OptTable.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -9,6 +13,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 
@@ -60,7 +65,7 @@ std::string readVersion(const std::string &root) {
 std::optional<CudaInstall> findCuda(const std::string &explicitPath, std::string &why) {
   std::vector<std::string> tried;
   auto accept = [&](const std::string &root, const char *how) -> std::optional<CudaInstall> {
-    if (hasCudaHeaders(root)) return CudaInstall{root, readVersion(root), how};
+    if (hasCudaHeaders(root)) return CudaInstall{root, readVersion(root), how, ""};
     tried.push_back(std::string(how) + " (" + root + ": no include/cuda_runtime.h)");
     return std::nullopt;
   };
@@ -70,87 +75,182 @@ std::optional<CudaInstall> findCuda(const std::string &explicitPath, std::string
     why = "no CUDA installation at --cuda-path=" + explicitPath + " (no include/cuda_runtime.h)";
     return std::nullopt;
   }
+  std::string envWarning;
   if (const char *env = std::getenv("CUDA_PATH"); env && *env) {
     if (auto c = accept(env, "CUDA_PATH")) return c;
+    envWarning = std::string("CUDA_PATH=") + env + " is not a CUDA installation (no include/cuda_runtime.h)";
   } else {
     tried.push_back("CUDA_PATH (unset)");
   }
+  auto withWarning = [&](std::optional<CudaInstall> c) {
+    if (!envWarning.empty()) c->warning = envWarning + "; using " + c->root + " (" + c->how + ")";
+    return c;
+  };
   if (auto nvcc = llvm::sys::findProgramByName("nvcc")) {
     llvm::SmallString<256> real;
     if (llvm::sys::fs::real_path(*nvcc, real)) real = *nvcc;
     std::string root = llvm::sys::path::parent_path(llvm::sys::path::parent_path(real)).str();
-    if (auto c = accept(root, "nvcc on PATH")) return c;
+    if (auto c = accept(root, "nvcc on PATH")) return withWarning(c);
   } else {
     tried.push_back("nvcc on PATH (none)");
   }
-  if (auto c = accept("/usr/local/cuda", "/usr/local/cuda")) return c;
+  if (auto c = accept("/usr/local/cuda", "/usr/local/cuda")) return withWarning(c);
   why = "no CUDA installation found; tried ";
   for (size_t i = 0; i < tried.size(); ++i) why += (i ? ", " : "") + tried[i];
   why += ". Install the CUDA toolkit or pass --cuda-path=<dir>";
   return std::nullopt;
 }
 
-std::vector<std::string> translateNvccArgs(const std::vector<std::string> &args) {
-  // nvcc options that take a separate value, to be dropped with it.
-  static const llvm::StringRef dropWithValue[] = {
-      "-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code", "--gpu-code", "-ccbin",
-      "--compiler-bindir", "-maxrregcount", "--maxrregcount", "-Xptxas", "--ptxas-options", "-Xnvlink",
-      "--nvlink-options", "-Xcudafe", "-t", "--threads", "-rdc", "--relocatable-device-code",
-      "--default-stream", "-default-stream", "-lineinfo-level", "-diag-suppress", "--diag-suppress",
-      "-Xfatbin", "--Werror", "-Werror=all-warnings", "--split-compile", "-split-compile"};
-  // nvcc flags without a value that clang does not take.
-  static const llvm::StringRef dropAlone[] = {
-      "-lineinfo", "--generate-line-info", "--use_fast_math", "-use_fast_math", "-G", "--device-debug",
-      "--extended-lambda", "--expt-extended-lambda", "--expt-relaxed-constexpr", "-expt-relaxed-constexpr",
-      "-expt-extended-lambda", "--forward-unknown-to-host-compiler", "-forward-unknown-to-host-compiler",
-      "--forward-unknown-opts", "-forward-unknown-opts", "-dc", "--device-c", "-dw", "--device-w",
-      "-cudart", "--keep", "-keep", "-res-usage", "--resource-usage", "--display-error-number",
-      "-Wno-deprecated-gpu-targets", "--Wno-deprecated-gpu-targets", "-src-in-ptx", "--source-in-ptx",
-      "-static-global-template-stub=true", "-static-global-template-stub=false", "-cubin", "-ptx", "-fatbin"};
-  // Value-carrying nvcc flags spelled with '=' (or glued), dropped whole.
-  static const llvm::StringRef dropPrefixes[] = {
-      "-gencode=", "--generate-code=", "-arch=", "--gpu-architecture=", "-code=", "--gpu-code=", "-ccbin=",
-      "--compiler-bindir=", "-maxrregcount=", "--maxrregcount=", "-Xptxas=", "--ptxas-options=", "-rdc=",
-      "--relocatable-device-code=", "--default-stream=", "-default-stream=", "-t=", "--threads=",
-      "-cudart=", "--cudart=", "-diag-suppress=", "--diag-suppress=", "--split-compile=", "-arch=sm_",
-      "-Xnvlink=", "--nvlink-options=", "--keep-dir", "-Xfatbin="};
+namespace {
 
+// nvcc options that take a value clang has no use for: dropped with their value (`-odir out`) or with it
+// glued by '=' (`-odir=out`).
+const llvm::StringRef kDropWithValue[] = {
+    "-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code", "--gpu-code", "-ccbin",
+    "--compiler-bindir", "-maxrregcount", "--maxrregcount", "-Xptxas", "--ptxas-options", "-Xnvlink",
+    "--nvlink-options", "-Xcudafe", "--cudafe-options", "-Xarchive", "--archive-options", "--linker-options",
+    "-t", "--threads", "-rdc", "--relocatable-device-code", "--default-stream", "-default-stream",
+    "-lineinfo-level", "-diag-suppress", "--diag-suppress", "-diag-error", "--diag-error", "-diag-warn",
+    "--diag-warn", "-Xfatbin", "--split-compile", "-split-compile", "--split-compile-extended",
+    "-split-compile-extended", "-odir", "--output-directory", "-arbin", "--archiver-binary", "-cudart", "--cudart",
+    "-cudadevrt", "--cudadevrt", "-ldir", "--libdevice-directory", "-target-dir", "--target-directory",
+    "-opt-info", "--optimization-info", "-dopt", "--dopt", "-static-global-template-stub",
+    "--static-global-template-stub", "-device-entity-has-hidden-visibility",
+    "--device-entity-has-hidden-visibility", "-fdevice-time-trace", "--fdevice-time-trace", "-keep-dir",
+    "--keep-dir", "-time", "--time", "-run-args", "--run-args", "-idp", "--input-drive-prefix", "-ddp",
+    "--dependency-drive-prefix", "-dp", "--drive-prefix", "--dependency-target-name", "-e", "--entries", "-ftz",
+    "--ftz", "-prec-div", "--prec-div", "-prec-sqrt", "--prec-sqrt", "-fmad", "--fmad", "-hls",
+    "--host-linker-script", "-brief-diag", "--brief-diagnostics", "-jump-table-density", "--jump-table-density",
+    "-device-stack-protector", "--device-stack-protector", "-compress-mode", "--compress-mode", "--frandom-seed",
+    "-sanitize", "--sanitize", "-optf", "--options-file", "--machine", "--library", "--library-path",
+    "--optimize", "--Werror", "--dependency-output", "-lto-cache-dir"};
+
+// nvcc flags without a value that clang does not take (or that would stop a syntax-only parse: -M, -E).
+const llvm::StringRef kDropAlone[] = {
+    "-lineinfo", "--generate-line-info", "--use_fast_math", "-use_fast_math", "-G", "--device-debug",
+    "--extended-lambda", "-extended-lambda", "--expt-extended-lambda", "--expt-relaxed-constexpr",
+    "-expt-relaxed-constexpr", "-expt-extended-lambda", "--forward-unknown-to-host-compiler",
+    "-forward-unknown-to-host-compiler", "--forward-unknown-to-host-linker", "-forward-unknown-to-host-linker",
+    "--forward-unknown-opts", "-forward-unknown-opts", "-dc", "--device-c", "-dw", "--device-w", "-cudart",
+    "--keep", "-keep", "-res-usage", "--resource-usage", "--display-error-number", "-err-no",
+    "--no-display-error-number", "-no-err-no", "-Wno-deprecated-gpu-targets", "--Wno-deprecated-gpu-targets",
+    "-src-in-ptx", "--source-in-ptx", "-cubin", "--cubin", "-ptx", "--ptx", "-fatbin", "--fatbin", "-cuda", "--cuda",
+    "-optix-ir", "--optix-ir", "-ltoir", "--ltoir", "-keep-device-functions", "--keep-device-functions",
+    "-extra-device-vectorization", "--extra-device-vectorization", "-restrict", "--restrict", "-ewp",
+    "--extensible-whole-program", "-no-compress", "--no-compress", "-qpp-config", "--qpp-config", "-astoolspatch",
+    "--compile-as-tools-patch", "-code-ls", "--list-gpu-code", "-arch-ls", "--list-gpu-arch", "-aug-hls",
+    "--augment-host-linker-script", "-reloc-ptx", "--relocatable-ptx", "-jobserver", "--jobserver", "-objtemp",
+    "--objdir-as-tempdir", "-allow-unsupported-compiler", "--allow-unsupported-compiler", "-use-local-env",
+    "--use-local-env", "-force-cl-env-setup", "--force-cl-env-setup", "-dlto", "--dlink-time-opt", "-lto", "--lto",
+    "-gen-opt-lto", "--gen-opt-lto", "-nohdinitlist", "--no-host-device-initializer-list", "-nohdmoveforward",
+    "--no-host-device-move-forward", "-dlink", "--device-link", "-link", "--link", "-lib", "--lib", "-run",
+    "--run", "-noprof", "--dont-use-profile", "-dryrun", "--dryrun", "-fdevice-syntax-only",
+    "--fdevice-syntax-only", "-save-temps", "--save-temps", "-clean", "--clean-targets", "--no-align-double",
+    "-nodlink", "--no-device-link", "-noeh", "--no-exceptions", "-M", "-MM", "--generate-dependencies",
+    "--generate-nonsystem-dependencies", "-E", "--preprocess", "--generate-dependencies-with-compile",
+    "--generate-nonsystem-dependencies-with-compile", "--generate-dependency-targets", "-Wreorder",
+    "-Wdefault-stream-launch", "-Wmissing-launch-bounds", "-Wext-lambda-captures-this", "--disable-warnings",
+    "--m64"};
+
+// Value-carrying nvcc flags glued to their value, dropped whole.
+const llvm::StringRef kDropPrefixes[] = {"-arch=sm_", "-cudart=", "--cudart="};
+
+// nvcc's -Werror takes a kind (or a comma-separated list of kinds); clang's -Werror takes none.
+bool isNvccWerrorKinds(llvm::StringRef value) {
+  static const llvm::StringRef kinds[] = {"all-warnings", "cross-execution-space-call", "reorder",
+                                          "default-stream-launch", "missing-launch-bounds", "ext-lambda-captures-this",
+                                          "deprecated-declarations"};
+  llvm::SmallVector<llvm::StringRef, 4> parts;
+  value.split(parts, ',', -1, false);
+  if (parts.empty()) return false;
+  for (llvm::StringRef p : parts)
+    if (!llvm::is_contained(kinds, p)) return false;
+  return true;
+}
+
+// Whether clang's driver knows the host-compiler flag `flag` (not "unknown argument").
+bool clangKnowsFlag(const std::string &flag) {
+  const llvm::opt::OptTable &table = clang::driver::getDriverOptTable();
+  const char *argv[] = {flag.c_str()};
+  unsigned missingIndex = 0, missingCount = 0;
+  llvm::opt::InputArgList args = table.ParseArgs(argv, missingIndex, missingCount,
+                                                 llvm::opt::Visibility(clang::driver::options::ClangOption));
+  for (const llvm::opt::Arg *a : args)
+    if (a->getOption().getKind() == llvm::opt::Option::UnknownClass) return false;
+  return true;
+}
+
+// The host-compiler flags of one -Xcompiler list: those that clang's driver rejects as unknown (GCC's
+// -fno-gnu-unique, -fconcepts-diagnostics-depth=3, ...) are dropped: they change nothing the tools read.
+void addHostCompilerFlags(llvm::StringRef list, std::vector<std::string> &out) {
+  llvm::SmallVector<llvm::StringRef, 8> parts;
+  list.split(parts, ',', -1, false);
+  for (auto p : parts) {
+    std::string flag = p.str();
+    if (!flag.empty() && flag[0] == '-' && !clangKnowsFlag(flag)) continue;
+    out.push_back(flag);
+  }
+}
+
+} // namespace
+
+std::vector<std::string> translateNvccArgs(const std::vector<std::string> &args) {
   std::vector<std::string> out;
   for (size_t i = 0; i < args.size(); ++i) {
     llvm::StringRef a = args[i];
-    auto in = [&](llvm::ArrayRef<llvm::StringRef> list) {
-      for (auto s : list) if (a == s) return true;
-      return false;
-    };
-    if (in(dropWithValue)) { ++i; continue; }
-    if (in(dropAlone)) continue;
-    bool dropped = false;
-    for (auto p : dropPrefixes)
-      if (a.starts_with(p)) { dropped = true; break; }
-    if (dropped) continue;
+    auto in = [&](llvm::ArrayRef<llvm::StringRef> list) { return llvm::is_contained(list, a); };
+    if (in(kDropWithValue)) { ++i; continue; }
+    if (in(kDropAlone)) continue;
+    if (llvm::any_of(kDropWithValue, [&](llvm::StringRef s) { return a.starts_with(s) && a.substr(s.size()).starts_with("="); }))
+      continue;
+    if (llvm::any_of(kDropPrefixes, [&](llvm::StringRef p) { return a.starts_with(p); })) continue;
+    if ((a == "-Werror" || a == "--Werror") && i + 1 < args.size() && isNvccWerrorKinds(args[i + 1])) { ++i; continue; }
+    if ((a.starts_with("-Werror=") || a.starts_with("--Werror=")) && isNvccWerrorKinds(a.split('=').second)) continue;
     if (a.starts_with("--std=")) { out.push_back("-std=" + a.drop_front(6).str()); continue; }
     if ((a == "-std" || a == "--std") && i + 1 < args.size()) { out.push_back("-std=" + args[++i]); continue; }
     if (a.starts_with("-Ofast-compile") || a.starts_with("--Ofast-compile")) continue;  // nvcc's, not -Ofast
     if (a == "-Xcompiler" || a == "--compiler-options") {
-      // The next word is a comma-separated list of host-compiler flags: keep them.
-      if (i + 1 < args.size()) {
-        llvm::SmallVector<llvm::StringRef, 8> parts;
-        llvm::StringRef(args[++i]).split(parts, ',', -1, false);
-        for (auto p : parts) out.push_back(p.str());
-      }
+      // The next word is a comma-separated list of host-compiler flags: keep those clang knows.
+      if (i + 1 < args.size()) addHostCompilerFlags(args[++i], out);
       continue;
     }
     if (a.starts_with("-Xcompiler=") || a.starts_with("--compiler-options=")) {
-      llvm::SmallVector<llvm::StringRef, 8> parts;
-      a.split('=').second.split(parts, ',', -1, false);
-      for (auto p : parts) out.push_back(p.str());
+      addHostCompilerFlags(a.split('=').second, out);
       continue;
     }
-    if (a == "-x" && i + 1 < args.size() && args[i + 1] == "cu") { ++i; continue; }
-    if (a == "--compile") { out.push_back("-c"); continue; }
-    if (a == "--output-file") { out.push_back("-o"); continue; }
-    if (a == "--include-path") { out.push_back("-I"); continue; }
-    if (a == "--define-macro") { out.push_back("-D"); continue; }
+    if ((a == "-x" || a == "--x") && i + 1 < args.size() && args[i + 1] == "cu") { ++i; continue; }
+    if (a == "--x=cu") continue;
+    // Long spellings of flags clang takes short; a separate value follows as it is.
+    static const std::pair<llvm::StringRef, llvm::StringRef> renamed[] = {
+        {"--compile", "-c"}, {"--output-file", "-o"}, {"--include-path", "-I"}, {"--define-macro", "-D"},
+        {"--undefine-macro", "-U"}, {"--pre-include", "-include"}, {"--system-include", "-isystem"},
+        {"--debug", "-g"}, {"--profile", "-pg"}, {"--shared", "-shared"}, {"--verbose", "-v"}};
+    bool done = false;
+    for (const auto &[from, to] : renamed) {
+      if (a == from) {
+        out.push_back(to.str());
+        done = true;
+        break;
+      }
+      if (a.starts_with(from) && a.substr(from.size()).starts_with("=") && to != "-c") {
+        // --include-path=a,b: one flag per item.
+        llvm::SmallVector<llvm::StringRef, 4> items;
+        a.substr(from.size() + 1).split(items, ',', -1, false);
+        for (auto item : items) {
+          out.push_back(to.str());
+          out.push_back(item.str());
+        }
+        done = true;
+        break;
+      }
+    }
+    if (done) continue;
+    if ((a == "-ftemplate-depth" || a == "--ftemplate-depth" || a == "-ftemplate-backtrace-limit" ||
+         a == "--ftemplate-backtrace-limit") && i + 1 < args.size()) {
+      out.push_back(a.ltrim('-').str().insert(0, "-") + "=" + args[++i]);
+      continue;
+    }
+    if (a == "-m" && i + 1 < args.size() && args[i + 1] == "64") { ++i; out.push_back("-m64"); continue; }
     if (a == "-O3" || a == "-O2" || a == "-O1" || a == "-O0") { out.push_back(a.str()); continue; }
     if (a.starts_with("-O") && a.size() > 2 && !std::isdigit(a[2]) && a[2] != 's' && a[2] != 'z' &&
         a[2] != 'f' && a[2] != 'g')
@@ -229,6 +329,77 @@ clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(const CudaInstall &cuda,
       cleaned.push_back(out[i]);
     }
     return cleaned;
+  };
+}
+
+namespace {
+// `__x` and `_X`: reserved to the implementation (the toolkit's and the C library's own macros).
+bool isReservedName(llvm::StringRef name) {
+  return name.starts_with("__") || (name.size() > 1 && name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1])));
+}
+} // namespace
+
+std::string takeUserMacros(std::vector<std::string> &args) {
+  std::vector<std::string> kept;
+  std::string header;
+  for (size_t i = 0; i < args.size(); ++i) {
+    llvm::StringRef a = args[i];
+    bool define = a.starts_with("-D") || a.starts_with("--define-macro");
+    bool undefine = a.starts_with("-U") || a.starts_with("--undefine-macro");
+    llvm::StringRef flag = a.starts_with("--define-macro") ? "--define-macro" : a.starts_with("--undefine-macro") ? "--undefine-macro" : a.take_front(2);
+    if (!define && !undefine) {
+      kept.push_back(args[i]);
+      continue;
+    }
+    llvm::StringRef rest = a.substr(flag.size());
+    if (flag.starts_with("--")) {
+      if (!rest.empty() && !rest.consume_front("=")) {  // --define-macroX: not this flag
+        kept.push_back(args[i]);
+        continue;
+      }
+    }
+    bool separate = rest.empty();
+    if (separate && i + 1 >= args.size()) {
+      kept.push_back(args[i]);
+      continue;
+    }
+    llvm::StringRef spec = separate ? llvm::StringRef(args[i + 1]) : rest;
+    auto [nameAndParams, value] = spec.split('=');
+    llvm::StringRef name = nameAndParams.take_until([](char c) { return c == '('; });
+    if (name.empty() || isReservedName(name) || spec.contains('\n')) {
+      kept.push_back(args[i]);
+      if (separate) kept.push_back(args[++i]);
+      continue;
+    }
+    if (separate) ++i;
+    if (undefine) header += "#undef " + name.str() + "\n";
+    else header += "#define " + nameAndParams.str() + " " + (spec.contains('=') ? value.str() : std::string("1")) + "\n";
+  }
+  args = std::move(kept);
+  if (header.empty()) return "";
+  return "// ptb-transform's parse only: the command line's macros, defined after clang's CUDA wrapper headers.\n" +
+         header;
+}
+
+clang::tooling::ArgumentsAdjuster userMacrosAdjuster(llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> headers) {
+  auto counter = std::make_shared<unsigned>(0);
+  return [headers, counter](const clang::tooling::CommandLineArguments &in, llvm::StringRef) {
+    if (in.empty()) return in;
+    std::vector<std::string> rest(in.begin() + 1, in.end());
+    std::string text = takeUserMacros(rest);
+    if (text.empty()) return in;
+    llvm::SmallString<128> path(frontendIncludeDir());
+    llvm::sys::path::append(path, "ptb_user_macros_" + std::to_string((*counter)++) + ".h");
+    headers->addFile(path, 0, llvm::MemoryBuffer::getMemBufferCopy(text, path));
+    clang::tooling::CommandLineArguments out{in[0]};
+    out.insert(out.end(), rest.begin(), rest.end());
+    // Right after the front end's header (itself after the wrapper), before the command's -include files.
+    std::string compat = std::string(frontendIncludeDir()) + "/" + kNvccCompatHeader;
+    auto at = std::find(out.begin(), out.end(), compat);
+    at = at == out.end() ? out.end() : at + 1;
+    at = out.insert(at, "-include");
+    out.insert(at + 1, std::string(path));
+    return out;
   };
 }
 

@@ -17,11 +17,13 @@ struct CudaInstall {
   std::string root;     // e.g. /usr/local/cuda
   std::string version;  // from version.json / cuda.h, "" if unknown
   std::string how;      // which rule found it: "--cuda-path", "CUDA_PATH", "nvcc on PATH", "/usr/local/cuda"
+  std::string warning;  // "" or why a rule before `how` was passed over (CUDA_PATH names no toolkit)
 };
 
 // Looks for CUDA in this order: `explicitPath` (--cuda-path), $CUDA_PATH, the directory above the `nvcc`
 // on $PATH, /usr/local/cuda. A candidate counts when it has include/cuda_runtime.h. On failure returns
-// nullopt and sets `why` to a sentence listing what was tried.
+// nullopt and sets `why` to a sentence listing what was tried. A wrong --cuda-path is an error; a CUDA_PATH
+// that names no toolkit is passed over (nvcc does not read it) with a `warning` in the result.
 std::optional<CudaInstall> findCuda(const std::string &explicitPath, std::string &why);
 
 // Rewrites an nvcc command line (from compile_commands.json or after `--`) into flags clang accepts:
@@ -49,6 +51,19 @@ enum class ParseSide { Device, Host };
 // sets a standard, unknown-version warning off.
 clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(const CudaInstall &cuda, const std::string &stubDir,
                                                         ParseSide side = ParseSide::Device);
+
+// The user's macros after clang's CUDA wrapper. Clang's driver defines the command line's -D/-U macros
+// before it force-includes its CUDA wrapper headers, which include the CUDA toolkit's headers (cuda.h among
+// them, which nvcc does not include): a user's `-DN=4` then breaks a toolkit header that nvcc never reads.
+// takeUserMacros removes from `args` every -D and -U of a name that is not reserved (`N`, `BLOCK`; not `__x`
+// or `_X`, which may be meant for the toolkit's or the C library's headers) and returns the text of a header
+// that defines and undefines them in command-line order, or "" when there are none.
+std::string takeUserMacros(std::vector<std::string> &args);
+
+// The adjuster that does so for every command of a parse: the header is added to `headers` (served from
+// memory, in frontendIncludeDir()) and force-included right after the front end's own header, before the
+// command's own -include files. To run after every other adjuster (--extra-arg adds -D too).
+clang::tooling::ArgumentsAdjuster userMacrosAdjuster(llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> headers);
 
 // The compilation database for the given sources: compile_commands.json from `buildDir` when given
 // (-p), else the flags after `--` (possibly none). Returns null and sets `error` on failure.

@@ -166,6 +166,9 @@ std::vector<FrontendHeader> nvccCompatibilityHeaders(const std::string &clangRes
       "// nvcc's headers (crt/common_functions.h) make these visible to host code without an include:\n"
       "// time(), memcpy(), rand(), ... (not <stdio.h> or <assert.h>: nvcc rejects printf and assert there).\n"
       "#include <string.h>\n#include <time.h>\n#include <stdlib.h>\n"
+      "// cooperative_groups.h declares cluster groups (this_cluster()) only under nvcc, or where this says the\n"
+      "// cluster intrinsics exist, as clang 19's CUDA headers declare them (sm_90): so that cluster kernels parse.\n"
+      "#ifndef _CG_CLUSTER_INTRINSICS_AVAILABLE\n#define _CG_CLUSTER_INTRINSICS_AVAILABLE 1\n#endif\n"
       "#if defined(__cplusplus)\n" +
       minMaxOverloads() + "#endif\n";
   headers.push_back({kNvccCompatHeader, compat});

@@ -1,12 +1,21 @@
 #include "ToolRunner.h"
 #include "CudaFrontend.h"
+#include "Diagnostics.h"
 #include "NvccDialect.h"
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/Frontend/FrontendAction.h"
 #include "clang/Frontend/TextDiagnosticPrinter.h"
 #include "clang/Tooling/Tooling.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef PTB_CLANG_EXECUTABLE
 #define PTB_CLANG_EXECUTABLE "clang++"
@@ -64,11 +73,24 @@ bool runOne(const ParseRequest &request, clang::tooling::CompilationDatabase &db
   // The main file and the selected included files are read with nvcc's spaced launch chevrons normalized
   // (same length: offsets stay valid); the front end's headers come from memory.
   std::string mainPath = absolutePath(file);
-  auto normalized = chevronNormalizingFileSystem(llvm::vfs::getRealFileSystem(), [mainPath, &selection](llvm::StringRef p) {
+  // Inputs read from pipes come from memory: a pipe cannot be read a second time.
+  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> base = llvm::vfs::getRealFileSystem();
+  if (!request.inputTexts.empty()) {
+    auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+    for (const auto &[path, text] : request.inputTexts)
+      memory->addFile(path, 0, llvm::MemoryBuffer::getMemBufferCopy(text, path));
+    auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(base);
+    overlay->pushOverlay(memory);
+    base = overlay;
+  }
+  auto normalized = chevronNormalizingFileSystem(base, [mainPath, &selection](llvm::StringRef p) {
     return absolutePath(p) == mainPath || selection.selectsPath(p);
   });
-  clang::tooling::ClangTool tool(db, {file}, std::make_shared<clang::PCHContainerOperations>(),
-                                 frontendFileSystem(normalized));
+  // The user's macros, defined after clang's CUDA wrapper (userMacrosAdjuster), come from memory too.
+  auto userMacros = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+  auto parseFs = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(frontendFileSystem(normalized));
+  parseFs->pushOverlay(userMacros);
+  clang::tooling::ClangTool tool(db, {file}, std::make_shared<clang::PCHContainerOperations>(), parseFs);
   tool.setDiagnosticConsumer(diags);
   tool.setPrintErrorMessage(false);
   tool.clearArgumentsAdjusters();
@@ -87,11 +109,83 @@ bool runOne(const ParseRequest &request, clang::tooling::CompilationDatabase &db
   for (const std::string &a : request.extraArgs)
     tool.appendArgumentsAdjuster(
         clang::tooling::getInsertArgumentAdjuster(a.c_str(), clang::tooling::ArgumentInsertPosition::END));
+  tool.appendArgumentsAdjuster(userMacrosAdjuster(userMacros));
   CallbackFactory factory(onTranslationUnit);
   return tool.run(&factory) == 0;
 }
 
+// Reads a pipe to its end, at most kMaxPipedInputBytes. False with `why` set on failure.
+bool readPipe(const std::string &file, std::string &text, std::string &why) {
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);  // a FIFO: waits for a writer
+  if (fd < 0) {
+    why = std::string("cannot read the input: ") + std::strerror(errno);
+    return false;
+  }
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      why = std::string("cannot read the input: ") + std::strerror(errno);
+      ::close(fd);
+      return false;
+    }
+    if (n == 0) break;
+    if (text.size() + size_t(n) > kMaxPipedInputBytes) {
+      why = "the input is a pipe that holds more than " + std::to_string(kMaxPipedInputBytes >> 20) +
+            " MiB; write it to a file and give the file";
+      ::close(fd);
+      return false;
+    }
+    text.append(buf, size_t(n));
+  }
+  ::close(fd);
+  return true;
+}
+
 } // namespace
+
+bool readInputs(ParseRequest &request) {
+  bool ok = true;
+  for (const std::string &file : request.files) {
+    auto fail = [&](const std::string &why) {
+      print(llvm::errs(), {clang::DiagnosticsEngine::Error, file, 0, 0, why});
+      ok = false;
+    };
+    std::string abs = absolutePath(file);
+    if (request.inputTexts.count(abs)) continue;  // the same pipe given twice: read once
+    struct stat st;
+    if (::stat(file.c_str(), &st) != 0) {
+      fail(std::string("cannot read the input: ") + std::strerror(errno));
+      continue;
+    }
+    if (S_ISREG(st.st_mode)) {
+      if (::access(file.c_str(), R_OK) != 0) fail(std::string("cannot read the input: ") + std::strerror(errno));
+      continue;
+    }
+    if (S_ISFIFO(st.st_mode)) {
+      std::string text, why;
+      if (readPipe(file, text, why)) request.inputTexts[abs] = std::move(text);
+      else fail(why);
+      continue;
+    }
+    const char *what = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    fail(std::string("the input is ") + what + ", not a source file (inputs are regular files, or pipes read once)");
+  }
+  return ok;
+}
+
+std::optional<std::string> inputText(const ParseRequest &request, const std::string &file) {
+  auto it = request.inputTexts.find(absolutePath(file));
+  if (it != request.inputTexts.end()) return it->second;
+  auto buf = llvm::MemoryBuffer::getFile(file);
+  if (!buf) return std::nullopt;
+  return (*buf)->getBuffer().str();
+}
 
 bool forEachTranslationUnit(const ParseRequest &request,
                             llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> onTranslationUnit) {
@@ -111,6 +205,7 @@ bool forEachTranslationUnit(
     llvm::errs() << "error: " << why << "\n";
     return false;
   }
+  if (!cuda->warning.empty()) llvm::errs() << "warning: " << cuda->warning << "\n";
   std::string dbError;
   auto db = makeCompilationDatabase(request.buildDir, request.argsAfterDashDash, dbError);
   if (!db) {

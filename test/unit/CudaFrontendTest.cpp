@@ -113,6 +113,46 @@ TEST(TranslateNvccArgs, OfastCompileIsDropped) {
   EXPECT_EQ(ptb::translateNvccArgs({"-Ofast-compile=max", "-O2"}), (Strings{"-O2"}));
 }
 
+TEST(TranslateNvccArgs, SeparateValuesOfNvccOnlyFlagsAreDropped) {
+  // Regression test (issue 38): `-Werror all-warnings` kept -Werror (clang's, with no value) and left
+  // "all-warnings" as an input file; --keep-device-functions and the value of `--keep-dir DIR` got to clang.
+  EXPECT_EQ(ptb::translateNvccArgs({"-Werror", "all-warnings", "--Werror", "cross-execution-space-call,reorder",
+                                    "-Werror=all-warnings", "--keep-device-functions", "-keep-device-functions",
+                                    "--keep-dir", "tmp", "-keep-dir=tmp", "-odir", "out", "--ftz", "true",
+                                    "-prec-div=false", "--diag-error", "20012", "-diag-warn=177", "--cudadevrt",
+                                    "static", "--optimize", "3", "-Xarchive", "-x", "--options-file", "f.txt",
+                                    "-M", "a.cu"}),
+            (Strings{"a.cu"}));
+  // GCC's -Werror alone (a host command line) and -Werror=<warning> stay clang's.
+  EXPECT_EQ(ptb::translateNvccArgs({"-Werror", "a.cu", "-Werror=unused-variable"}),
+            (Strings{"-Werror", "a.cu", "-Werror=unused-variable"}));
+  // Long spellings with values become clang's flags.
+  EXPECT_EQ(ptb::translateNvccArgs({"--system-include", "/s", "--pre-include=p.h", "--undefine-macro", "X",
+                                    "--include-path=/a,/b", "-ftemplate-depth", "2000"}),
+            (Strings{"-isystem", "/s", "-include", "p.h", "-U", "X", "-I", "/a", "-I", "/b", "-ftemplate-depth=2000"}));
+}
+
+TEST(TranslateNvccArgs, HostFlagsClangDoesNotKnowAreDropped) {
+  // Regression test (issue 38): GCC-only flags given by -Xcompiler stopped the parse ("unknown argument").
+  EXPECT_EQ(ptb::translateNvccArgs({"-Xcompiler", "-fno-gnu-unique,-fPIC", "-Xcompiler=-fconcepts-diagnostics-depth=3",
+                                    "-Xcompiler", "-Wall", "a.cu"}),
+            (Strings{"-fPIC", "-Wall", "a.cu"}));
+}
+
+TEST(TakeUserMacros, UnreservedMacrosMoveToAHeaderInOrder) {
+  Strings args = {"-DN=4", "-x", "cuda", "-D", "M", "-U", "A", "-D__CUDA_NO_HALF_OPERATORS__", "-D_GNU_SOURCE",
+                  "-DF(x)=((x)+1)", "--define-macro=B=2", "-UNDEBUG", "-Dlower", "a.cu"};
+  std::string header = ptb::takeUserMacros(args);
+  EXPECT_EQ(args, (Strings{"-x", "cuda", "-D__CUDA_NO_HALF_OPERATORS__", "-D_GNU_SOURCE", "a.cu"}));
+  EXPECT_NE(header.find("#define N 4\n#define M 1\n#undef A\n#define F(x) ((x)+1)\n#define B 2\n#undef NDEBUG\n"
+                        "#define lower 1\n"),
+            std::string::npos)
+      << header;
+  Strings none = {"-I", "/x", "-D_X", "a.cu"};
+  EXPECT_EQ(ptb::takeUserMacros(none), "");
+  EXPECT_EQ(none, (Strings{"-I", "/x", "-D_X", "a.cu"}));
+}
+
 TEST(TranslateNvccArgs, StandardWithSeparateValue) {
   // Regression test (fixed bug): nvcc accepts `-std c++17` / `--std c++17` (value as the next word; checked: nvcc 13 takes it), but
   // translateNvccArgs passes "-std", "c++17" through and clang fails: "unknown argument: '-std'", "no such
@@ -203,6 +243,9 @@ TEST(FindCuda, CudaPathWithoutHeadersFallsThrough) {
   if (c) {
     EXPECT_NE(c->how, "CUDA_PATH");
     EXPECT_NE(c->root, dir.path);
+    // Not silently (issue 38): the result says CUDA_PATH was passed over, and what is used instead.
+    EXPECT_NE(c->warning.find("CUDA_PATH=" + dir.path + " is not a CUDA installation"), std::string::npos) << c->warning;
+    EXPECT_NE(c->warning.find("using " + c->root), std::string::npos) << c->warning;
   } else {
     // Nothing else found here: the message lists what was tried, CUDA_PATH with its value first.
     EXPECT_NE(why.find("CUDA_PATH (" + dir.path), std::string::npos) << why;
