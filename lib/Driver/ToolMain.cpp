@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <climits>
 #include <unistd.h>
 
 namespace ptb {
@@ -52,7 +53,9 @@ int parseCommandLine(CLI::App &app, std::vector<std::string> toolArgs) {
   try {
     app.parse(toolArgs);
   } catch (const CLI::ParseError &e) {
-    return app.exit(e);
+    // --help and --version exit 0; every usage error 2, whatever CLI11's own code for it (docs/ptb-transform.md,
+    // "Exit codes").
+    return app.exit(e) == 0 ? 0 : kExitUsage;
   }
   return -1;
 }
@@ -116,6 +119,31 @@ std::string keyOfNewFile(llvm::StringRef path) {
   return std::string(abs);
 }
 
+// Whether every component of `path` is a name the file system takes (NAME_MAX of the nearest directory
+// that exists), and the whole path one the system takes (PATH_MAX): else a rename into place would fail
+// after other outputs were moved into place. Sets `error` when not.
+bool nameFits(const OutputFile &out, const std::string &path, std::string &error) {
+  llvm::SmallString<256> abs(path);
+  fs::make_absolute(abs);
+  std::string existing = std::string(abs);
+  while (!existing.empty() && !fs::is_directory(existing)) {
+    std::string up = llvm::sys::path::parent_path(existing).str();
+    existing = up == existing ? "" : up;
+  }
+  long nameMax = ::pathconf(existing.empty() ? "/" : existing.c_str(), _PC_NAME_MAX);
+  if (nameMax <= 0) nameMax = 255;
+  auto tooLong = [&](const std::string &why) {
+    error = "cannot write " + out.what + " to '" + out.path + "': " + why + " (nothing written)";
+    return false;
+  };
+  for (auto it = llvm::sys::path::begin(abs), e = llvm::sys::path::end(abs); it != e; ++it)
+    if (it->size() > static_cast<size_t>(nameMax))
+      return tooLong("the file name '" + it->str() + "' is longer than the " + std::to_string(nameMax) +
+                     " bytes the file system takes");
+  if (abs.size() >= PATH_MAX) return tooLong("the path is longer than " + std::to_string(PATH_MAX - 1) + " bytes");
+  return true;
+}
+
 bool resolve(const OutputFile &out, Destination &d, std::string &error) {
   d.out = &out;
   d.target = out.path;
@@ -142,6 +170,7 @@ bool resolve(const OutputFile &out, Destination &d, std::string &error) {
     }
   }
   if (!followDanglingLinks(d.target, error)) return false;
+  if (!nameFits(out, d.target, error)) return false;
   d.key = keyOfNewFile(d.target);
   return true;
 }
@@ -278,13 +307,13 @@ void addFilesRead(const clang::SourceManager &sm, std::vector<ReadFile> &reads) 
     reads.push_back({it->first.getName().str(), "a file the parse read"});
 }
 
-bool reportGeneratedInputs(const std::vector<std::string> &files, const std::vector<GeneratedMarker> &markers) {
+bool reportGeneratedInputs(const ParseRequest &request, const std::vector<GeneratedMarker> &markers) {
   bool found = false;
-  for (const std::string &f : files) {
-    auto buf = llvm::MemoryBuffer::getFile(f);
-    if (!buf) continue;
+  for (const std::string &f : request.files) {
+    std::optional<std::string> text = inputText(request, f);
+    if (!text) continue;
     for (const GeneratedMarker &m : markers)
-      if ((*buf)->getBuffer().starts_with(m.marker)) {
+      if (llvm::StringRef(*text).starts_with(m.marker)) {
         print(llvm::errs(), {clang::DiagnosticsEngine::Error, f, 1, 1, m.message});
         found = true;
         break;

@@ -22,8 +22,14 @@ void splitAtDashDash(int argc, char **argv, std::vector<std::string> &toolArgs, 
 // --extra-arg-before.
 void addParseOptions(CLI::App &app, ParseRequest &request);
 
+// The exit codes of every tool of the project (docs/ptb-transform.md, "Exit codes"): 0 done, 1 an error in
+// the input (it does not parse, a kernel is refused under --strict, a file cannot be read or written), 2 a
+// usage error (the command line).
+constexpr int kExitOk = 0, kExitInputError = 1, kExitUsage = 2;
+
 // Parses `toolArgs` (argv before `--`, program name first) with CLI11. Returns -1 when the tool should go
-// on, else the exit code to return (help, version, or a usage error, already printed).
+// on, else the exit code to return: 0 for --help and --version, kExitUsage for a usage error (already
+// printed).
 int parseCommandLine(CLI::App &app, std::vector<std::string> toolArgs);
 
 // One file a tool writes.
@@ -66,6 +72,7 @@ struct GeneratedMarker {
   llvm::StringRef marker;
   std::string message;
 };
-bool reportGeneratedInputs(const std::vector<std::string> &files, const std::vector<GeneratedMarker> &markers);
+// The inputs' texts are read through inputText (after readInputs, a pipe's text is in memory).
+bool reportGeneratedInputs(const ParseRequest &request, const std::vector<GeneratedMarker> &markers);
 
 } // namespace ptb

@@ -79,11 +79,23 @@ int main(int argc, char **argv) {
   app.add_option("--dependency-file", dependencyFile,
                  "Also write a Make-style dependency file: the outputs, then every file the parse read (for "
                  "CMake's DEPFILE, Ninja, Make)");
-  app.add_option("--max-shared", limits.maxShared, "Shared memory one block may use, bytes (default: 232448, H100)");
+  app.add_option("--max-shared", limits.maxShared, "Shared memory one block may use, bytes (default: 232448, H100)")
+      ->check(CLI::Validator(
+          [](std::string &v) {
+            // CLI11 reads "-5" into an unsigned option as a huge number: only digits are a number of bytes.
+            return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos
+                       ? std::string()
+                       : "'" + v + "' is not a number of bytes (0, 1, 2, ...)";
+          },
+          "BYTES"));
   app.add_flag("--list-kernels", listKernels, "Print the inventory of the kernels instead of fusing");
   app.add_option("--format", format, "Inventory format: text or json")->check(CLI::IsMember({"text", "json"}));
   if (int rc = ptb::parseCommandLine(app, toolArgs); rc >= 0) return rc;
   req.argsAfterDashDash = compilerArgs;
+  if (!ptb::readInputs(req)) {
+    llvm::errs() << "fuse-kernels: nothing written (errors above)\n";
+    return 1;
+  }
 
   if (listKernels) {
     std::vector<ptb::Inventory> inventories;
@@ -99,9 +111,7 @@ int main(int argc, char **argv) {
   std::vector<ptb::FusionJob> jobs;
   if (!config.empty()) {
     if (!kernelSpecs.empty() || !ratio.empty() || allRatios || !ratioFrom.empty() || !decisionsFrom.empty()) {
-      printError(decisionsFrom.empty() ? "--config replaces --kernel, --ratio, --all-ratios and --ratio-from"
-                                       : "--config replaces --kernel, --ratio, --all-ratios, --ratio-from and "
-                                         "--decisions-from");
+      printError("--config replaces --kernel, --ratio, --all-ratios, --ratio-from and --decisions-from");
       return 2;
     }
     llvm::Expected<std::vector<ptb::FusionJob>> parsed = readFusionConfig(config);
@@ -125,8 +135,7 @@ int main(int argc, char **argv) {
       return 2;
     }
     if ((!ratio.empty()) + allRatios + (!ratioFrom.empty()) + (!decisionsFrom.empty()) != 1) {
-      printError(decisionsFrom.empty() ? "give exactly one of --ratio, --all-ratios and --ratio-from"
-                                       : "give exactly one of --ratio, --all-ratios, --ratio-from and --decisions-from");
+      printError("give exactly one of --ratio, --all-ratios, --ratio-from and --decisions-from");
       return 2;
     }
     if (!decisionsFrom.empty()) {
@@ -232,7 +241,7 @@ int main(int argc, char **argv) {
   // Parse every file once; prepare the slot functions of every kernel any job names.
   const std::vector<ptb::FusionKernelRequest> all = ptb::distinctKernels(jobs);
   if (ptb::reportGeneratedInputs(
-          req.files, {{ptb::kFusedMarker, "this file was written by fuse-kernels; fuse the original sources instead"},
+          req, {{ptb::kFusedMarker, "this file was written by fuse-kernels; fuse the original sources instead"},
                       {ptb::kGeneratedMarker, "this file was written by ptb-transform; fuse the original sources "
                                               "instead"}})) {
     llvm::errs() << "fuse-kernels: nothing written (errors above)\n";

@@ -72,10 +72,19 @@ int main(int argc, char **argv) {
     llvm::errs() << "error: -o takes one input file; use --output-dir or -i for several\n";
     return 2;
   }
+  if (!listKernels && req.files.size() > 1 && (destinations == 0 || output == "-")) {
+    llvm::errs() << "error: " << req.files.size()
+                 << " inputs and one standard output: their outputs would run together; use --output-dir or -i\n";
+    return 2;
+  }
 
+  if (!ptb::readInputs(req)) {
+    llvm::errs() << "ptb-transform: nothing written (errors above)\n";
+    return 1;
+  }
   if (!listKernels &&
       ptb::reportGeneratedInputs(
-          req.files, {{ptb::kGeneratedMarker,
+          req, {{ptb::kGeneratedMarker,
                        "this file was already transformed by ptb-transform; transform the original source instead"},
                       {ptb::kFusedMarker, "this file was written by fuse-kernels; transform the original sources "
                                           "instead"}})) {
