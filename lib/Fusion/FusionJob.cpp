@@ -279,8 +279,55 @@ bool decisionsFromHarnessOutput(llvm::StringRef text, const std::string &file, c
   return true;
 }
 
+namespace {
+
+// Where the text first nests arrays and objects deeper than kMaxConfigNesting ("line L, column C"), or "".
+// llvm::json::parse recurses once per level: a deep enough text overflows the stack.
+std::string tooDeep(llvm::StringRef json) {
+  unsigned depth = 0, line = 1, column = 0;
+  bool inString = false, escaped = false;
+  for (char c : json) {
+    ++column;
+    if (c == '\n') {
+      ++line;
+      column = 0;
+    }
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') inString = false;
+      continue;
+    }
+    if (c == '"') inString = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > kMaxConfigNesting) return "line " + std::to_string(line) + ", column " + std::to_string(column);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return "";
+}
+
+// An error for each key of `o` that is not one of `known` (a misspelt key would otherwise be ignored).
+llvm::Error checkKeys(const llvm::json::Object &o, llvm::ArrayRef<llvm::StringRef> known, const std::string &where) {
+  std::vector<std::string> unknown;
+  for (const auto &kv : o)
+    if (!llvm::is_contained(known, llvm::StringRef(kv.first))) unknown.push_back("\"" + kv.first.str() + "\"");
+  if (unknown.empty()) return llvm::Error::success();
+  std::sort(unknown.begin(), unknown.end());
+  std::vector<std::string> names;
+  for (llvm::StringRef k : known) names.push_back("\"" + k.str() + "\"");
+  return failure(where + "unknown key" + (unknown.size() > 1 ? "s " : " ") + llvm::join(unknown, ", ") +
+                 " (known: " + llvm::join(names, ", ") + ")");
+}
+
+} // namespace
+
 llvm::Expected<std::vector<FusionJob>> parseFusionConfig(llvm::StringRef json) {
   std::vector<FusionJob> jobs;
+  if (std::string at = tooDeep(json); !at.empty())
+    return failure("invalid JSON: arrays and objects nest deeper than " + std::to_string(kMaxConfigNesting) +
+                   " levels at " + at);
   auto parsed = llvm::json::parse(json);
   if (!parsed)
     return failure("invalid JSON: " + llvm::toString(parsed.takeError()));
@@ -288,19 +335,29 @@ llvm::Expected<std::vector<FusionJob>> parseFusionConfig(llvm::StringRef json) {
   const llvm::json::Array *fusions = root ? root->getArray("fusions") : nullptr;
   if (!fusions)
     return failure("expected an object with a \"fusions\" array");
+  if (llvm::Error e = checkKeys(*root, {"fusions"}, "")) return std::move(e);
   for (size_t i = 0; i < fusions->size(); ++i) {
     const std::string where = "fusions[" + std::to_string(i) + "]";
     const llvm::json::Object *f = (*fusions)[i].getAsObject();
     const llvm::json::Array *ks = f ? f->getArray("kernels") : nullptr;
     if (!ks || ks->size() < 2)
       return failure(where + ": expected \"kernels\": an array of at least two kernels");
+    if (llvm::Error e = checkKeys(*f,
+                                  {"kernels", "ratio", "ratios", "all_ratios", "min_blocks", "reg_budgets", "name",
+                                   "output"},
+                                  where + ": "))
+      return std::move(e);
     FusionJob job;
-    for (const llvm::json::Value &kv : *ks) {
+    for (size_t ki = 0; ki < ks->size(); ++ki) {
+      const llvm::json::Value &kv = (*ks)[ki];
       const llvm::json::Object *k = kv.getAsObject();
       auto name = k ? k->getString("name") : std::nullopt;
       auto block = k ? k->getString("block") : std::nullopt;
       if (!name || !block)
         return failure(where + ": each kernel needs \"name\" and \"block\" (e.g. \"32x8\")");
+      if (llvm::Error e = checkKeys(*k, {"name", "block", "dynamic_shared"},
+                                    where + ".kernels[" + std::to_string(ki) + "]: "))
+        return std::move(e);
       FusionKernelRequest r;
       r.name = name->str();
       if (!parseBlockShape(*block, r.block))

@@ -100,7 +100,9 @@ bool decisionsFromHarnessOutput(llvm::StringRef text, const std::string &file, c
 // A batch: {"fusions": [{"kernels": [{"name": "k", "block": "32x8", "dynamic_shared": 0}, ...],
 //                        "ratio": "1:2" | "ratios": ["1:1", "1:2"] | "all_ratios": true,
 //                        "reg_budgets": ["112:32", "1:2@112:32"], "name": "...", "output": "..."}]}
-// (docs/fuse-kernels.md).
+// (docs/fuse-kernels.md). A key not listed here is an error (a misspelt key would be ignored otherwise), and
+// so are arrays and objects nested deeper than kMaxConfigNesting (the parser recurses per level).
+constexpr unsigned kMaxConfigNesting = 64;
 llvm::Expected<std::vector<FusionJob>> parseFusionConfig(llvm::StringRef json);
 
 } // namespace ptb
