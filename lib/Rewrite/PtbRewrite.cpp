@@ -117,7 +117,7 @@ public:
       for (const TaskBarrierEdit &e : k->taskBarrierEdits) taskBarrierEdits[{e.at.getRawEncoding(), e.length}] = e;
     }
     if (opts.twinsApart) {
-      planApart(astContext);
+      planApart(astContext, /*remark=*/!chosen.empty() && !opts.quiet);
       if (plan.keptBecause.empty())
         for (const Kernel *k : chosen) planLaunchedApart(*k);
     }
@@ -181,11 +181,13 @@ public:
   // Twins apart (TwinsApart.h).
 
   // Plans the twins part and adds the guards that leave the plan's definitions out of it.
-  void planApart(ASTContext &ctx) {
+  // `remark`: say why when the twins stay (only where there are twins: without, nothing is lost).
+  void planApart(ASTContext &ctx, bool remark) {
     plan = planTwinsApart(ctx);
     if (!plan.keptBecause.empty()) {
-      report(diags, plan.keptAt, DiagnosticsEngine::Remark,
-             "the twins stay in the program's module (no twins apart): " + plan.keptBecause);
+      if (remark)
+        report(diags, plan.keptAt, DiagnosticsEngine::Remark,
+               "the twins stay in the program's module (no twins apart): " + plan.keptBecause);
       return;
     }
     for (const TwinsApartPlan::Guard &g : plan.guards) {

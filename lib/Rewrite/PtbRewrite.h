@@ -49,6 +49,8 @@ struct RewriteOptions {
   // Also write the twins part (TwinsApart.h): the main output's twins compiled apart, into a module of
   // their own. Needs file outputs (not stdout, not -i).
   bool twinsApart = false;
+  // No remarks (why the twins stay in the program's module): --quiet. Warnings and errors stay.
+  bool quiet = false;
 };
 
 // One file the rewrite writes: the main file, or an included file that changed.

@@ -21,8 +21,10 @@ int main(int argc, char **argv) {
   std::vector<std::string> toolArgs, compilerArgs;
   ptb::splitAtDashDash(argc, argv, toolArgs, compilerArgs);
 
+  const std::string generatedCode = ptb::documentationPage(argv[0], "generated-code.md");
   CLI::App app{"ptb-transform: make CUDA kernels persistent-thread-block (PTB) workers gated by %smid,\n"
-               "and send their launches to the PTB runtime (docs/generated-code.md)."};
+               "and send their launches to the PTB runtime (what is written: " + generatedCode + ").\n"
+               "Exit codes: 0 done, 1 an error in the input (nothing written), 2 a usage error."};
   app.set_version_flag("--version", fmt::format("ptb-transform {} (clang {})", PTB_VERSION, CLANG_VERSION_STRING));
   app.name("ptb-transform");
   ptb::ParseRequest req;
@@ -44,7 +46,10 @@ int main(int argc, char **argv) {
   app.add_flag("--twins-apart", opts.twinsApart,
                "Also write <output>.twins.cu, which compiles the twins into a module of their own (compile and "
                "link it with the output): launches that run the original kernels never load the twins "
-               "(docs/generated-code.md, \"Twins apart\")");
+               "(" + generatedCode + ", \"Twins apart\")");
+  bool quiet = false, verbose = false;
+  app.add_flag("--quiet", quiet, "Print only warnings and errors (no line per file written, no remarks)");
+  app.add_flag("--verbose", verbose, "Also print a line for each included file that needed no change");
   std::string headerFilter;
   auto *headerFilterOpt = app.add_option(
       "--header-filter", headerFilter,
@@ -54,6 +59,11 @@ int main(int argc, char **argv) {
   req.argsAfterDashDash = compilerArgs;
   if (headerFilterOpt->count()) req.headerFilter = headerFilter;
   opts.toolVersion = PTB_VERSION;
+  opts.quiet = quiet;
+  if (quiet && verbose) {
+    llvm::errs() << "error: choose one of --quiet and --verbose\n";
+    return 2;
+  }
 
   int destinations = !output.empty() + !outputDir.empty() + inPlace;
   if (!listKernels && destinations > 1) {
@@ -169,10 +179,11 @@ int main(int argc, char **argv) {
   for (auto &r : results) {
     for (const ptb::FileOutput &f : r.files) {
       if (f.destination.empty()) llvm::outs() << f.output;
-      llvm::errs() << ptb::describeFileOutput(f) << "\n";
+      if (!quiet) llvm::errs() << ptb::describeFileOutput(f) << "\n";
     }
-    for (const std::string &f : r.unchangedIncludedFiles)
-      llvm::errs() << "ptb-transform: " << f << " (included by " << r.file << "): nothing to change, included as it is\n";
+    if (verbose)
+      for (const std::string &f : r.unchangedIncludedFiles)
+        llvm::errs() << "ptb-transform: " << f << " (included by " << r.file << "): nothing to change, included as it is\n";
   }
   return 0;
 }
