@@ -60,6 +60,17 @@ int parseCommandLine(CLI::App &app, std::vector<std::string> toolArgs) {
   return -1;
 }
 
+std::string documentationPage(const char *argv0, llvm::StringRef page) {
+  static int anchor;
+  std::string exe = llvm::sys::fs::getMainExecutable(argv0, &anchor);
+  if (!exe.empty()) {
+    llvm::SmallString<256> p(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
+    llvm::sys::path::append(p, "share", "doc", "ptb-tools", page);
+    if (llvm::sys::fs::exists(p)) return std::string(p);
+  }
+  return "share/doc/ptb-tools/" + page.str() + " under the install prefix; docs/" + page.str() + " in the sources";
+}
+
 namespace {
 
 namespace fs = llvm::sys::fs;

@@ -32,6 +32,11 @@ constexpr int kExitOk = 0, kExitInputError = 1, kExitUsage = 2;
 // printed).
 int parseCommandLine(CLI::App &app, std::vector<std::string> toolArgs);
 
+// Where the documentation page `page` ("generated-code.md") is, for --help: <prefix>/share/doc/ptb-tools/<page>
+// when the tool runs from an installation that has it (<prefix>/bin/<tool>), else a sentence naming both
+// places (the installed one under the install prefix, docs/<page> in the sources). `argv0`: the tool's argv[0].
+std::string documentationPage(const char *argv0, llvm::StringRef page);
+
 // One file a tool writes.
 struct OutputFile {
   std::string path;

@@ -44,7 +44,8 @@ int main(int argc, char **argv) {
   std::vector<std::string> toolArgs, compilerArgs;
   ptb::splitAtDashDash(argc, argv, toolArgs, compilerArgs);
   CLI::App app{"fuse-kernels: fuse kernels (a Tensor-Core and a CUDA-Core one) into one PTB kernel whose block holds "
-               "slots of each, synchronized by named barriers"};
+               "slots of each, synchronized by named barriers (" + ptb::documentationPage(argv[0], "fuse-kernels.md") +
+               ").\nExit codes: 0 done, 1 an error in the input (nothing written), 2 a usage error."};
   app.set_version_flag("--version", fmt::format("fuse-kernels {} (clang {})", PTB_VERSION, CLANG_VERSION_STRING));
   app.name("fuse-kernels");
   ptb::ParseRequest req;
@@ -66,7 +67,7 @@ int main(int argc, char **argv) {
   app.add_option("--reg-budget", regBudgets,
                  "Also write candidates whose kernels' slots run with their own registers per thread on sm_90a "
                  "(setmaxnreg): R:R (one count per kernel, for every ratio) or A:B[/BLOCKS]@R:R (one ratio); "
-                 "docs/fuse-kernels.md, \"Register budgets\"")
+                 "fuse-kernels.md, \"Register budgets\"")
       ->delimiter(',');
   app.add_flag("--all-ratios", allRatios, "Emit every feasible ratio (and a candidate table for tuning/fusion_tune)");
   app.add_option("--ratio-from", ratioFrom, "Take the ratio from a tuning harness's output (its 'winner a:b' line)");
