@@ -39,8 +39,8 @@ inline unsigned align16(size_t n) { return static_cast<unsigned>((n + 15) / 16 *
 // Blocks of `fused` that fit on one SM with `threads` threads and `dyn` bytes of dynamic shared memory
 // (cached; 0: cannot run). Raises the kernel's dynamic shared memory limit when it needs more than 48 KiB.
 inline int fused_occupancy_locked(DeviceState& d, const void* fused, unsigned threads, size_t dyn) {
-  const OccKey k{fused, threads, dyn};
-  auto it = d.occ.find(k);
+  const OccKey __k{fused, threads, dyn};
+  auto it = d.occ.find(__k);
   if (it != d.occ.end()) return it->second;
   if (dyn > 48 * 1024) {
     cudaFuncAttributes fa;
@@ -52,46 +52,46 @@ inline int fused_occupancy_locked(DeviceState& d, const void* fused, unsigned th
   }
   int occ = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fused, static_cast<int>(threads), dyn) != cudaSuccess) return 0;
-  if (occ > 0) d.occ.emplace(k, occ);
+  if (occ > 0) d.occ.emplace(__k, occ);
   return occ;
 }
 
 // The fused kernel's argument pointers: the parts' kernel arguments, one Launch per part, the layout.
-template <size_t N, size_t A>
+template <size_t _Np, size_t _Na>
 struct FusedArgv {
-  void* p[A + N + 1];
+  void* p[_Na + _Np + 1];
   FusedArgv(void* const* args, Launch* launches, FusedShared* layout) {
-    for (size_t j = 0; j < A; ++j) p[j] = args[j];
-    for (size_t j = 0; j < N; ++j) p[A + j] = &launches[j];
-    p[A + N] = layout;
+    for (size_t __j = 0; __j < _Na; ++__j) p[__j] = args[__j];
+    for (size_t __j = 0; __j < _Np; ++__j) p[_Na + __j] = &launches[__j];
+    p[_Na + _Np] = layout;
   }
 };
 
 // Launches more workers (resume) for a fused launch: the fused kernel again, every part's control block
 // marked as resume; the parts whose launch is over (or not running on that SM's terms) leave at once.
-template <size_t N, class... Args>
+template <size_t _Np, class... _Args>
 struct FusedRelauncher {
   const void* fused;
   unsigned threads;
   size_t dyn;
   FusedShared layout;
-  Launch launches[N];
-  std::tuple<Args...> args;
+  Launch launches[_Np];
+  std::tuple<_Args...> args;
   unsigned part;
-  template <size_t... I>
-  cudaError_t go(const Launch& L, unsigned workers, cudaStream_t s, std::index_sequence<I...>) {
-    Launch ls[N];
-    for (size_t j = 0; j < N; ++j) {
-      ls[j] = launches[j];
-      ls[j].flags |= kResume;
+  template <size_t... _Ip>
+  cudaError_t go(const Launch& __L, unsigned workers, cudaStream_t s, std::index_sequence<_Ip...>) {
+    Launch ls[_Np];
+    for (size_t __j = 0; __j < _Np; ++__j) {
+      ls[__j] = launches[__j];
+      ls[__j].flags |= kResume;
     }
-    ls[part] = L;
-    void* a[] = {static_cast<void*>(&std::get<I>(args))..., nullptr};
-    FusedArgv<N, sizeof...(Args)> argv(a, ls, &layout);
+    ls[part] = __L;
+    void* a[] = {static_cast<void*>(&std::get<_Ip>(args))..., nullptr};
+    FusedArgv<_Np, sizeof...(_Args)> argv(a, ls, &layout);
     return cudaLaunchKernel(fused, dim3(workers), dim3(threads), argv.p, dyn, s);
   }
-  cudaError_t operator()(const Launch& L, unsigned workers, cudaStream_t s) {
-    return go(L, workers, s, std::index_sequence_for<Args...>{});
+  cudaError_t operator()(const Launch& __L, unsigned workers, cudaStream_t s) {
+    return go(__L, workers, s, std::index_sequence_for<_Args...>{});
   }
 };
 
@@ -105,23 +105,23 @@ struct FusedRelauncher {
 // one generated for, the parts' streams differ, a part has no task, the fused block does not fit the
 // SM): nothing was launched, and the caller runs the original kernels instead. Launch errors of the fused
 // kernel also give false (after clearing them): the originals then report their own errors, if any.
-template <size_t N, class... Args>
-bool launch_fused(const void* fused, const FusedPart (&parts)[N], Args... args) {
-  static_assert(N >= 1 && N <= kMaxFusedSlots, "at most 15 slots");
+template <size_t _Np, class... _Args>
+bool launch_fused(const void* fused, const FusedPart (&parts)[_Np], _Args... args) {
+  static_assert(_Np >= 1 && _Np <= kMaxFusedSlots, "at most 15 slots");
   if (launch_mode() == LaunchMode::original) return false;
   const cudaStream_t stream = parts[0].config.stream;
   unsigned threads = 0, nslots = 0;
   FusedShared layout{};
   size_t dyn = 0;
-  for (size_t i = 0; i < N; ++i) {
-    const FusedPart& p = parts[i];
+  for (size_t __i = 0; __i < _Np; ++__i) {
+    const FusedPart& p = parts[__i];
     const dim3 b = p.config.block;
     if (p.config.stream != stream || b.x != p.block.x || b.y != p.block.y || b.z != p.block.z || p.slots == 0)
       return false;
     const unsigned long long nt = detail::task_count(p.config.grid);
     if (nt == 0 || nt >= detail::kMaxTasks) return false;
     if (nslots + p.slots > kMaxFusedSlots) return false;
-    for (unsigned k = 0; k < p.slots; ++k) {
+    for (unsigned __k = 0; __k < p.slots; ++__k) {
       layout.offset[nslots++] = static_cast<unsigned>(dyn);
       dyn += detail::align16(p.config.shmem);
     }
@@ -132,61 +132,61 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[N], Args... args) 
   cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess) return false;
   const bool captured = cs != cudaStreamCaptureStatusNone;
-  detail::Runtime& r = detail::rt();
-  detail::Prepared prep[N];
+  detail::Runtime& __r = detail::rt();
+  detail::Prepared prep[_Np];
   unsigned blocks = 0;
   int occ = 0;
   {
-    std::lock_guard<std::mutex> g(r.m);
-    if (captured && !(r.devs[dev] && r.devs[dev]->ok)) return false;
+    std::lock_guard<std::mutex> __g(__r.m);
+    if (captured && !(__r.devs[dev] && __r.devs[dev]->ok)) return false;
     detail::DeviceState* d = detail::device_locked(dev);
     if (!d) return false;
     if (threads > static_cast<unsigned>(d->max_threads) || dyn > d->smem_optin) return false;
-    for (size_t i = 0; i < N; ++i)
-      if (!detail::fits_device(*d, parts[i].config.grid, parts[i].block)) return false;
+    for (size_t __i = 0; __i < _Np; ++__i)
+      if (!detail::fits_device(*d, parts[__i].config.grid, parts[__i].block)) return false;
     occ = detail::fused_occupancy_locked(*d, fused, threads, dyn);
     if (occ <= 0) return false;
     detail::PolicyState* pol = detail::policy_for_locked(parts[0].config);
     if (!detail::ready_policy_locked(*d, *pol, captured)) return false;
     // No more fused blocks than the part with the most tasks per slot can use.
     unsigned long long need = 0;
-    for (size_t i = 0; i < N; ++i) {
-      const unsigned long long per = (detail::task_count(parts[i].config.grid) + parts[i].slots - 1) / parts[i].slots;
+    for (size_t __i = 0; __i < _Np; ++__i) {
+      const unsigned long long per = (detail::task_count(parts[__i].config.grid) + parts[__i].slots - 1) / parts[__i].slots;
       need = per > need ? per : need;
     }
     const unsigned long long full = static_cast<unsigned long long>(occ) * d->sms;
     blocks = detail::worker_count(*d, *pol, full, need);
-    for (size_t i = 0; i < N; ++i) {
+    for (size_t __i = 0; __i < _Np; ++__i) {
       unsigned s = 0;
       if (!detail::acquire_control_locked(*d, captured, s)) {
-        for (size_t j = 0; j < i; ++j) detail::release_locked(prep[j]);
+        for (size_t __j = 0; __j < __i; ++__j) detail::release_locked(prep[__j]);
         return false;
       }
-      prep[i].d = d;
-      prep[i].control = s;
-      prep[i].workers = blocks * parts[i].slots;
-      prep[i].resume_workers = static_cast<unsigned>(full);
-      prep[i].policy = pol;
-      detail::fill_launch_locked(*d, *pol, s, captured, parts[i].config.grid, prep[i].workers,
-                                 static_cast<unsigned>(occ) * parts[i].slots, prep[i].launch);
+      prep[__i].d = d;
+      prep[__i].control = s;
+      prep[__i].workers = blocks * parts[__i].slots;
+      prep[__i].resume_workers = static_cast<unsigned>(full);
+      prep[__i].policy = pol;
+      detail::fill_launch_locked(*d, *pol, s, captured, parts[__i].config.grid, prep[__i].workers,
+                                 static_cast<unsigned>(occ) * parts[__i].slots, prep[__i].launch);
     }
     // one launch: one turn, its end recorded once; it fills the policy's room with `need` blocks' worth of work
     detail::take_turn_locked(*d, *pol, captured, stream, occ, need, prep[0]);
   }
   void* a[] = {static_cast<void*>(&args)..., nullptr};
-  Launch launches[N];
-  for (size_t j = 0; j < N; ++j) launches[j] = prep[j].launch;
-  detail::FusedArgv<N, sizeof...(Args)> argv(a, launches, &layout);
+  Launch launches[_Np];
+  for (size_t __j = 0; __j < _Np; ++__j) launches[__j] = prep[__j].launch;
+  detail::FusedArgv<_Np, sizeof...(_Args)> argv(a, launches, &layout);
   if (cudaLaunchKernel(fused, dim3(blocks), dim3(threads), argv.p, dyn, stream) != cudaSuccess) {
     (void)cudaGetLastError();
-    for (size_t i = 0; i < N; ++i) detail::release(prep[i]);
+    for (size_t __i = 0; __i < _Np; ++__i) detail::release(prep[__i]);
     return false;
   }
-  detail::FusedRelauncher<N, Args...> rl{fused, threads, dyn, layout, {}, std::tuple<Args...>(args...), 0};
-  for (size_t j = 0; j < N; ++j) rl.launches[j] = launches[j];
-  for (size_t i = 0; i < N; ++i) {
-    rl.part = static_cast<unsigned>(i);
-    detail::commit(prep[i], detail::FusedRelauncher<N, Args...>(rl));
+  detail::FusedRelauncher<_Np, _Args...> rl{fused, threads, dyn, layout, {}, std::tuple<_Args...>(args...), 0};
+  for (size_t __j = 0; __j < _Np; ++__j) rl.launches[__j] = launches[__j];
+  for (size_t __i = 0; __i < _Np; ++__i) {
+    rl.part = static_cast<unsigned>(__i);
+    detail::commit(prep[__i], detail::FusedRelauncher<_Np, _Args...>(rl));
   }
   return true;
 }
@@ -200,9 +200,9 @@ enum class FusedChoice : int { sequential = 0, streams = 1, fused = 2 };
 // One measured problem size: each kernel's task count there (grid.x * grid.y * grid.z of its launch) and
 // what ran fastest. With `fused`, `candidate` indexes the output's candidate table (else -1); `label` is
 // the candidate's ratio ("2:2/2"), "sequential" or "streams".
-template <size_t N>
+template <size_t _Np>
 struct FusedDecision {
-  unsigned long long tasks[N];
+  unsigned long long tasks[_Np];
   FusedChoice choice;
   int candidate;
   const char* label;
@@ -216,20 +216,20 @@ inline unsigned long long grid_tasks(dim3 grid) {
 // The decision measured nearest to a launch with `tasks` tasks per kernel: the least sum over the kernels of
 // |ln(tasks / measured tasks)| (sizes compare by ratio: 2x larger is as far as 2x smaller), the first one of
 // equal distance. A task count of 0 counts as 1.
-template <size_t N, size_t M>
-inline const FusedDecision<N>& nearest_decision(const FusedDecision<N> (&table)[M], const unsigned long long (&tasks)[N]) {
-  static_assert(M >= 1, "a decision table has at least one entry");
+template <size_t _Np, size_t _Mp>
+inline const FusedDecision<_Np>& nearest_decision(const FusedDecision<_Np> (&table)[_Mp], const unsigned long long (&tasks)[_Np]) {
+  static_assert(_Mp >= 1, "a decision table has at least one entry");
   size_t best = 0;
   double best_d = 0;
-  for (size_t i = 0; i < M; ++i) {
+  for (size_t __i = 0; __i < _Mp; ++__i) {
     double d = 0;
-    for (size_t k = 0; k < N; ++k) {
-      const double a = tasks[k] ? static_cast<double>(tasks[k]) : 1.0;
-      const double b = table[i].tasks[k] ? static_cast<double>(table[i].tasks[k]) : 1.0;
+    for (size_t __k = 0; __k < _Np; ++__k) {
+      const double a = tasks[__k] ? static_cast<double>(tasks[__k]) : 1.0;
+      const double b = table[__i].tasks[__k] ? static_cast<double>(table[__i].tasks[__k]) : 1.0;
       d += std::fabs(std::log(a / b));
     }
-    if (i == 0 || d < best_d) {
-      best = i;
+    if (__i == 0 || d < best_d) {
+      best = __i;
       best_d = d;
     }
   }
@@ -245,8 +245,8 @@ struct SideStreamSlot {
 };
 constexpr int kMaxSideStreamDevices = 64;
 inline std::mutex& side_stream_mutex() {
-  static std::mutex m;
-  return m;
+  static std::mutex __m;
+  return __m;
 }
 inline SideStreamSlot& side_stream_slot(int dev) {
   static SideStreamSlot slots[kMaxSideStreamDevices];

@@ -30,24 +30,24 @@ inline int mode_from_env() {
   return kModeAutomatic;
 }
 inline std::atomic<int>& mode_word() {
-  static std::atomic<int> m{mode_from_env()};
-  return m;
+  static std::atomic<int> __m{mode_from_env()};
+  return __m;
 }
 }  // namespace detail
 
-inline void set_launch_mode(LaunchMode m) {
-  detail::mode_word().store(m == LaunchMode::original ? detail::kModeOriginal
-                            : m == LaunchMode::ptb    ? detail::kModePtb
+inline void set_launch_mode(LaunchMode __m) {
+  detail::mode_word().store(__m == LaunchMode::original ? detail::kModeOriginal
+                            : __m == LaunchMode::ptb    ? detail::kModePtb
                                                       : detail::kModeAutomatic,
                             std::memory_order_relaxed);
 }
 inline LaunchMode launch_mode() {
-  const int m = detail::mode_word().load(std::memory_order_relaxed);
-  return m == detail::kModeOriginal ? LaunchMode::original : m == detail::kModePtb ? LaunchMode::ptb : LaunchMode::automatic;
+  const int __m = detail::mode_word().load(std::memory_order_relaxed);
+  return __m == detail::kModeOriginal ? LaunchMode::original : __m == detail::kModePtb ? LaunchMode::ptb : LaunchMode::automatic;
 }
 // How PTB_MODE spells a mode: "auto", "ptb" or "original" (benchmarks print it beside their results).
-inline const char* launch_mode_name(LaunchMode m) {
-  return m == LaunchMode::ptb ? "ptb" : m == LaunchMode::original ? "original" : "auto";
+inline const char* launch_mode_name(LaunchMode __m) {
+  return __m == LaunchMode::ptb ? "ptb" : __m == LaunchMode::original ? "original" : "auto";
 }
 
 }  // namespace ptb

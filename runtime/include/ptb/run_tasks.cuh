@@ -12,10 +12,10 @@ namespace ptb {
 // Every thread of the worker block calls it once. Runs task(blockIdx, gridDim) for each task the worker
 // gets, with one block-wide barrier between consecutive tasks (Sync == TaskSync::block; with
 // TaskSync::parked, the park where each thread leaves the task: task_exit); returns when the worker must leave.
-template <TaskSync Sync = TaskSync::block, class Task>
-__device__ __forceinline__ void run_tasks(const Launch& launch, Task&& task) {
+template <TaskSync _Sync = TaskSync::block, class _Task>
+__device__ __forceinline__ void run_tasks(const Launch& launch, _Task&& task) {
   __shared__ detail::WorkerShared ptb_worker_;
-  detail::task_loop<Sync>(detail::WholeBlock{}, launch, ptb_worker_, static_cast<Task&&>(task));
+  detail::task_loop<_Sync>(detail::WholeBlock{}, launch, ptb_worker_, static_cast<_Task&&>(task));
 }
 
 }  // namespace ptb

@@ -16,9 +16,9 @@ namespace ptb {
 inline bool runtime_set_up(int device = -1) {
   if (device < 0 && cudaGetDevice(&device) != cudaSuccess) return false;
   if (device < 0 || device >= static_cast<int>(detail::kMaxDevices)) return false;
-  detail::Runtime& r = detail::rt();
-  std::lock_guard<std::mutex> g(r.m);
-  return r.devs[device] != nullptr;
+  detail::Runtime& __r = detail::rt();
+  std::lock_guard<std::mutex> __g(__r.m);
+  return __r.devs[device] != nullptr;
 }
 
 }  // namespace ptb

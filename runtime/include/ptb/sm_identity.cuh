@@ -18,18 +18,18 @@ inline std::vector<unsigned> sm_ids() {
   std::vector<unsigned> out;
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return out;
-  std::lock_guard<std::mutex> g(detail::rt().m);
+  std::lock_guard<std::mutex> __g(detail::rt().m);
   detail::DeviceState* d = detail::device_locked(dev);
   if (!d) return out;
   detail::discover_locked(*d);
-  for (unsigned i = 0; i < d->ndense; ++i) out.push_back(static_cast<unsigned>(d->raw_of[i]));
+  for (unsigned __i = 0; __i < d->ndense; ++__i) out.push_back(static_cast<unsigned>(d->raw_of[__i]));
   return out;
 }
 // Number of SMs of the current device (cached).
 inline unsigned sm_count() {
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return 0;
-  std::lock_guard<std::mutex> g(detail::rt().m);
+  std::lock_guard<std::mutex> __g(detail::rt().m);
   detail::DeviceState* d = detail::device_locked(dev);
   return d ? static_cast<unsigned>(d->sms) : 0;
 }

@@ -18,15 +18,15 @@ class SmSet {
   static SmSet none() { return SmSet(); }
   static SmSet range(unsigned first, unsigned last_excl) {        // [first, last_excl)
     SmSet s;
-    for (unsigned i = first; i < last_excl && i < kMaxSms; ++i) s.b_.set(i);
+    for (unsigned __i = first; __i < last_excl && __i < kMaxSms; ++__i) s.b_.set(__i);
     return s;
   }
   static SmSet first(unsigned n) { return range(0, n); }
   static SmSet mask(unsigned long long lo, unsigned long long hi = 0) {  // bit i: SM i (0..127)
     SmSet s;
-    for (unsigned i = 0; i < 64; ++i) {
-      if ((lo >> i) & 1) s.b_.set(i);
-      if ((hi >> i) & 1) s.b_.set(64 + i);
+    for (unsigned __i = 0; __i < 64; ++__i) {
+      if ((lo >> __i) & 1) s.b_.set(__i);
+      if ((hi >> __i) & 1) s.b_.set(64 + __i);
     }
     return s;
   }
@@ -39,51 +39,51 @@ class SmSet {
   // "0-65,70,72-75" (ranges inclusive). Returns false on a syntax error.
   static bool parse(const std::string& text, SmSet& out) {
     SmSet s;
-    size_t i = 0;
+    size_t __i = 0;
     if (text == "all") { out = all(); return true; }
-    while (i < text.size()) {
+    while (__i < text.size()) {
       char* e = nullptr;
-      const unsigned long a = std::strtoul(text.c_str() + i, &e, 10);
-      if (e == text.c_str() + i) return false;
-      i = e - text.c_str();
+      const unsigned long a = std::strtoul(text.c_str() + __i, &e, 10);
+      if (e == text.c_str() + __i) return false;
+      __i = e - text.c_str();
       unsigned long b = a;
-      if (i < text.size() && text[i] == '-') {
-        ++i;
-        b = std::strtoul(text.c_str() + i, &e, 10);
-        if (e == text.c_str() + i) return false;
-        i = e - text.c_str();
+      if (__i < text.size() && text[__i] == '-') {
+        ++__i;
+        b = std::strtoul(text.c_str() + __i, &e, 10);
+        if (e == text.c_str() + __i) return false;
+        __i = e - text.c_str();
       }
       if (b < a || b >= kMaxSms) return false;
-      for (unsigned long k = a; k <= b; ++k) s.b_.set(k);
-      if (i < text.size()) {
-        if (text[i] != ',') return false;
-        ++i;
+      for (unsigned long __k = a; __k <= b; ++__k) s.b_.set(__k);
+      if (__i < text.size()) {
+        if (text[__i] != ',') return false;
+        ++__i;
       }
     }
     out = s;
     return true;
   }
-  SmSet& add(unsigned i) { if (i < kMaxSms) b_.set(i); return *this; }
-  SmSet& remove(unsigned i) { if (i < kMaxSms) b_.reset(i); return *this; }
-  bool contains(unsigned i) const { return i < kMaxSms && b_.test(i); }
+  SmSet& add(unsigned __i) { if (__i < kMaxSms) b_.set(__i); return *this; }
+  SmSet& remove(unsigned __i) { if (__i < kMaxSms) b_.reset(__i); return *this; }
+  bool contains(unsigned __i) const { return __i < kMaxSms && b_.test(__i); }
   unsigned count() const { return static_cast<unsigned>(b_.count()); }
   bool empty() const { return b_.none(); }
-  SmSet operator|(const SmSet& o) const { SmSet s; s.b_ = b_ | o.b_; return s; }
-  SmSet operator&(const SmSet& o) const { SmSet s; s.b_ = b_ & o.b_; return s; }
-  bool operator==(const SmSet& o) const { return b_ == o.b_; }
-  bool operator!=(const SmSet& o) const { return b_ != o.b_; }
+  SmSet operator|(const SmSet& __o) const { SmSet s; s.b_ = b_ | __o.b_; return s; }
+  SmSet operator&(const SmSet& __o) const { SmSet s; s.b_ = b_ & __o.b_; return s; }
+  bool operator==(const SmSet& __o) const { return b_ == __o.b_; }
+  bool operator!=(const SmSet& __o) const { return b_ != __o.b_; }
   std::string str() const {
-    std::string r;
-    for (unsigned i = 0; i < kMaxSms;) {
-      if (!b_.test(i)) { ++i; continue; }
-      unsigned j = i;
-      while (j + 1 < kMaxSms && b_.test(j + 1)) ++j;
-      if (!r.empty()) r += ',';
-      r += std::to_string(i);
-      if (j > i) r += '-' + std::to_string(j);
-      i = j + 1;
+    std::string __r;
+    for (unsigned __i = 0; __i < kMaxSms;) {
+      if (!b_.test(__i)) { ++__i; continue; }
+      unsigned __j = __i;
+      while (__j + 1 < kMaxSms && b_.test(__j + 1)) ++__j;
+      if (!__r.empty()) __r += ',';
+      __r += std::to_string(__i);
+      if (__j > __i) __r += '-' + std::to_string(__j);
+      __i = __j + 1;
     }
-    return r.empty() ? "none" : r;
+    return __r.empty() ? "none" : __r;
   }
 
  private:

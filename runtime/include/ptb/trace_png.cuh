@@ -17,15 +17,15 @@ inline unsigned crc32(const unsigned char* p, size_t n, unsigned c = 0) {
   static unsigned table[256];
   static bool init = false;
   if (!init) {
-    for (unsigned i = 0; i < 256; ++i) {
-      unsigned v = i;
-      for (int k = 0; k < 8; ++k) v = (v & 1) ? 0xedb88320u ^ (v >> 1) : v >> 1;
-      table[i] = v;
+    for (unsigned __i = 0; __i < 256; ++__i) {
+      unsigned v = __i;
+      for (int __k = 0; __k < 8; ++__k) v = (v & 1) ? 0xedb88320u ^ (v >> 1) : v >> 1;
+      table[__i] = v;
     }
     init = true;
   }
   c = ~c;
-  for (size_t i = 0; i < n; ++i) c = table[(c ^ p[i]) & 0xff] ^ (c >> 8);
+  for (size_t __i = 0; __i < n; ++__i) c = table[(c ^ p[__i]) & 0xff] ^ (c >> 8);
   return ~c;
 }
 inline void put32(std::vector<unsigned char>& v, unsigned x) {
@@ -50,16 +50,16 @@ inline bool write_png(const std::string& path, unsigned w, unsigned h, const std
     raw.insert(raw.end(), rgb.begin() + static_cast<size_t>(y) * 3 * w, rgb.begin() + static_cast<size_t>(y + 1) * 3 * w);
   }
   std::vector<unsigned char> z = {0x78, 0x01};
-  for (size_t i = 0; i < raw.size() || i == 0;) {
-    const size_t n = std::min<size_t>(65535, raw.size() - i);
-    const bool last = i + n >= raw.size();
+  for (size_t __i = 0; __i < raw.size() || __i == 0;) {
+    const size_t n = std::min<size_t>(65535, raw.size() - __i);
+    const bool last = __i + n >= raw.size();
     z.push_back(last ? 1 : 0);
     z.push_back(static_cast<unsigned char>(n));
     z.push_back(static_cast<unsigned char>(n >> 8));
     z.push_back(static_cast<unsigned char>(~n));
     z.push_back(static_cast<unsigned char>((~n) >> 8));
-    z.insert(z.end(), raw.begin() + i, raw.begin() + i + n);
-    i += n;
+    z.insert(z.end(), raw.begin() + __i, raw.begin() + __i + n);
+    __i += n;
     if (last) break;
   }
   unsigned a = 1, b = 0;
@@ -109,9 +109,9 @@ inline bool trace_write_png(const std::string& path, const std::vector<TraceEven
   }
   double mx = max_concurrent;
   if (mx <= 0)
-    for (size_t i = 0; i < busy.size(); i += colours) {
+    for (size_t __i = 0; __i < busy.size(); __i += colours) {
       double t = 0;
-      for (unsigned k = 0; k < colours; ++k) t += busy[i + k];
+      for (unsigned __k = 0; __k < colours; ++__k) t += busy[__i + __k];
       mx = std::max(mx, t);
     }
   static const unsigned char pal[8][3] = {{31, 119, 180}, {214, 39, 40},  {44, 160, 44},  {255, 127, 14},
@@ -123,20 +123,20 @@ inline bool trace_write_png(const std::string& path, const std::vector<TraceEven
       const double* c = &busy[(static_cast<size_t>(sm) * width + x) * colours];
       unsigned best = 0;
       double tot = 0;
-      for (unsigned k = 0; k < colours; ++k) {
-        tot += c[k];
-        if (c[k] > c[best]) best = k;
+      for (unsigned __k = 0; __k < colours; ++__k) {
+        tot += c[__k];
+        if (c[__k] > c[best]) best = __k;
       }
       const double f = std::min(1.0, tot / (mx > 0 ? mx : 1));
       unsigned char px[3];
       for (int ch = 0; ch < 3; ++ch) px[ch] = static_cast<unsigned char>(255 - f * (255 - pal[best][ch]));
       if (x % (width / 10 ? width / 10 : 1) == 0 && tot == 0) px[0] = px[1] = px[2] = 235;
-      for (unsigned r = 0; r < row_px; ++r) {
-        unsigned char* o = &rgb[((static_cast<size_t>(sm) * row_px + r) * width + x) * 3];
-        const bool sep = (r == row_px - 1 && row_px > 2);  // thin line between SMs
-        o[0] = sep ? static_cast<unsigned char>(px[0] * 0.9) : px[0];
-        o[1] = sep ? static_cast<unsigned char>(px[1] * 0.9) : px[1];
-        o[2] = sep ? static_cast<unsigned char>(px[2] * 0.9) : px[2];
+      for (unsigned __r = 0; __r < row_px; ++__r) {
+        unsigned char* __o = &rgb[((static_cast<size_t>(sm) * row_px + __r) * width + x) * 3];
+        const bool sep = (__r == row_px - 1 && row_px > 2);  // thin line between SMs
+        __o[0] = sep ? static_cast<unsigned char>(px[0] * 0.9) : px[0];
+        __o[1] = sep ? static_cast<unsigned char>(px[1] * 0.9) : px[1];
+        __o[2] = sep ? static_cast<unsigned char>(px[2] * 0.9) : px[2];
       }
     }
   return detail::write_png(path, width, h, rgb);

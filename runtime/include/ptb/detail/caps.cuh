@@ -24,26 +24,26 @@ inline void compute_caps_locked(DeviceState& d, const PolicyState& p, unsigned c
   const unsigned cap = p.per_sm == 0 ? 255u : std::min(p.per_sm, 255u);
   const bool all_sms = p.sms == SmSet::all(), cap_everywhere = p.per_sm == 0 || p.capped == SmSet::all();
   if (all_sms && cap_everywhere) {  // no dense index needed (no discovery kernel for an unrestricted policy)
-    for (unsigned i = 0; i < kMaxSm; ++i) out[i] = static_cast<unsigned char>(cap);
+    for (unsigned __i = 0; __i < kMaxSm; ++__i) out[__i] = static_cast<unsigned char>(cap);
     return;
   }
   discover_locked(d);
-  for (unsigned i = 0; i < kMaxSm; ++i) {
-    const int k = d.dense_of[i];
-    const bool allowed = all_sms || (k >= 0 && p.sms.contains(static_cast<unsigned>(k)));
-    const bool capped = cap_everywhere || (k >= 0 && p.capped.contains(static_cast<unsigned>(k)));
-    out[i] = static_cast<unsigned char>(!allowed ? 0u : capped ? cap : 255u);
+  for (unsigned __i = 0; __i < kMaxSm; ++__i) {
+    const int __k = d.dense_of[__i];
+    const bool allowed = all_sms || (__k >= 0 && p.sms.contains(static_cast<unsigned>(__k)));
+    const bool capped = cap_everywhere || (__k >= 0 && p.capped.contains(static_cast<unsigned>(__k)));
+    out[__i] = static_cast<unsigned char>(!allowed ? 0u : capped ? cap : 255u);
   }
 }
 
 // The room of policy p on d (the SMs it allows among the device's, and where its cap applies).
 inline PolicyRoom policy_room_locked(const DeviceState& d, const PolicyState& p) {
   const SmSet on = p.sms & SmSet::first(static_cast<unsigned>(d.sms));
-  PolicyRoom r{};
-  r.cap = p.per_sm;
-  r.capped_sms = p.per_sm != 0 ? (on & p.capped).count() : 0u;
-  r.free_sms = on.count() - r.capped_sms;
-  return r;
+  PolicyRoom __r{};
+  __r.cap = p.per_sm;
+  __r.capped_sms = p.per_sm != 0 ? (on & p.capped).count() : 0u;
+  __r.free_sms = on.count() - __r.capped_sms;
+  return __r;
 }
 
 // Write the policy's caps to device d (allocating them on first use). False on a CUDA error. *grew: some
@@ -61,8 +61,8 @@ inline bool upload_caps_locked(DeviceState& d, PolicyState& p, bool* grew = null
   }
   if (grew) {
     *grew = false;
-    for (unsigned i = 0; i < kMaxSm && !fresh; ++i)
-      if (caps[i] > p.last[d.dev][i]) *grew = true;
+    for (unsigned __i = 0; __i < kMaxSm && !fresh; ++__i)
+      if (caps[__i] > p.last[d.dev][__i]) *grew = true;
   }
   const PolicyRoom room = policy_room_locked(d, p);
   std::memcpy(d.staging, caps, kMaxSm);

@@ -15,9 +15,9 @@ struct PolicyRoom {
   unsigned free_sms, capped_sms, cap, pad;
 };
 constexpr unsigned kCapsBytes = kMaxSm + sizeof(PolicyRoom);
-__host__ __device__ inline unsigned long long slots(const PolicyRoom& r, unsigned occ) {
-  const unsigned capped = r.cap != 0 && r.cap < occ ? r.cap : occ;
-  return static_cast<unsigned long long>(occ) * r.free_sms + static_cast<unsigned long long>(capped) * r.capped_sms;
+__host__ __device__ inline unsigned long long slots(const PolicyRoom& __r, unsigned occ) {
+  const unsigned capped = __r.cap != 0 && __r.cap < occ ? __r.cap : occ;
+  return static_cast<unsigned long long>(occ) * __r.free_sms + static_cast<unsigned long long>(capped) * __r.capped_sms;
 }
 constexpr unsigned kRetCap = 4096;        // nodes for handed-back ranges, per launch (>= workers, mostly)
 constexpr unsigned kRetShards = 32;       // handed-back ranges live in this many stacks (less contention)

@@ -16,7 +16,7 @@ namespace ptb {
 namespace detail {
 
 // A template, so that the header can be included by several translation units of one program.
-template <int Unused = 0>
+template <int _Unused = 0>
 __global__ void discover_sms_kernel(unsigned* seen) {
   if (threadIdx.x == 0) {
     seen[smid() % kMaxSm] = 1;
@@ -45,7 +45,7 @@ inline const bool discovery_kernel_registered =
 inline void discover_locked(DeviceState& d) {
   if (d.discovered) return;
   d.discovered = true;
-  for (unsigned i = 0; i < kMaxSm; ++i) d.dense_of[i] = -1;
+  for (unsigned __i = 0; __i < kMaxSm; ++__i) d.dense_of[__i] = -1;
   unsigned* buf = nullptr;
   std::vector<unsigned> h(kMaxSm + 1, 0);
   bool ok = cudaMalloc(&buf, (kMaxSm + 1) * sizeof(unsigned)) == cudaSuccess;
@@ -64,20 +64,20 @@ inline void discover_locked(DeviceState& d) {
   // very thread (a policy change). 1 KB once per device.
   unsigned n = 0;
   if (ok)
-    for (unsigned i = 0; i < kMaxSm; ++i)
-      if (h[i]) ++n;
+    for (unsigned __i = 0; __i < kMaxSm; ++__i)
+      if (h[__i]) ++n;
   if (ok && n == static_cast<unsigned>(d.sms)) {
-    unsigned k = 0;
-    for (unsigned i = 0; i < kMaxSm; ++i)
-      if (h[i]) {
-        d.dense_of[i] = static_cast<int>(k);
-        d.raw_of[k++] = static_cast<int>(i);
+    unsigned __k = 0;
+    for (unsigned __i = 0; __i < kMaxSm; ++__i)
+      if (h[__i]) {
+        d.dense_of[__i] = static_cast<int>(__k);
+        d.raw_of[__k++] = static_cast<int>(__i);
       }
     d.nsmid = h[kMaxSm];
   } else {
-    for (int i = 0; i < d.sms && i < static_cast<int>(kMaxSm); ++i) {
-      d.dense_of[i] = i;
-      d.raw_of[i] = i;
+    for (int __i = 0; __i < d.sms && __i < static_cast<int>(kMaxSm); ++__i) {
+      d.dense_of[__i] = __i;
+      d.raw_of[__i] = __i;
     }
     d.nsmid = static_cast<unsigned>(d.sms);
   }

@@ -8,27 +8,27 @@ namespace ptb {
 namespace detail {
 
 __device__ __forceinline__ unsigned smid() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
-  return r;
+  unsigned __r;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(__r));
+  return __r;
 }
 __device__ __forceinline__ unsigned nsmid() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%nsmid;" : "=r"(r));
-  return r;
+  unsigned __r;
+  asm volatile("mov.u32 %0, %%nsmid;" : "=r"(__r));
+  return __r;
 }
 __device__ __forceinline__ unsigned long long globaltimer() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
-template <class T>
-__device__ __forceinline__ T vload(const T* p) {
-  return *static_cast<const volatile T*>(p);
+template <class _Tp>
+__device__ __forceinline__ _Tp vload(const _Tp* p) {
+  return *static_cast<const volatile _Tp*>(p);
 }
-template <class T>
-__device__ __forceinline__ void vstore(T* p, T v) {
-  *static_cast<volatile T*>(p) = v;
+template <class _Tp>
+__device__ __forceinline__ void vstore(_Tp* p, _Tp v) {
+  *static_cast<volatile _Tp*>(p) = v;
 }
 
 }  // namespace detail

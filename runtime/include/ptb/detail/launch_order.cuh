@@ -42,30 +42,30 @@ struct LaunchOrder {
 // docs/runtime.md.) Every wait points from a launch to one made before it, as every dependency in CUDA
 // does, so the waits cannot close a cycle among kernels and copies (docs/runtime.md, "Launches under one
 // policy run in turn").
-inline void order_before_locked(const LaunchOrder& o, cudaStream_t s) {
+inline void order_before_locked(const LaunchOrder& __o, cudaStream_t s) {
   const auto wait_for = [&](unsigned back) {
-    if (o.n < back) return;
-    const LaunchOrder::Made& m = o.made[(o.n - back) % kRemembered];
-    if (m.recorded && m.stream != s) (void)cudaStreamWaitEvent(s, m.done, 0);
+    if (__o.n < back) return;
+    const LaunchOrder::Made& __m = __o.made[(__o.n - back) % kRemembered];
+    if (__m.recorded && __m.stream != s) (void)cudaStreamWaitEvent(s, __m.done, 0);
   };
-  if (o.n >= 1 && o.made[(o.n - 1) % kRemembered].fills) wait_for(1);
+  if (__o.n >= 1 && __o.made[(__o.n - 1) % kRemembered].fills) wait_for(1);
   wait_for(2);
   wait_for(3);
 }
 
 // After launch n was made in s: record its end. (Launch n+3 reuses the event; no launch after it waits
 // for launch n any more.)
-inline void order_after_locked(LaunchOrder& o, cudaStream_t s, bool fills) {
-  LaunchOrder::Made& m = o.made[o.n % kRemembered];
-  ++o.n;
-  m.stream = s;
-  m.fills = fills;
-  m.recorded = false;
-  if (!m.done && cudaEventCreateWithFlags(&m.done, cudaEventDisableTiming) != cudaSuccess) {
-    m.done = nullptr;
+inline void order_after_locked(LaunchOrder& __o, cudaStream_t s, bool fills) {
+  LaunchOrder::Made& __m = __o.made[__o.n % kRemembered];
+  ++__o.n;
+  __m.stream = s;
+  __m.fills = fills;
+  __m.recorded = false;
+  if (!__m.done && cudaEventCreateWithFlags(&__m.done, cudaEventDisableTiming) != cudaSuccess) {
+    __m.done = nullptr;
     return;
   }
-  m.recorded = cudaEventRecord(m.done, s) == cudaSuccess;
+  __m.recorded = cudaEventRecord(__m.done, s) == cudaSuccess;
 }
 
 }  // namespace detail

@@ -14,27 +14,27 @@ namespace detail {
 // Lock-free stacks of nodes with tagged heads (the tag changes on every successful update, so a head
 // that was popped and pushed again in between does not match: no ABA). Every failed CAS means another
 // thread's operation succeeded, and the operations are finitely many: each loop ends.
-__device__ inline bool stack_pop(unsigned long long* head, Node* nodes, unsigned& idx) {
+__device__ inline bool stack_pop(unsigned long long* head, Node* nodes, unsigned& __idx) {
   for (;;) {
     const unsigned long long h = vload(head);
-    const unsigned i = static_cast<unsigned>(h);
-    if (i == 0) return false;
+    const unsigned __i = static_cast<unsigned>(h);
+    if (__i == 0) return false;
     __threadfence();
-    const unsigned long long nx = vload(&nodes[i - 1].next);
+    const unsigned long long nx = vload(&nodes[__i - 1].next);
     const unsigned long long nh = (((h >> 32) + 1) << 32) | (nx & 0xffffffffull);
     if (atomicCAS(head, h, nh) == h) {
       __threadfence();
-      idx = i - 1;
+      __idx = __i - 1;
       return true;
     }
   }
 }
-__device__ inline void stack_push(unsigned long long* head, Node* nodes, unsigned idx) {
+__device__ inline void stack_push(unsigned long long* head, Node* nodes, unsigned __idx) {
   for (;;) {
     const unsigned long long h = vload(head);
-    vstore(&nodes[idx].next, h & 0xffffffffull);
+    vstore(&nodes[__idx].next, h & 0xffffffffull);
     __threadfence();
-    const unsigned long long nh = (((h >> 32) + 1) << 32) | (idx + 1);
+    const unsigned long long nh = (((h >> 32) + 1) << 32) | (__idx + 1);
     if (atomicCAS(head, h, nh) == h) return;
   }
 }
@@ -43,30 +43,30 @@ __device__ __forceinline__ bool ranges_pending(const ControlBlock* cb) { return 
 // left (the caller keeps the range). `pending` counts it before it is in the stack, so that it is never
 // below the ranges there: a launch is closed only when it is 0.
 __device__ inline bool push_range(ControlBlock* cb, unsigned shard, unsigned long long b, unsigned long long e) {
-  RetShard& r = cb->ret[shard % kRetShards];
-  unsigned idx;
-  if (!stack_pop(&r.fhead, cb->node, idx)) {
+  RetShard& __r = cb->ret[shard % kRetShards];
+  unsigned __idx;
+  if (!stack_pop(&__r.fhead, cb->node, __idx)) {
     if (vload(&cb->nused) >= kRetCap) return false;
-    idx = atomicAdd(&cb->nused, 1u);
-    if (idx >= kRetCap) return false;
+    __idx = atomicAdd(&cb->nused, 1u);
+    if (__idx >= kRetCap) return false;
   }
-  vstore(&cb->node[idx].range, (b << 7) | (e - b));
+  vstore(&cb->node[__idx].range, (b << 7) | (e - b));
   atomicAdd(&cb->pending, 1u);
   __threadfence();
-  stack_push(&r.rhead, cb->node, idx);
+  stack_push(&__r.rhead, cb->node, __idx);
   return true;
 }
 // Take a handed-back range, looking at the stacks from `shard` on; `pending` drops after it is out.
 __device__ inline bool pop_range(ControlBlock* cb, unsigned shard, unsigned long long& b, unsigned long long& e) {
-  for (unsigned k = 0; k < kRetShards; ++k) {
-    RetShard& r = cb->ret[(shard + k) % kRetShards];
-    if (static_cast<unsigned>(vload(&r.rhead)) == 0) continue;
-    unsigned idx;
-    if (!stack_pop(&r.rhead, cb->node, idx)) continue;
-    const unsigned long long v = vload(&cb->node[idx].range);
+  for (unsigned __k = 0; __k < kRetShards; ++__k) {
+    RetShard& __r = cb->ret[(shard + __k) % kRetShards];
+    if (static_cast<unsigned>(vload(&__r.rhead)) == 0) continue;
+    unsigned __idx;
+    if (!stack_pop(&__r.rhead, cb->node, __idx)) continue;
+    const unsigned long long v = vload(&cb->node[__idx].range);
     b = v >> 7;
     e = b + (v & 127);
-    stack_push(&r.fhead, cb->node, idx);
+    stack_push(&__r.fhead, cb->node, __idx);
     __threadfence();
     atomicSub(&cb->pending, 1u);
     return true;

@@ -40,22 +40,22 @@ struct WholeBlock {
 };
 // One slot of a fused kernel: Threads consecutive threads (a multiple of 32) that meet at named barrier
 // Bar (1..15); `local` is the thread's index within the slot.
-template <unsigned Bar, unsigned Threads>
+template <unsigned _Bar, unsigned _Threads>
 struct SlotGroup {
-  static_assert(Bar >= 1 && Bar <= 15, "named barrier ids are 1..15 (0 is __syncthreads)");
-  static_assert(Threads % 32 == 0 && Threads > 0 && Threads <= 1024, "a slot is a whole number of warps");
+  static_assert(_Bar >= 1 && _Bar <= 15, "named barrier ids are 1..15 (0 is __syncthreads)");
+  static_assert(_Threads % 32 == 0 && _Threads > 0 && _Threads <= 1024, "a slot is a whole number of warps");
   static constexpr bool kBarrierZero = false;
   unsigned local, worker_;
   __device__ __forceinline__ bool leader() const { return local == 0; }
-  __device__ __forceinline__ void sync() const { bar_sync<Bar, Threads>(); }
+  __device__ __forceinline__ void sync() const { bar_sync<_Bar, _Threads>(); }
   __device__ __forceinline__ unsigned worker() const { return worker_; }
 };
 
 // The task loop of one worker (every thread of the group calls it once). Runs task(blockIdx, gridDim)
 // for each task the worker gets; returns when the worker must leave.
-template <TaskSync Sync, class Group, class Task>
-__device__ __forceinline__ void task_loop(const Group& group, const Launch& launch, WorkerShared& sh, Task&& task) {
-  static_assert(Sync != TaskSync::parked || Group::kBarrierZero, "parked tasks meet at barrier 0: whole blocks only");
+template <TaskSync _Sync, class _Group, class _Task>
+__device__ __forceinline__ void task_loop(const _Group& group, const Launch& launch, WorkerShared& sh, _Task&& task) {
+  static_assert(_Sync != TaskSync::parked || _Group::kBarrierZero, "parked tasks meet at barrier 0: whole blocks only");
   // The leader publishes a run of consecutive tasks, (x, y, z) of the first and the count, in entry r & 1
   // before barrier r; every thread reads it after the barrier and walks the run with its own copy of the
   // coordinates. Entry r & 1 is written again only before barrier r + 2, which every thread passes
@@ -81,7 +81,7 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
     s.cur = s.end = 0;
     s.given = 0;
     s.rate = 0;
-    s.k = 0;      // read the cap before the first task (since >= k)
+    s.__k = 0;      // read the cap before the first task (since >= k)
     s.since = 0;
     s.last_check = clock64();
     s.thin_look = s.last_check + kThinAfterCycles;
@@ -112,7 +112,7 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
     sh.joined = joined;
   }
   const dim3 grid(launch.gx, launch.gy, launch.gz);
-  for (unsigned r = 0;; ++r) {
+  for (unsigned __r = 0;; ++__r) {
     if (leader) {
       uint4 v = make_uint4(0, 0, 0, 0);
       if (sh.joined) {
@@ -122,14 +122,14 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
           v = make_uint4(c.x, c.y, c.z, go);
         }
       }
-      sh.next[r & 1] = v;
+      sh.next[__r & 1] = v;
 #ifdef PTB_DEBUG_STAMPS
-      if (r == 0) ptb_debug_stamp(1, group.worker());
+      if (__r == 0) ptb_debug_stamp(1, group.worker());
       if (!v.w) ptb_debug_stamp(2, group.worker());
 #endif
     }
     group.sync();
-    const uint4 v = sh.next[r & 1];
+    const uint4 v = sh.next[__r & 1];
     if (!v.w) {
       // Every thread has finished every task this worker ran.
       if (leader) sh.rejoin = sh.joined && leave(launch, sh.state);
@@ -138,9 +138,9 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
       continue;
     }
     unsigned x = v.x, y = v.y, z = v.z;
-    for (unsigned j = v.w;;) {
+    for (unsigned __j = v.w;;) {
       task(make_uint3(x, y, z), grid);  // a parking body parks at its own exits (task_exit)
-      if (--j == 0) break;
+      if (--__j == 0) break;
       if (++x == launch.gx) {
         x = 0;
         if (++y == launch.gy) {
@@ -148,7 +148,7 @@ __device__ __forceinline__ void task_loop(const Group& group, const Launch& laun
           ++z;
         }
       }
-      if constexpr (Sync == TaskSync::block) group.sync();
+      if constexpr (_Sync == TaskSync::block) group.sync();
     }
   }
 }

@@ -46,25 +46,25 @@ constexpr long long kThinLookCycles = 400000;    // about 200 us
 
 // Inlined: as a called function (__noinline__, 6ed5dd4) it doubled a twin's cost per launch (bench/programs
 // stencil2d_chain, 10 us launches: +31.8 us over the original, +14.9 us at a420a1d; H100, 2026-11-24).
-__device__ inline void ask_if_thin(const Launch& L) {
-  ControlBlock* cb = L.control;
+__device__ inline void ask_if_thin(const Launch& __L) {
+  ControlBlock* cb = __L.control;
   // six loads in flight at once (no short-circuit between them)
   const unsigned thin = vload(&cb->thin), rh = vload(&cb->pending), ex = vload(&cb->exited), t0 = vload(&cb->started);
   const unsigned long long nx = vload(&cb->next), st = vload(&cb->state);
-  if (L.gen != kAnyGen && static_cast<unsigned>(st >> 32) != L.gen) return;  // the launch has ended
-  const unsigned long long claimed = L.base + nx, left = (claimed < L.ntasks ? L.ntasks - claimed : 0ull) + rh;
+  if (__L.gen != kAnyGen && static_cast<unsigned>(st >> 32) != __L.gen) return;  // the launch has ended
+  const unsigned long long claimed = __L.base + nx, left = (claimed < __L.ntasks ? __L.ntasks - claimed : 0ull) + rh;
   const unsigned now = static_cast<unsigned>(globaltimer() >> 10) | 1u;  // never 0 (0: no request yet)
   if ((thin != 0 && now - thin < 200u) || left == 0 || t0 == 0 || now - t0 < kThinAfter) return;
-  const PolicyRoom* room = reinterpret_cast<const PolicyRoom*>(L.caps + kMaxSm);
-  PolicyRoom r;
-  r.free_sms = vload(&room->free_sms);
-  r.capped_sms = vload(&room->capped_sms);
-  r.cap = vload(&room->cap);
-  const unsigned long long can_use = min(slots(r, L.occ), left);
-  const unsigned long long live = static_cast<unsigned long long>(L.workers - ex) + (st & 0xffffffffull);
+  const PolicyRoom* room = reinterpret_cast<const PolicyRoom*>(__L.caps + kMaxSm);
+  PolicyRoom __r;
+  __r.free_sms = vload(&room->free_sms);
+  __r.capped_sms = vload(&room->capped_sms);
+  __r.cap = vload(&room->cap);
+  const unsigned long long can_use = min(slots(__r, __L.occ), left);
+  const unsigned long long live = static_cast<unsigned long long>(__L.workers - ex) + (st & 0xffffffffull);
   if (live >= can_use || atomicCAS(&cb->thin, thin, now) != thin) return;
   __threadfence_system();
-  atomicAdd(L.strand_seq, kThinRequest);
+  atomicAdd(__L.strand_seq, kThinRequest);
 }
 
 }  // namespace detail
