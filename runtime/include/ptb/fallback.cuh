@@ -36,9 +36,11 @@ enum class Fallback : unsigned {
   no_occupancy,       // the twin cannot place one block on an SM (more registers or shared memory than
                       // the original's), or its limits could not be read
   policy_upload,      // the policy's caps could not be written to the device
-  no_control_block,   // no free control block (in a capture the pool cannot grow; outside one it failed to)
+  no_control_block,   // no free control block, and the pool could not grow (device memory is full)
+  fusion_mismatch,    // a fused launch whose parts' launches do not match the fused kernel (block shape,
+                      // stream, slots): the caller runs the parts' original kernels
 };
-constexpr unsigned kFallbackReasons = 7;
+constexpr unsigned kFallbackReasons = 8;
 
 inline const char* fallback_name(Fallback f) {
   switch (f) {
@@ -49,6 +51,7 @@ inline const char* fallback_name(Fallback f) {
     case Fallback::no_occupancy: return "no_occupancy";
     case Fallback::policy_upload: return "policy_upload";
     case Fallback::no_control_block: return "no_control_block";
+    case Fallback::fusion_mismatch: return "fusion_mismatch";
   }
   return "unknown";
 }
@@ -116,6 +119,7 @@ inline const char* fallback_text(Fallback f) {
     case Fallback::no_occupancy: return "its twin cannot place a block on an SM";
     case Fallback::policy_upload: return "the policy's caps could not be written to the device";
     case Fallback::no_control_block: return "no control block was free";
+    case Fallback::fusion_mismatch: return "its parts' launches do not match the fused kernel";
   }
   return "unknown reason";
 }

@@ -16,8 +16,11 @@
 #include "detail/config.cuh"
 #include "detail/device_setup.cuh"
 #include "detail/device_state.cuh"
+#include "detail/dispatch.cuh"
+#include "detail/last_error.cuh"
 #include "detail/prepare.cuh"
 #include "detail/runtime.cuh"
+#include "fallback.cuh"
 #include "fused_slots.cuh"
 #include "launch_config.cuh"
 #include "launch_mode.cuh"
@@ -105,11 +108,28 @@ struct FusedRelauncher {
 // one generated for, the parts' streams differ, a part has no task, the fused block does not fit the
 // SM): nothing was launched, and the caller runs the original kernels instead. Launch errors of the fused
 // kernel also give false (after clearing them): the originals then report their own errors, if any.
+// Where a policy covers the launch (or PTB_MODE=ptb), each false but the `original` mode's is a fallback
+// (ptb/fallback.cuh): counted, reported once per fused kernel and reason, fatal under PTB_STRICT=1.
 template <size_t _Np, class... _Args>
 bool launch_fused(const void* fused, const FusedPart (&parts)[_Np], _Args... args) {
   static_assert(_Np >= 1 && _Np <= kMaxFusedSlots, "at most 15 slots");
   if (launch_mode() == LaunchMode::original) return false;
   const cudaStream_t stream = parts[0].config.stream;
+  const detail::LastErrorGuard guard;
+  // A fused launch that cannot run sends the caller to the original kernels, unconfined: where a policy
+  // covers the launch (or PTB_MODE=ptb), that is a fallback, counted and reported (ptb/fallback.cuh).
+  const auto fall = [&](Fallback why, cudaError_t error) {
+    guard.drop_ours();
+    if (!detail::runs_original(parts[0].config.policy, stream)) {
+      detail::PolicyState* covering = nullptr;
+      {
+        std::lock_guard<std::mutex> __g(detail::rt().m);
+        covering = detail::policy_for_locked(parts[0].config);
+      }
+      detail::note_fallback(why, fused, covering, error);
+    }
+    return false;
+  };
   unsigned threads = 0, nslots = 0;
   FusedShared layout{};
   size_t dyn = 0;
@@ -117,10 +137,11 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[_Np], _Args... arg
     const FusedPart& p = parts[__i];
     const dim3 b = p.config.block;
     if (p.config.stream != stream || b.x != p.block.x || b.y != p.block.y || b.z != p.block.z || p.slots == 0)
-      return false;
+      return fall(Fallback::fusion_mismatch, cudaSuccess);
     const unsigned long long nt = detail::task_count(p.config.grid);
-    if (nt == 0 || nt >= detail::kMaxTasks) return false;
-    if (nslots + p.slots > kMaxFusedSlots) return false;
+    if (nt == 0) return fall(Fallback::invalid_launch, cudaSuccess);
+    if (nt >= detail::kMaxTasks) return fall(Fallback::too_many_tasks, cudaSuccess);
+    if (nslots + p.slots > kMaxFusedSlots) return fall(Fallback::fusion_mismatch, cudaSuccess);
     for (unsigned __k = 0; __k < p.slots; ++__k) {
       layout.offset[nslots++] = static_cast<unsigned>(dyn);
       dyn += detail::align16(p.config.shmem);
@@ -128,26 +149,36 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[_Np], _Args... arg
     threads += p.slots * b.x * b.y * b.z;
   }
   int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return false;
+  cudaError_t error = cudaGetDevice(&dev);
+  if (error != cudaSuccess) return fall(Fallback::context_error, error);
   cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess) return false;
+  error = cudaStreamIsCapturing(stream, &cs);
+  if (error != cudaSuccess) return fall(Fallback::context_error, error);
   const bool captured = cs != cudaStreamCaptureStatusNone;
+  const detail::RelaxedCaptureMode relaxed(captured);  // set-up calls in a capture (prepare.cuh)
+  const bool no_set_up = captured && !relaxed.on();
   detail::Runtime& __r = detail::rt();
   detail::Prepared prep[_Np];
   unsigned blocks = 0;
   int occ = 0;
-  {
+  Fallback why = Fallback::invalid_launch;
+  const bool prepared = [&] {
     std::lock_guard<std::mutex> __g(__r.m);
-    if (captured && !(__r.devs[dev] && __r.devs[dev]->ok)) return false;
+    const auto fail = [&](Fallback f) {
+      why = f;
+      return false;
+    };
+    if (no_set_up && !(__r.devs[dev] && __r.devs[dev]->ok)) return fail(Fallback::device_setup);
     detail::DeviceState* d = detail::device_locked(dev);
-    if (!d) return false;
-    if (threads > static_cast<unsigned>(d->max_threads) || dyn > d->smem_optin) return false;
+    if (!d) return fail(Fallback::device_setup);
     for (size_t __i = 0; __i < _Np; ++__i)
-      if (!detail::fits_device(*d, parts[__i].config.grid, parts[__i].block)) return false;
+      if (!detail::fits_device(*d, parts[__i].config.grid, parts[__i].block)) return fail(Fallback::invalid_launch);
+    // the fused block (all the parts' slots) beyond one block's threads or shared memory: it cannot be placed
+    if (threads > static_cast<unsigned>(d->max_threads) || dyn > d->smem_optin) return fail(Fallback::no_occupancy);
     occ = detail::fused_occupancy_locked(*d, fused, threads, dyn);
-    if (occ <= 0) return false;
+    if (occ <= 0) return fail(Fallback::no_occupancy);
     detail::PolicyState* pol = detail::policy_for_locked(parts[0].config);
-    if (!detail::ready_policy_locked(*d, *pol, captured)) return false;
+    if (!detail::ready_policy_locked(*d, *pol, no_set_up)) return fail(Fallback::policy_upload);
     // No more fused blocks than the part with the most tasks per slot can use.
     unsigned long long need = 0;
     for (size_t __i = 0; __i < _Np; ++__i) {
@@ -158,9 +189,9 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[_Np], _Args... arg
     blocks = detail::worker_count(*d, *pol, full, need);
     for (size_t __i = 0; __i < _Np; ++__i) {
       unsigned s = 0;
-      if (!detail::acquire_control_locked(*d, captured, s)) {
+      if (!detail::acquire_control_locked(*d, captured, s, !no_set_up)) {
         for (size_t __j = 0; __j < __i; ++__j) detail::release_locked(prep[__j]);
-        return false;
+        return fail(Fallback::no_control_block);
       }
       prep[__i].d = d;
       prep[__i].control = s;
@@ -172,7 +203,9 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[_Np], _Args... arg
     }
     // one launch: one turn, its end recorded once; it fills the policy's room with `need` blocks' worth of work
     detail::take_turn_locked(*d, *pol, captured, stream, occ, need, prep[0]);
-  }
+    return true;
+  }();
+  if (!prepared) return fall(why, cudaSuccess);
   void* a[] = {static_cast<void*>(&args)..., nullptr};
   Launch launches[_Np];
   for (size_t __j = 0; __j < _Np; ++__j) launches[__j] = prep[__j].launch;
@@ -180,7 +213,7 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[_Np], _Args... arg
   if (cudaLaunchKernel(fused, dim3(blocks), dim3(threads), argv.p, dyn, stream) != cudaSuccess) {
     (void)cudaGetLastError();
     for (size_t __i = 0; __i < _Np; ++__i) detail::release(prep[__i]);
-    return false;
+    return fall(Fallback::no_occupancy, cudaSuccess);  // its resources: the launch found no room for its block
   }
   detail::FusedRelauncher<_Np, _Args...> rl{fused, threads, dyn, layout, {}, std::tuple<_Args...>(args...), 0};
   for (size_t __j = 0; __j < _Np; ++__j) rl.launches[__j] = launches[__j];

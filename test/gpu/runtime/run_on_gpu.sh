@@ -38,7 +38,7 @@ for t in $TARGETS; do
   echo "=== $t" | tee -a "$OUT/log.txt"
   if [ $t = test_fallback ]; then  # one process per reason (some break the context or fill the device)
     for c in invalid_launch context_error too_many_tasks device_setup no_occupancy policy_upload no_control_block \
-             capture_first; do
+             fusion_mismatch capture_first; do
       ( cd "$OUT" && timeout -s KILL 60 env -u PTB_MODE -u PTB_SMS -u PTB_BLOCKS_PER_SM -u PTB_STRICT \
           "$OLDPWD/build-rt/$t" --case $c ) 2>&1 | tee -a "$OUT/log.txt"
       r=${PIPESTATUS[0]}; echo "=== $t --case $c rc=$r" | tee -a "$OUT/log.txt"; [ $r -ne 0 ] && rc=1

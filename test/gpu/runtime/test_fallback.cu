@@ -1,7 +1,8 @@
 // Every reason a launch under a policy can run its original kernel instead of its twin (ptb/fallback.cuh),
 // each provoked on purpose, one case per process (some leave the context broken or the device full):
 //   test_fallback --case NAME      NAME: invalid_launch context_error too_many_tasks device_setup
-//                                  no_occupancy policy_upload no_control_block; and capture_first, where
+//                                  no_occupancy policy_upload no_control_block fusion_mismatch; and
+//                                  capture_first, where
 //                                  the first launch made in a capture must not fall back
 //   test_fallback --case no_occupancy --strict-expected
 //                                  run under PTB_STRICT=1: the report comes, then the program aborts
@@ -47,6 +48,19 @@ __global__ void big_shared__ptb(unsigned* p, unsigned n, const ::ptb::Launch ptb
     dyn[threadIdx.x] = i < n ? p[i] : 0;
     __syncthreads();
     if (i < n) p[i] = dyn[threadIdx.x] + 1 + (pad[threadIdx.x] - i);
+  });
+}
+
+// ---------------------------------------------------------------- add_one fused alone, as fuse-kernels emits
+// One slot of 128 threads (the shape it was generated for); never launched here: a launch of blocks of 64
+// does not match it.
+__global__ void __launch_bounds__(128) add_one__fused(unsigned* p, unsigned n, const ::ptb::Launch ptb_launch0,
+                                                      const ::ptb::FusedShared) {
+  __shared__ ::ptb::SlotShared ptb_slot_[1];
+  const unsigned t = threadIdx.x;
+  ::ptb::run_slot_tasks<::ptb::TaskSync::none, 1, 128>(ptb_launch0, ptb_slot_[0], t, blockIdx.x, [&](const uint3 b, const dim3) {
+    const unsigned i = b.x * 128u + t;
+    if (i < n) p[i] += 1;
   });
 }
 
@@ -188,6 +202,18 @@ int main(int argc, char** argv) {
     EXPECT(e == cudaSuccess && cudaGetLastError() == cudaSuccess, "the original's launch: %s", cudaGetErrorName(e));
     EXPECT(all_equal(down(p, n), 2u), "the original did not run twice");
     expect_counted(ptb::Fallback::no_occupancy, 2, pol, 1);
+  } else if (name == "fusion_mismatch") {
+    // The fused kernel was made for blocks of 128; the program launches blocks of 64: launch_fused says
+    // no, and the caller (the generated launcher) runs the original, unconfined: a fallback.
+    const ptb::Policy pol = half();
+    unsigned* p = fresh(n);
+    const ptb::FusedPart parts[1] = {{cfg(n / 64, 64, 0, nullptr, pol), dim3(128), 1u}};
+    const bool fused = ptb::launch_fused(reinterpret_cast<const void*>(&add_one__fused), parts, p, n);
+    EXPECT(!fused, "launch_fused ran a kernel made for another block shape");
+    if (!fused) add_one<<<n / 64, 64>>>(p, n);
+    CK(cudaDeviceSynchronize());
+    EXPECT(all_equal(down(p, n), 1u), "the original did not run once");
+    expect_counted(ptb::Fallback::fusion_mismatch, 1, pol, 1);
   } else if (name == "capture_first") {
     // Not a fallback: the process's first launch is made inside a capture (global mode), in the ptb
     // launch mode. The runtime sets the device up in the relaxed capture mode; the twin is captured, the
