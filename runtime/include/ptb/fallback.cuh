@@ -78,7 +78,7 @@ namespace detail {
 
 struct FallbackLog {
   std::atomic<unsigned long long> counts[kFallbackReasons] = {};
-  std::mutex m;  // reported and hook
+  std::mutex __m;  // reported and hook
   std::set<std::pair<const void*, unsigned>> reported;
   std::function<void(const FallbackReport&)> hook;
 };
@@ -130,23 +130,23 @@ inline void note_fallback(Fallback reason, const void* kernel, PolicyState* poli
   FallbackLog& log = fallback_log();
   log.counts[static_cast<unsigned>(reason)].fetch_add(1, std::memory_order_relaxed);
   if (policy) {
-    std::lock_guard<std::mutex> g(rt().m);
+    std::lock_guard<std::mutex> __g(rt().__m);
     ++policy->fallbacks;
   }
   if (reason == Fallback::invalid_launch) return;  // the launch reports its error as a plain one would
   std::function<void(const FallbackReport&)> hook;
   {
-    std::lock_guard<std::mutex> g(log.m);
+    std::lock_guard<std::mutex> __g(log.__m);
     if (!log.reported.insert({kernel, static_cast<unsigned>(reason)}).second) return;
     hook = log.hook;
   }
-  FallbackReport r;
-  r.reason = reason;
-  r.kernel = kernel;
-  r.kernel_name = kernel_name(kernel);
-  r.device = -1;
-  (void)cudaGetDevice(&r.device);
-  r.error = reason == Fallback::context_error ? error : cudaSuccess;
+  FallbackReport __r;
+  __r.reason = reason;
+  __r.kernel = kernel;
+  __r.kernel_name = kernel_name(kernel);
+  __r.device = -1;
+  (void)cudaGetDevice(&__r.device);
+  __r.error = reason == Fallback::context_error ? error : cudaSuccess;
   std::string what = fallback_text(reason);
   if (reason == Fallback::context_error) {
     what += " (";
@@ -154,14 +154,14 @@ inline void note_fallback(Fallback reason, const void* kernel, PolicyState* poli
     what += ")";
   }
   const bool ran = reason != Fallback::context_error;
-  r.message = "ptb: warning: kernel '" + (r.kernel_name.empty() ? std::string("?") : r.kernel_name) +
-              "' on device " + std::to_string(r.device) + (ran ? " ran its original kernel, unconfined: " :
+  __r.message = "ptb: warning: kernel '" + (__r.kernel_name.empty() ? std::string("?") : __r.kernel_name) +
+              "' on device " + std::to_string(__r.device) + (ran ? " ran its original kernel, unconfined: " :
               " was not launched as its twin, and its original launch fails too: ") + what +
               " [fallback " + fallback_name(reason) + "; reported once per kernel and reason]";
   if (hook)
-    hook(r);
+    hook(__r);
   else
-    std::fprintf(stderr, "%s\n", r.message.c_str());
+    std::fprintf(stderr, "%s\n", __r.message.c_str());
   if (fallback_strict()) {
     std::fprintf(stderr, "ptb: PTB_STRICT=1: a launch under a policy ran its original kernel; aborting\n");
     std::abort();
@@ -172,17 +172,17 @@ inline void note_fallback(Fallback reason, const void* kernel, PolicyState* poli
 
 inline void set_fallback_hook(std::function<void(const FallbackReport&)> hook) {
   detail::FallbackLog& log = detail::fallback_log();
-  std::lock_guard<std::mutex> g(log.m);
+  std::lock_guard<std::mutex> __g(log.__m);
   log.hook = std::move(hook);
 }
 
 inline unsigned long long fallback_count(Fallback reason) {
-  const unsigned i = static_cast<unsigned>(reason);
-  return i < kFallbackReasons ? detail::fallback_log().counts[i].load(std::memory_order_relaxed) : 0;
+  const unsigned __i = static_cast<unsigned>(reason);
+  return __i < kFallbackReasons ? detail::fallback_log().counts[__i].load(std::memory_order_relaxed) : 0;
 }
 inline unsigned long long fallback_count() {
   unsigned long long n = 0;
-  for (unsigned i = 0; i < kFallbackReasons; ++i) n += fallback_count(static_cast<Fallback>(i));
+  for (unsigned __i = 0; __i < kFallbackReasons; ++__i) n += fallback_count(static_cast<Fallback>(__i));
   return n;
 }
 

@@ -123,7 +123,7 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[_Np], _Args... arg
     if (!detail::runs_original(parts[0].config.policy, stream)) {
       detail::PolicyState* covering = nullptr;
       {
-        std::lock_guard<std::mutex> __g(detail::rt().m);
+        std::lock_guard<std::mutex> __g(detail::rt().__m);
         covering = detail::policy_for_locked(parts[0].config);
       }
       detail::note_fallback(why, fused, covering, error);
@@ -163,7 +163,7 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[_Np], _Args... arg
   int occ = 0;
   Fallback why = Fallback::invalid_launch;
   const bool prepared = [&] {
-    std::lock_guard<std::mutex> __g(__r.m);
+    std::lock_guard<std::mutex> __g(__r.__m);
     const auto fail = [&](Fallback f) {
       why = f;
       return false;

@@ -34,30 +34,30 @@ struct Relauncher {
   std::tuple<Params...> args;
   dim3 block;
   size_t shmem;
-  template <size_t... I>
-  cudaError_t go(const Launch& L, unsigned workers, cudaStream_t s, std::index_sequence<I...>) {
-    Launch l = L;
-    void* argv[] = {static_cast<void*>(&std::get<I>(args))..., static_cast<void*>(&l)};
+  template <size_t... _Ip>
+  cudaError_t go(const Launch& __L, unsigned workers, cudaStream_t s, std::index_sequence<_Ip...>) {
+    Launch __l = __L;
+    void* argv[] = {static_cast<void*>(&std::get<_Ip>(args))..., static_cast<void*>(&__l)};
     return cudaLaunchKernel(reinterpret_cast<const void*>(twin), dim3(workers), block, argv, shmem, s);
   }
-  cudaError_t operator()(const Launch& L, unsigned workers, cudaStream_t s) {
-    return go(L, workers, s, std::index_sequence_for<Params...>{});
+  cudaError_t operator()(const Launch& __L, unsigned workers, cudaStream_t s) {
+    return go(__L, workers, s, std::index_sequence_for<Params...>{});
   }
 };
 
-template <class... Params, size_t... I>
+template <class... Params, size_t... _Ip>
 cudaError_t launch_tuple(const LaunchConfig& c, const void* original, typename TwinOf<Params...>::type twin,
-                         std::tuple<Params...>& a, std::index_sequence<I...>) {
+                         std::tuple<Params...>& a, std::index_sequence<_Ip...>) {
   Prepared p;
   Fallback why = Fallback::invalid_launch;
   cudaError_t error = cudaSuccess;
   PolicyState* policy = nullptr;
   if (!prepare(c, original, reinterpret_cast<const void*>(twin), p, why, error, policy)) {
     note_fallback(why, original, policy, error);  // counted; reported once per kernel and reason
-    void* argv[] = {static_cast<void*>(&std::get<I>(a))..., nullptr};
+    void* argv[] = {static_cast<void*>(&std::get<_Ip>(a))..., nullptr};
     return cudaLaunchKernel(original, c.grid, c.block, argv, c.shmem, c.stream);
   }
-  void* argv[] = {static_cast<void*>(&std::get<I>(a))..., static_cast<void*>(&p.launch)};
+  void* argv[] = {static_cast<void*>(&std::get<_Ip>(a))..., static_cast<void*>(&p.launch)};
   const cudaError_t e =
       cudaLaunchKernel(reinterpret_cast<const void*>(twin), dim3(p.workers), c.block, argv, c.shmem, c.stream);
   if (e != cudaSuccess) {
@@ -68,22 +68,22 @@ cudaError_t launch_tuple(const LaunchConfig& c, const void* original, typename T
   return cudaSuccess;
 }
 
-template <class... Params, size_t... I>
+template <class... Params, size_t... _Ip>
 cudaError_t launch_argv(const void* original, typename TwinOf<Params...>::type twin, const LaunchConfig& c,
-                        void** argv, std::index_sequence<I...>) {
-  std::tuple<Params...> a(*static_cast<Params*>(argv[I])...);
-  return launch_tuple(c, original, twin, a, std::index_sequence<I...>{});
+                        void** argv, std::index_sequence<_Ip...>) {
+  std::tuple<Params...> a(*static_cast<Params*>(argv[_Ip])...);
+  return launch_tuple(c, original, twin, a, std::index_sequence<_Ip...>{});
 }
 
 // The original kernel's parameters, from its twin's type void (*)(Params..., Launch): Params... as a tuple.
 template <class Twin>
 struct TwinArgs;
-template <class... P>
-struct TwinArgs<void (*)(P...)> {
-  template <size_t... I>
-  static std::tuple<std::tuple_element_t<I, std::tuple<P...>>...> drop_launch(std::index_sequence<I...>);
-  using tuple = decltype(drop_launch(std::make_index_sequence<sizeof...(P) - 1>{}));
-  using indices = std::make_index_sequence<sizeof...(P) - 1>;
+template <class... _Pp>
+struct TwinArgs<void (*)(_Pp...)> {
+  template <size_t... _Ip>
+  static std::tuple<std::tuple_element_t<_Ip, std::tuple<_Pp...>>...> drop_launch(std::index_sequence<_Ip...>);
+  using tuple = decltype(drop_launch(std::make_index_sequence<sizeof...(_Pp) - 1>{}));
+  using indices = std::make_index_sequence<sizeof...(_Pp) - 1>;
 };
 
 // Twins apart (docs/generated-code.md): what the twins part defines for a template kernel, and the
@@ -95,19 +95,19 @@ struct TwinLaunchOf {
 using TwinLaunchArgs = cudaError_t (*)(const void*, dim3, dim3, void**, size_t, cudaStream_t);
 
 // A kernel's arguments, copied from cudaLaunchKernel's argv into the tuple of its parameter types.
-template <class Tuple, size_t... I>
-Tuple tuple_from_argv(void** argv, std::index_sequence<I...>) {
+template <class Tuple, size_t... _Ip>
+Tuple tuple_from_argv(void** argv, std::index_sequence<_Ip...>) {
   (void)argv;  // a kernel without parameters
-  return Tuple(*static_cast<std::tuple_element_t<I, Tuple>*>(argv[I])...);
+  return Tuple(*static_cast<std::tuple_element_t<_Ip, Tuple>*>(argv[_Ip])...);
 }
 
 }  // namespace detail
 
 namespace detail {
-template <class... Params, size_t... I>
+template <class... Params, size_t... _Ip>
 cudaError_t launch_original(const LaunchConfig& c, void (*original)(Params...), std::tuple<Params...>& a,
-                            std::index_sequence<I...>) {
-  void* argv[] = {static_cast<void*>(&std::get<I>(a))..., nullptr};
+                            std::index_sequence<_Ip...>) {
+  void* argv[] = {static_cast<void*>(&std::get<_Ip>(a))..., nullptr};
   return cudaLaunchKernel(reinterpret_cast<const void*>(original), c.grid, c.block, argv, c.shmem, c.stream);
 }
 }  // namespace detail

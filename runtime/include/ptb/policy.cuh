@@ -42,7 +42,7 @@ class Policy {
   // can happen; ptb::fallback_count() counts them by reason for the whole process).
   unsigned long long fallbacks() const;
   explicit operator bool() const { return p_ != nullptr; }
-  bool operator==(const Policy& o) const { return p_ == o.p_; }
+  bool operator==(const Policy& __o) const { return p_ == __o.p_; }
   detail::PolicyState* state() const { return p_; }
 
  private:
@@ -69,7 +69,7 @@ inline Policy Policy::create(const SmSet& sms, unsigned per_sm, const SmSet& cap
   int dev = 0;
   const bool on_device = cudaGetDevice(&dev) == cudaSuccess;
   const unsigned long long context = on_device ? detail::current_context_id() : 0;
-  std::lock_guard<std::mutex> g(detail::rt().m);
+  std::lock_guard<std::mutex> __g(detail::rt().__m);
   detail::rt().policies.push_back(p.p_);
   if (on_device) {
     detail::DeviceState* d = detail::device_locked(dev, context);
@@ -81,19 +81,19 @@ inline Policy Policy::create(const SmSet& sms, unsigned per_sm, const SmSet& cap
 inline void Policy::set(const SmSet& sms, unsigned per_sm, const SmSet& capped) const {
   if (!p_) return;
   const detail::LastErrorGuard guard;
-  detail::Runtime& r = detail::rt();
+  detail::Runtime& __r = detail::rt();
   std::vector<detail::Resume> due;  // new workers for running launches where a cap went up
   {
-    std::lock_guard<std::mutex> g(r.m);
+    std::lock_guard<std::mutex> __g(__r.__m);
     p_->sms = sms;
     p_->per_sm = per_sm;
     p_->capped = capped;
     // Automatic mode: launches from now on run as twins iff the process policy restricts. Originals that
     // are running already are not confined (they end as they are).
-    if (p_ == r.process) detail::process_restricts_word().store(detail::restricted(*p_), std::memory_order_release);
+    if (p_ == __r.process) detail::process_restricts_word().store(detail::restricted(*p_), std::memory_order_release);
     if (detail::restricted(*p_)) detail::start_monitor_locked();
     for (unsigned dv = 0; dv < detail::kMaxDevices; ++dv) {
-      detail::DeviceState* d = r.devs[dv];
+      detail::DeviceState* d = __r.devs[dv];
       if (!d || !d->ok || !p_->caps[dv]) continue;
       const detail::OnDevice on{static_cast<int>(dv)};
       // The device was reset since its state was set up: nothing of it may be used (device_setup.cuh).
@@ -105,9 +105,9 @@ inline void Policy::set(const SmSet& sms, unsigned per_sm, const SmSet& capped) 
       bool grew = false;
       unsigned taken = 0;
       if (detail::upload_caps_locked(*d, *p_, &grew) && grew) {
-        for (unsigned i = 0; i < d->pool_size(); ++i)
-          if (d->recs[i].policy == p_ && detail::live_locked(*d, i))
-            due.push_back(detail::resume_batch_locked(*d, i, taken));
+        for (unsigned __i = 0; __i < d->pool_size(); ++__i)
+          if (d->recs[__i].policy == p_ && detail::live_locked(*d, __i))
+            due.push_back(detail::resume_batch_locked(*d, __i, taken));
       }
     }
   }
@@ -115,32 +115,32 @@ inline void Policy::set(const SmSet& sms, unsigned per_sm, const SmSet& capped) 
   detail::launch_resumes(due);  // outside the lock (monitor.cuh)
 }
 inline SmSet Policy::sms() const {
-  std::lock_guard<std::mutex> g(detail::rt().m);
+  std::lock_guard<std::mutex> __g(detail::rt().__m);
   return p_ ? p_->sms : SmSet::all();
 }
 inline unsigned Policy::per_sm() const {
-  std::lock_guard<std::mutex> g(detail::rt().m);
+  std::lock_guard<std::mutex> __g(detail::rt().__m);
   return p_ ? p_->per_sm : 0;
 }
 inline SmSet Policy::capped() const {
-  std::lock_guard<std::mutex> g(detail::rt().m);
+  std::lock_guard<std::mutex> __g(detail::rt().__m);
   return p_ ? p_->capped : SmSet::all();
 }
 inline unsigned long long Policy::launches() const {
-  std::lock_guard<std::mutex> g(detail::rt().m);
+  std::lock_guard<std::mutex> __g(detail::rt().__m);
   return p_ ? p_->launches : 0;
 }
 inline unsigned long long Policy::fallbacks() const {
-  std::lock_guard<std::mutex> g(detail::rt().m);
+  std::lock_guard<std::mutex> __g(detail::rt().__m);
   return p_ ? p_->fallbacks : 0;
 }
 inline Policy process_policy() {
-  std::lock_guard<std::mutex> g(detail::rt().m);
+  std::lock_guard<std::mutex> __g(detail::rt().__m);
   detail::PolicyState* s = detail::process_policy_state_locked();
   return Policy(s);
 }
 inline void set_stream_policy(cudaStream_t stream, Policy policy) {
-  std::lock_guard<std::mutex> g(detail::rt().m);
+  std::lock_guard<std::mutex> __g(detail::rt().__m);
   if (policy)
     detail::rt().stream_policies[stream] = policy.state();
   else
@@ -149,10 +149,10 @@ inline void set_stream_policy(cudaStream_t stream, Policy policy) {
                                       std::memory_order_release);
 }
 inline Policy stream_policy(cudaStream_t stream) {
-  std::lock_guard<std::mutex> g(detail::rt().m);
-  auto& m = detail::rt().stream_policies;
-  auto it = m.find(stream);
-  detail::PolicyState* s = it == m.end() ? nullptr : it->second;
+  std::lock_guard<std::mutex> __g(detail::rt().__m);
+  auto& __m = detail::rt().stream_policies;
+  auto it = __m.find(stream);
+  detail::PolicyState* s = it == __m.end() ? nullptr : it->second;
   return Policy(s);
 }
 

@@ -17,7 +17,7 @@ inline bool runtime_set_up(int device = -1) {
   if (device < 0 && cudaGetDevice(&device) != cudaSuccess) return false;
   if (device < 0 || device >= static_cast<int>(detail::kMaxDevices)) return false;
   detail::Runtime& __r = detail::rt();
-  std::lock_guard<std::mutex> __g(__r.m);
+  std::lock_guard<std::mutex> __g(__r.__m);
   return __r.devs[device] != nullptr;
 }
 

@@ -18,7 +18,7 @@ inline std::vector<unsigned> sm_ids() {
   std::vector<unsigned> out;
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return out;
-  std::lock_guard<std::mutex> __g(detail::rt().m);
+  std::lock_guard<std::mutex> __g(detail::rt().__m);
   detail::DeviceState* d = detail::device_locked(dev);
   if (!d) return out;
   detail::discover_locked(*d);
@@ -29,7 +29,7 @@ inline std::vector<unsigned> sm_ids() {
 inline unsigned sm_count() {
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return 0;
-  std::lock_guard<std::mutex> __g(detail::rt().m);
+  std::lock_guard<std::mutex> __g(detail::rt().__m);
   detail::DeviceState* d = detail::device_locked(dev);
   return d ? static_cast<unsigned>(d->sms) : 0;
 }

@@ -34,16 +34,16 @@ inline cudaError_t trace_start(size_t max_events = 1u << 20) {
   int dev = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (e != cudaSuccess) return e;
-  std::lock_guard<std::mutex> g(detail::rt().m);
+  std::lock_guard<std::mutex> __g(detail::rt().__m);
   detail::DeviceState* d = detail::device_locked(dev);
   if (!d) return cudaErrorInitializationError;
   if (!d->trace.recs && d->saved_trace.recs && d->saved_trace.cap >= max_events) d->trace = d->saved_trace;
   if (!d->trace.recs || d->trace.cap < max_events) {
-    detail::TraceRec* r = nullptr;
+    detail::TraceRec* __r = nullptr;
     unsigned long long* c = nullptr;
-    if ((e = cudaMalloc(&r, max_events * sizeof(detail::TraceRec))) != cudaSuccess) return e;
+    if ((e = cudaMalloc(&__r, max_events * sizeof(detail::TraceRec))) != cudaSuccess) return e;
     if ((e = cudaMalloc(&c, sizeof(unsigned long long))) != cudaSuccess) return e;
-    d->trace.recs = r;  // an older, smaller buffer is left allocated: running launches may write to it
+    d->trace.recs = __r;  // an older, smaller buffer is left allocated: running launches may write to it
     d->trace.count = c;
     d->trace.cap = max_events;
   }
@@ -54,7 +54,7 @@ inline cudaError_t trace_start(size_t max_events = 1u << 20) {
 inline void trace_stop() {
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return;
-  std::lock_guard<std::mutex> g(detail::rt().m);
+  std::lock_guard<std::mutex> __g(detail::rt().__m);
   detail::DeviceState* d = detail::device_locked(dev);
   if (d) d->saved_trace = d->trace, d->trace = detail::TraceBuf{nullptr, nullptr, 0, 0};
 }
@@ -65,7 +65,7 @@ inline std::vector<TraceEvent> trace_collect() {
   std::vector<TraceEvent> out;
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return out;
-  std::lock_guard<std::mutex> g(detail::rt().m);
+  std::lock_guard<std::mutex> __g(detail::rt().__m);
   detail::DeviceState* d = detail::device_locked(dev);
   if (!d) return out;
   const detail::TraceBuf tb = d->trace.recs ? d->trace : d->saved_trace;
@@ -75,15 +75,15 @@ inline std::vector<TraceEvent> trace_collect() {
       cudaStreamSynchronize(d->ctl) != cudaSuccess)
     return out;
   n = std::min<unsigned long long>(n, tb.cap);
-  std::vector<detail::TraceRec> r(n);
-  if (n && (cudaMemcpyAsync(r.data(), tb.recs, n * sizeof(detail::TraceRec), cudaMemcpyDeviceToHost, d->ctl) != cudaSuccess ||
+  std::vector<detail::TraceRec> __r(n);
+  if (n && (cudaMemcpyAsync(__r.data(), tb.recs, n * sizeof(detail::TraceRec), cudaMemcpyDeviceToHost, d->ctl) != cudaSuccess ||
             cudaStreamSynchronize(d->ctl) != cudaSuccess))
     return out;
   if (cudaMemsetAsync(tb.count, 0, sizeof(unsigned long long), d->ctl) != cudaSuccess ||
       cudaStreamSynchronize(d->ctl) != cudaSuccess)
     return out;
   out.reserve(n);
-  for (const auto& x : r) out.push_back(TraceEvent{x.task, x.start, x.end, x.sm, x.worker, x.tag});
+  for (const auto& x : __r) out.push_back(TraceEvent{x.task, x.start, x.end, x.sm, x.worker, x.tag});
   std::sort(out.begin(), out.end(), [](const TraceEvent& a, const TraceEvent& b) { return a.start_ns < b.start_ns; });
   return out;
 }
@@ -115,9 +115,9 @@ inline bool trace_write_json(const std::string& path, const std::vector<TraceEve
     first = false;
   }
   std::fprintf(f, "\n],\"otherData\":{\"ptb_fallbacks\":{");
-  for (unsigned i = 0; i < kFallbackReasons; ++i)
-    std::fprintf(f, "%s\"%s\":%llu", i ? "," : "", fallback_name(static_cast<Fallback>(i)),
-                 fallback_count(static_cast<Fallback>(i)));
+  for (unsigned __i = 0; __i < kFallbackReasons; ++__i)
+    std::fprintf(f, "%s\"%s\":%llu", __i ? "," : "", fallback_name(static_cast<Fallback>(__i)),
+                 fallback_count(static_cast<Fallback>(__i)));
   std::fprintf(f, "}}}\n");
   return std::fclose(f) == 0;
 }

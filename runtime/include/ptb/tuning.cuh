@@ -68,12 +68,12 @@ inline Tuning& tuning_locked() {
 }  // namespace detail
 
 inline void set_tuning(const Tuning& t) {
-  std::lock_guard<std::mutex> __g(detail::rt().m);
+  std::lock_guard<std::mutex> __g(detail::rt().__m);
   detail::tuning_locked() = t;
   detail::tuning_locked();  // clamps
 }
 inline Tuning tuning() {
-  std::lock_guard<std::mutex> __g(detail::rt().m);
+  std::lock_guard<std::mutex> __g(detail::rt().__m);
   return detail::tuning_locked();
 }
 

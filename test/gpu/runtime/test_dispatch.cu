@@ -234,7 +234,7 @@ static const char* form_of(const Seen& s) {
 
 static bool runtime_untouched(int dev) {
   ptb::detail::Runtime& r = ptb::detail::rt();
-  std::lock_guard<std::mutex> g(r.m);
+  std::lock_guard<std::mutex> g(r.__m);
   return r.devs[dev] == nullptr && r.process == nullptr && !r.monitor_started;
 }
 

@@ -237,7 +237,7 @@ struct Buffers {
 // Control blocks in the runtime's pool on device 0 (test instrumentation: reads the runtime's state).
 static unsigned pool_size() {
   ptb::detail::Runtime& r = ptb::detail::rt();
-  std::lock_guard<std::mutex> g(r.m);
+  std::lock_guard<std::mutex> g(r.__m);
   return r.devs[0] ? r.devs[0]->pool_size() : 0u;
 }
 

@@ -22,13 +22,13 @@ inline const ContextCalls& context_calls() {
   static const ContextCalls calls = [] {
     ContextCalls c;
     void* f = nullptr;
-    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &f, 12000, cudaEnableDefault, &q) == cudaSuccess &&
-        q == cudaDriverEntryPointSuccess)
+    cudaDriverEntryPointQueryResult __q = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &f, 12000, cudaEnableDefault, &__q) == cudaSuccess &&
+        __q == cudaDriverEntryPointSuccess)
       c.get_current = reinterpret_cast<ContextCalls::GetCurrent>(f);
     f = nullptr;
-    if (cudaGetDriverEntryPointByVersion("cuCtxGetId", &f, 12000, cudaEnableDefault, &q) == cudaSuccess &&
-        q == cudaDriverEntryPointSuccess)
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetId", &f, 12000, cudaEnableDefault, &__q) == cudaSuccess &&
+        __q == cudaDriverEntryPointSuccess)
       c.get_id = reinterpret_cast<ContextCalls::GetId>(f);
     return c;
   }();

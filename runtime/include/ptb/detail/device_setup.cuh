@@ -26,12 +26,12 @@ namespace detail {
 // (its host words stay readable: pool.cuh); the policies forget their caps and launch order on the
 // device; the device is set up anew in the new context.
 inline void retire_device_locked(int dev) {
-  Runtime& r = rt();
-  DeviceState* d = r.devs[dev];
+  Runtime& __r = rt();
+  DeviceState* d = __r.devs[dev];
   if (!d) return;
   d->ok = false;
-  r.devs[dev] = nullptr;
-  for (PolicyState* p : r.policies) {
+  __r.devs[dev] = nullptr;
+  for (PolicyState* p : __r.policies) {
     p->caps[dev] = nullptr;
     std::memset(p->last[dev], 0, sizeof p->last[dev]);
     p->order[dev] = LaunchOrder{};
@@ -39,14 +39,14 @@ inline void retire_device_locked(int dev) {
 }
 
 inline DeviceState* device_locked(int dev, unsigned long long context = 0) {
-  Runtime& r = rt();
+  Runtime& __r = rt();
   if (dev < 0 || dev >= static_cast<int>(kMaxDevices)) return nullptr;
-  if (DeviceState* old = r.devs[dev]) {
+  if (DeviceState* old = __r.devs[dev]) {
     if (!(context != 0 && old->context != 0 && context != old->context)) return old->ok ? old : nullptr;
     retire_device_locked(dev);
   }
   DeviceState* d = new DeviceState();
-  r.devs[dev] = d;
+  __r.devs[dev] = d;
   d->dev = dev;
   int v = 0;
   bool ok = cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess;

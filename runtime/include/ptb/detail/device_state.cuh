@@ -58,11 +58,11 @@ struct OccKey {
   const void* twin;
   unsigned threads;
   size_t shmem;
-  bool operator==(const OccKey& o) const { return twin == o.twin && threads == o.threads && shmem == o.shmem; }
+  bool operator==(const OccKey& __o) const { return twin == __o.twin && threads == __o.threads && shmem == __o.shmem; }
 };
 struct OccHash {
-  size_t operator()(const OccKey& k) const {
-    return std::hash<const void*>()(k.twin) ^ (size_t(k.threads) * 0x9e3779b97f4a7c15ull) ^ (k.shmem << 20);
+  size_t operator()(const OccKey& __k) const {
+    return std::hash<const void*>()(__k.twin) ^ (size_t(__k.threads) * 0x9e3779b97f4a7c15ull) ^ (__k.shmem << 20);
   }
 };
 
@@ -92,8 +92,8 @@ struct DeviceState {
   unsigned trace_tags = 0;
 
   unsigned pool_size() const { return static_cast<unsigned>(recs.size()); }
-  unsigned* hflag(unsigned i) const { return pages[i / kPoolPageSize].hflags + i % kPoolPageSize; }
-  ControlBlock* control(unsigned i) const { return pages[i / kPoolPageSize].dev + i % kPoolPageSize; }
+  unsigned* hflag(unsigned __i) const { return pages[__i / kPoolPageSize].hflags + __i % kPoolPageSize; }
+  ControlBlock* control(unsigned __i) const { return pages[__i / kPoolPageSize].dev + __i % kPoolPageSize; }
 };
 
 }  // namespace detail

@@ -24,16 +24,16 @@ inline bool needs_twin(const Policy& given, cudaStream_t stream) {
   if (given) return true;
   if (process_restricts_word().load(std::memory_order_acquire)) return true;
   if (stream_policy_count().load(std::memory_order_acquire) == 0) return false;
-  Runtime& r = rt();
-  std::lock_guard<std::mutex> g(r.m);
-  return r.stream_policies.find(stream) != r.stream_policies.end();
+  Runtime& __r = rt();
+  std::lock_guard<std::mutex> __g(__r.__m);
+  return __r.stream_policies.find(stream) != __r.stream_policies.end();
 }
 
 // Whether this launch runs the original kernel (launch mode and, in automatic mode, needs_twin).
 inline bool runs_original(const Policy& given, cudaStream_t stream) {
-  const int m = mode_word().load(std::memory_order_relaxed);
-  if (m == kModeOriginal) return true;
-  if (m == kModePtb) return false;
+  const int __m = mode_word().load(std::memory_order_relaxed);
+  if (__m == kModeOriginal) return true;
+  if (__m == kModePtb) return false;
   return !needs_twin(given, stream);
 }
 

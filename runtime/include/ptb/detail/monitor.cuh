@@ -20,10 +20,10 @@ namespace ptb {
 
 namespace detail {
 
-inline bool live_locked(const DeviceState& d, unsigned i) {
-  const ControlRec& r = d.recs[i];
-  if (!r.registered) return false;
-  return r.captured || *(volatile unsigned*)d.hflag(i) == kBusy;
+inline bool live_locked(const DeviceState& d, unsigned __i) {
+  const ControlRec& __r = d.recs[__i];
+  if (!__r.registered) return false;
+  return __r.captured || *(volatile unsigned*)d.hflag(__i) == kBusy;
 }
 
 // New workers for a launch that asked for them, launched after the runtime's lock is released: a launch
@@ -44,10 +44,10 @@ struct Resume {
 // nullptr if none could be made (not the control stream: Policy::set waits for it under the lock, and
 // workers that joined a launch would hold it until that launch ends).
 inline cudaStream_t idle_resume_stream_locked(DeviceState& d, unsigned& taken) {
-  for (unsigned i = 0; i < d.nresume; ++i)
-    if (!(taken >> i & 1u) && cudaStreamQuery(d.resume[i]) == cudaSuccess) {
-      taken |= 1u << i;
-      return d.resume[i];
+  for (unsigned __i = 0; __i < d.nresume; ++__i)
+    if (!(taken >> __i & 1u) && cudaStreamQuery(d.resume[__i]) == cudaSuccess) {
+      taken |= 1u << __i;
+      return d.resume[__i];
     }
   if (d.nresume < kResumeStreams) {
     bool made = false;
@@ -62,48 +62,48 @@ inline cudaStream_t idle_resume_stream_locked(DeviceState& d, unsigned& taken) {
 }
 
 // The batch of new workers for control block i's launch, to be launched once the lock is released.
-inline Resume resume_batch_locked(DeviceState& d, unsigned i, unsigned& taken) {
-  const ControlRec& r = d.recs[i];
-  Resume j;
-  j.dev = d.dev;
-  j.launch = r.launch;
-  j.launch.flags |= kResume;
-  j.workers = r.resume_workers;
-  j.relaunch = r.relaunch;
-  j.stream = idle_resume_stream_locked(d, taken);
-  return j;
+inline Resume resume_batch_locked(DeviceState& d, unsigned __i, unsigned& taken) {
+  const ControlRec& __r = d.recs[__i];
+  Resume __j;
+  __j.dev = d.dev;
+  __j.launch = __r.launch;
+  __j.launch.flags |= kResume;
+  __j.workers = __r.resume_workers;
+  __j.relaunch = __r.relaunch;
+  __j.stream = idle_resume_stream_locked(d, taken);
+  return __j;
 }
 
 // Launches them in order, each on its device; the calling thread's current device is kept. A batch
 // without a stream is not sent (its launch asks again: strand signal).
 inline void launch_resumes(const std::vector<Resume>& due) {
-  for (const Resume& j : due) {
-    if (!j.stream) continue;
-    const OnDevice on{j.dev};
+  for (const Resume& __j : due) {
+    if (!__j.stream) continue;
+    const OnDevice on{__j.dev};
     if (!on) continue;
-    const cudaError_t e = j.relaunch(j.launch, j.workers, j.stream);
+    const cudaError_t e = __j.relaunch(__j.launch, __j.workers, __j.stream);
     (void)e;  // a failed resume leaves the anchor waiting; it asks again (strand signal) within 200 us
   }
 }
 
 inline void monitor_loop() {
-  Runtime& r = rt();
+  Runtime& __r = rt();
   std::vector<Resume> due;
-  while (!r.stop.load()) {
+  while (!__r.stop.load()) {
     std::this_thread::sleep_for(std::chrono::microseconds(100));
     due.clear();
     {
-      std::lock_guard<std::mutex> g(r.m);
+      std::lock_guard<std::mutex> __g(__r.__m);
       for (unsigned dv = 0; dv < kMaxDevices; ++dv) {
-        DeviceState* d = r.devs[dv];
+        DeviceState* d = __r.devs[dv];
         if (!d || !d->ok) continue;
         unsigned taken = 0;
-        for (unsigned i = 0; i < d->pool_size(); ++i) {
-          ControlRec& rec = d->recs[i];
+        for (unsigned __i = 0; __i < d->pool_size(); ++__i) {
+          ControlRec& rec = d->recs[__i];
           if (!rec.registered) continue;
-          const unsigned s = *(volatile unsigned*)(d->pages[i / kPoolPageSize].hstrand + i % kPoolPageSize);
+          const unsigned s = *(volatile unsigned*)(d->pages[__i / kPoolPageSize].hstrand + __i % kPoolPageSize);
           if (s == rec.seen_strand) continue;
-          if (!live_locked(*d, i) || !rec.policy || rec.policy->sms.empty()) {
+          if (!live_locked(*d, __i) || !rec.policy || rec.policy->sms.empty()) {
             rec.seen_strand = s;
             continue;
           }
@@ -119,7 +119,7 @@ inline void monitor_loop() {
           rec.seen_strand = s;
           rec.last_batch = now;
           if (anchor) rec.last_strand = now;
-          due.push_back(resume_batch_locked(*d, i, taken));
+          due.push_back(resume_batch_locked(*d, __i, taken));
         }
       }
     }
@@ -128,10 +128,10 @@ inline void monitor_loop() {
 }
 
 inline void start_monitor_locked() {
-  Runtime& r = rt();
-  if (r.monitor_started) return;
-  r.monitor_started = true;
-  r.monitor = std::thread(monitor_loop);
+  Runtime& __r = rt();
+  if (__r.monitor_started) return;
+  __r.monitor_started = true;
+  __r.monitor = std::thread(monitor_loop);
 }
 
 }  // namespace detail

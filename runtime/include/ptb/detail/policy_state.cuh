@@ -49,9 +49,9 @@ inline void process_policy_from_env(SmSet& sms, unsigned& per_sm) {
 inline std::atomic<bool>& process_restricts_word() {
   static std::atomic<bool> w{[] {
     SmSet s;
-    unsigned k = 0;
-    process_policy_from_env(s, k);
-    return restricts(s, k);
+    unsigned __k = 0;
+    process_policy_from_env(s, __k);
+    return restricts(s, __k);
   }()};
   return w;
 }
@@ -61,14 +61,14 @@ inline std::atomic<unsigned>& stream_policy_count() {
 }
 
 inline PolicyState* process_policy_state_locked() {
-  Runtime& r = rt();
-  if (!r.process) {
-    r.process = new PolicyState();
-    r.policies.push_back(r.process);
-    process_policy_from_env(r.process->sms, r.process->per_sm);
-    process_restricts_word().store(restricted(*r.process), std::memory_order_release);
+  Runtime& __r = rt();
+  if (!__r.process) {
+    __r.process = new PolicyState();
+    __r.policies.push_back(__r.process);
+    process_policy_from_env(__r.process->sms, __r.process->per_sm);
+    process_restricts_word().store(restricted(*__r.process), std::memory_order_release);
   }
-  return r.process;
+  return __r.process;
 }
 
 }  // namespace detail

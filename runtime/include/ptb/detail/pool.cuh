@@ -51,21 +51,21 @@ inline bool acquire_control_locked(DeviceState& d, bool captured, unsigned& out,
   if (!captured && 2 * (d.ncaptured + 64) > d.pool_size() && !grow_pool_locked(d)) return false;
   for (int round = 0; round < 2; ++round) {
     const unsigned n = d.pool_size();
-    for (unsigned k = 0; k < n; ++k) {
-      const unsigned i = (d.cursor + k) % n;
-      if (d.recs[i].captured) continue;
-      volatile unsigned* f = d.hflag(i);
+    for (unsigned __k = 0; __k < n; ++__k) {
+      const unsigned __i = (d.cursor + __k) % n;
+      if (d.recs[__i].captured) continue;
+      volatile unsigned* f = d.hflag(__i);
       if (*f == 0) {
         *f = kBusy;
-        d.cursor = (i + 1) % n;
-        ControlRec& r = d.recs[i];
-        r.captured = captured;
+        d.cursor = (__i + 1) % n;
+        ControlRec& __r = d.recs[__i];
+        __r.captured = captured;
         if (captured) ++d.ncaptured;
-        r.registered = false;
-        r.relaunch = nullptr;
-        r.seen_strand = *(volatile unsigned*)(d.pages[i / kPoolPageSize].hstrand + i % kPoolPageSize);
-        r.last_batch = r.last_strand = {};  // the batch limits are per launch: the block's last launch's must not delay this one
-        out = i;
+        __r.registered = false;
+        __r.relaunch = nullptr;
+        __r.seen_strand = *(volatile unsigned*)(d.pages[__i / kPoolPageSize].hstrand + __i % kPoolPageSize);
+        __r.last_batch = __r.last_strand = {};  // the batch limits are per launch: the block's last launch's must not delay this one
+        out = __i;
         return true;
       }
     }

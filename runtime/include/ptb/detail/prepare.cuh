@@ -34,8 +34,8 @@ namespace detail {
 // Occupancy of the twin for this block and dynamic shared memory (cached; 0: cannot run; -1: the original
 // cannot run it either, its dynamic shared memory above the original's limit: an invalid launch).
 inline int occupancy_locked(DeviceState& d, const void* original, const void* twin, unsigned threads, size_t shmem) {
-  const OccKey k{twin, threads, shmem};
-  auto it = d.occ.find(k);
+  const OccKey __k{twin, threads, shmem};
+  auto it = d.occ.find(__k);
   if (it != d.occ.end()) return it->second;
   if (shmem > 48 * 1024) {
     // The original may have been allowed more dynamic shared memory: give the twin the same limit.
@@ -49,7 +49,7 @@ inline int occupancy_locked(DeviceState& d, const void* original, const void* tw
   }
   int occ = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, twin, static_cast<int>(threads), shmem) != cudaSuccess) return 0;
-  if (occ > 0) d.occ.emplace(k, occ);
+  if (occ > 0) d.occ.emplace(__k, occ);
   return occ;
 }
 
@@ -67,11 +67,11 @@ struct Prepared {
 
 // The policy a launch in `stream` runs under: the launch's own, the stream's, or the process's.
 inline PolicyState* policy_for_locked(const LaunchConfig& c) {
-  Runtime& r = rt();
+  Runtime& __r = rt();
   PolicyState* pol = c.policy.state();
-  if (!pol && !r.stream_policies.empty()) {
-    auto it = r.stream_policies.find(c.stream);
-    if (it != r.stream_policies.end()) pol = it->second;
+  if (!pol && !__r.stream_policies.empty()) {
+    auto it = __r.stream_policies.find(c.stream);
+    if (it != __r.stream_policies.end()) pol = it->second;
   }
   return pol ? pol : process_policy_state_locked();
 }
@@ -116,39 +116,39 @@ inline unsigned long long task_count(dim3 grid) {
 // The Launch value of one launch on control block s of d: `workers` original workers run the tasks of `grid`,
 // `occ` of them fit on an SM.
 inline void fill_launch_locked(DeviceState& d, const PolicyState& pol, unsigned s, bool captured, dim3 grid,
-                               unsigned workers, unsigned occ, Launch& L) {
+                               unsigned workers, unsigned occ, Launch& __L) {
   const unsigned long long ntasks = task_count(grid);
-  L.control = d.control(s);
-  L.caps = pol.caps[d.dev];
-  L.free_flag = d.pages[s / kPoolPageSize].dflags + s % kPoolPageSize;
-  L.strand_seq = d.pages[s / kPoolPageSize].dstrand + s % kPoolPageSize;
-  L.trace = d.trace;
-  if (L.trace.recs) L.trace.tag = ++d.trace_tags;
-  L.ntasks = ntasks;
-  L.gx = grid.x;
-  L.gy = grid.y;
-  L.gz = grid.z;
-  L.workers = workers;
-  L.occ = occ;
+  __L.control = d.control(s);
+  __L.caps = pol.caps[d.dev];
+  __L.free_flag = d.pages[s / kPoolPageSize].dflags + s % kPoolPageSize;
+  __L.strand_seq = d.pages[s / kPoolPageSize].dstrand + s % kPoolPageSize;
+  __L.trace = d.trace;
+  if (__L.trace.recs) __L.trace.tag = ++d.trace_tags;
+  __L.ntasks = ntasks;
+  __L.gx = grid.x;
+  __L.gy = grid.y;
+  __L.gz = grid.z;
+  __L.workers = workers;
+  __L.occ = occ;
   const Tuning tu = tuning_locked();
-  L.check_cycles = tu.check_cycles;
-  L.max_chunk = tu.max_chunk;
-  L.chunk_cycles = tu.chunk_cycles;
-  L.strand_grace_ns = tu.strand_grace_us * 1000u;
+  __L.check_cycles = tu.check_cycles;
+  __L.max_chunk = tu.max_chunk;
+  __L.chunk_cycles = tu.chunk_cycles;
+  __L.strand_grace_ns = tu.strand_grace_us * 1000u;
   // Every SM allowed: each original worker starts on a static first chunk (no atomic at start) of about
   // tasks / (first_share x workers) tasks, at least 1, at most first_chunk. first_share 1 rounds up: with
   // at most first_chunk tasks per worker the chunks cover every task and the launch makes no claim
   // (L.base may pass ntasks: the last workers' chunks are cut at ntasks, or empty).
-  L.first = 0;
+  __L.first = 0;
   if (!restricted(pol) && tu.first_chunk) {
     const unsigned long long per = static_cast<unsigned long long>(tu.first_share) * workers;
     unsigned long long f = tu.first_share == 1 ? (ntasks + per - 1) / per : ntasks / per;
     if (f < 1) f = 1;
-    L.first = static_cast<unsigned>(f > tu.first_chunk ? tu.first_chunk : f);
+    __L.first = static_cast<unsigned>(f > tu.first_chunk ? tu.first_chunk : f);
   }
-  L.base = static_cast<unsigned long long>(L.first) * workers;
-  L.flags = captured ? kCaptured : 0u;
-  L.gen = captured ? kAnyGen : d.recs[s].gen;
+  __L.base = static_cast<unsigned long long>(__L.first) * workers;
+  __L.flags = captured ? kCaptured : 0u;
+  __L.gen = captured ? kAnyGen : d.recs[s].gen;
 }
 
 // Whether a launch with `tasks` tasks (at `occ` blocks per SM) can take every slot the policy allows on d:
@@ -217,7 +217,7 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   policy = nullptr;
   const auto fall_early = [&](Fallback f) {  // before the lock: the covering policy is looked up for the count
     {
-      std::lock_guard<std::mutex> g(rt().m);
+      std::lock_guard<std::mutex> __g(rt().__m);
       policy = policy_for_locked(c);
     }
     return fall(f);
@@ -233,10 +233,10 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   const unsigned long long context = captured ? 0 : launch_context(dev);
   const RelaxedCaptureMode relaxed(captured);
   const bool no_set_up = captured && !relaxed.on();
-  Runtime& r = rt();
-  std::lock_guard<std::mutex> g(r.m);
+  Runtime& __r = rt();
+  std::lock_guard<std::mutex> __g(__r.__m);
   policy = policy_for_locked(c);
-  if (no_set_up && !(r.devs[dev] && r.devs[dev]->ok)) return fall(Fallback::device_setup);
+  if (no_set_up && !(__r.devs[dev] && __r.devs[dev]->ok)) return fall(Fallback::device_setup);
   DeviceState* d = device_locked(dev, context);
   if (!d) return fall(Fallback::device_setup);
   if (!fits_device(*d, c.grid, c.block) || c.shmem > d->smem_optin) return fall(Fallback::invalid_launch);
@@ -266,22 +266,22 @@ inline void release_locked(const Prepared& p) {
   *(volatile unsigned*)p.d->hflag(p.control) = 0;
 }
 inline void release(const Prepared& p) {
-  std::lock_guard<std::mutex> g(rt().m);
+  std::lock_guard<std::mutex> __g(rt().__m);
   release_locked(p);
 }
 
 // The twin is launched: remember how to launch more workers for it (resume).
 inline void commit(const Prepared& p, std::function<cudaError_t(const Launch&, unsigned, cudaStream_t)>&& f) {
-  std::lock_guard<std::mutex> g(rt().m);
-  ControlRec& r = p.d->recs[p.control];
-  if (!r.captured) r.gen = (r.gen + 1) & 0x7fffffffu;  // the generation the control block will be at when free
-  r.launch = p.launch;
-  r.policy = p.policy;
+  std::lock_guard<std::mutex> __g(rt().__m);
+  ControlRec& __r = p.d->recs[p.control];
+  if (!__r.captured) __r.gen = (__r.gen + 1) & 0x7fffffffu;  // the generation the control block will be at when free
+  __r.launch = p.launch;
+  __r.policy = p.policy;
   if (p.policy) ++p.policy->launches;
   if (p.policy && p.in_turn) order_after_locked(p.policy->order[p.d->dev], p.stream, p.fills);
-  r.resume_workers = p.resume_workers;
-  r.relaunch = std::move(f);
-  r.registered = true;
+  __r.resume_workers = p.resume_workers;
+  __r.relaunch = std::move(f);
+  __r.registered = true;
 }
 
 }  // namespace detail

@@ -20,7 +20,7 @@ struct DeviceState;
 struct PolicyState;
 
 struct Runtime {
-  std::mutex m;
+  std::mutex __m;
   DeviceState* devs[kMaxDevices] = {};
   PolicyState* process = nullptr;
   std::vector<PolicyState*> policies;  // every policy made, the process policy too (they live as long as the process)
@@ -37,8 +37,8 @@ struct Runtime {
   }
 };
 inline Runtime& rt() {
-  static Runtime r;
-  return r;
+  static Runtime __r;
+  return __r;
 }
 
 }  // namespace detail

@@ -56,7 +56,7 @@ public:
   }
 
   cudaError_t begin(cudaStream_t s) {
-    std::lock_guard<std::mutex> g(m_);
+    std::lock_guard<std::mutex> __g(m_);
     Pair p{event(), event()};
     if (!p.a || !p.b) return cudaErrorMemoryAllocation;
     const cudaError_t e = cudaEventRecord(p.a, s);
@@ -64,7 +64,7 @@ public:
     return e;
   }
   cudaError_t end(cudaStream_t s) {
-    std::lock_guard<std::mutex> g(m_);
+    std::lock_guard<std::mutex> __g(m_);
     if (open_.empty()) return cudaErrorInvalidResourceHandle;  // end without begin
     Pair p = open_.front();  // requests end in the order they began (one LS client, or per stream in order)
     open_.pop_front();
@@ -73,7 +73,7 @@ public:
     return e;
   }
   size_t poll(LatencyLog& log) {
-    std::lock_guard<std::mutex> g(m_);
+    std::lock_guard<std::mutex> __g(m_);
     size_t n = 0;
     while (!done_.empty()) {
       Pair p = done_.front();

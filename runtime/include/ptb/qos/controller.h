@@ -26,10 +26,10 @@ struct EpochSample {
 struct Allocation {
   unsigned ls = 0, be = 0, idle = 0;
   unsigned shared = 0, shared_cap = 0;
-  bool operator==(const Allocation& o) const {
-    return ls == o.ls && be == o.be && idle == o.idle && shared == o.shared && shared_cap == o.shared_cap;
+  bool operator==(const Allocation& __o) const {
+    return ls == __o.ls && be == __o.be && idle == __o.idle && shared == __o.shared && shared_cap == __o.shared_cap;
   }
-  bool operator!=(const Allocation& o) const { return !(*this == o); }
+  bool operator!=(const Allocation& __o) const { return !(*this == __o); }
 };
 
 // What an allocation asks of BE's ptb::Policy (apply.cuh's apply_to_be sets it): its SMs, its cap and

@@ -53,58 +53,58 @@ inline Wls wls(const std::vector<std::array<double, 3>>& x, int cols, const std:
   const size_t n = y.size();
   if (n < size_t(cols) || cols < 1) return f;
   std::array<double, 3> scale{1, 1, 1};  // columns scaled to at most 1: a well-conditioned system
-  for (int j = 0; j < cols; ++j) {
-    double m = 0;
-    for (size_t i = 0; i < n; ++i) m = std::max(m, std::fabs(x[i][j]));
-    if (m > 0) scale[j] = m;
+  for (int __j = 0; __j < cols; ++__j) {
+    double __m = 0;
+    for (size_t __i = 0; __i < n; ++__i) __m = std::max(__m, std::fabs(x[__i][__j]));
+    if (__m > 0) scale[__j] = __m;
   }
   double a[3][6] = {};  // [M | I] -> [I | M^-1], M = Z' W Z
   std::array<double, 3> v{};
-  for (size_t i = 0; i < n; ++i) {
-    const double w = 1 / (y[i] * y[i]);
-    for (int j = 0; j < cols; ++j) {
-      v[j] += w * x[i][j] / scale[j] * y[i];
-      for (int k = 0; k < cols; ++k) a[j][k] += w * x[i][j] / scale[j] * x[i][k] / scale[k];
+  for (size_t __i = 0; __i < n; ++__i) {
+    const double w = 1 / (y[__i] * y[__i]);
+    for (int __j = 0; __j < cols; ++__j) {
+      v[__j] += w * x[__i][__j] / scale[__j] * y[__i];
+      for (int __k = 0; __k < cols; ++__k) a[__j][__k] += w * x[__i][__j] / scale[__j] * x[__i][__k] / scale[__k];
     }
   }
-  for (int j = 0; j < cols; ++j) a[j][cols + j] = 1;
+  for (int __j = 0; __j < cols; ++__j) a[__j][cols + __j] = 1;
   const double tiny = 1e-10 * std::max({a[0][0], a[1][1], a[2][2]});
   for (int c = 0; c < cols; ++c) {  // Gauss-Jordan with partial pivoting
     int p = c;
-    for (int r = c + 1; r < cols; ++r)
-      if (std::fabs(a[r][c]) > std::fabs(a[p][c])) p = r;
+    for (int __r = c + 1; __r < cols; ++__r)
+      if (std::fabs(a[__r][c]) > std::fabs(a[p][c])) p = __r;
     if (!(std::fabs(a[p][c]) > tiny)) return f;  // singular: e.g. a line through one task count
-    for (int k = 0; k < 2 * cols; ++k) std::swap(a[c][k], a[p][k]);
+    for (int __k = 0; __k < 2 * cols; ++__k) std::swap(a[c][__k], a[p][__k]);
     const double d = a[c][c];
-    for (int k = 0; k < 2 * cols; ++k) a[c][k] /= d;
-    for (int r = 0; r < cols; ++r)
-      if (r != c) {
-        const double m = a[r][c];
-        for (int k = 0; k < 2 * cols; ++k) a[r][k] -= m * a[c][k];
+    for (int __k = 0; __k < 2 * cols; ++__k) a[c][__k] /= d;
+    for (int __r = 0; __r < cols; ++__r)
+      if (__r != c) {
+        const double __m = a[__r][c];
+        for (int __k = 0; __k < 2 * cols; ++__k) a[__r][__k] -= __m * a[c][__k];
       }
   }
-  auto inv = [&](int j, int k) { return a[j][cols + k]; };
+  auto inv = [&](int __j, int __k) { return a[__j][cols + __k]; };
   std::array<double, 3> bz{};
-  for (int j = 0; j < cols; ++j)
-    for (int k = 0; k < cols; ++k) bz[j] += inv(j, k) * v[k];
+  for (int __j = 0; __j < cols; ++__j)
+    for (int __k = 0; __k < cols; ++__k) bz[__j] += inv(__j, __k) * v[__k];
   double loo2 = 0, rms2 = 0, ss_res = 0, ss_tot = 0, mean = 0;
-  for (size_t i = 0; i < n; ++i) mean += y[i] / n;
+  for (size_t __i = 0; __i < n; ++__i) mean += y[__i] / n;
   f.max = 0;
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t __i = 0; __i < n; ++__i) {
     double fit = 0, h = 0;
-    for (int j = 0; j < cols; ++j) {
-      fit += bz[j] * x[i][j] / scale[j];
-      for (int k = 0; k < cols; ++k) h += x[i][j] / scale[j] * inv(j, k) * x[i][k] / scale[k];
+    for (int __j = 0; __j < cols; ++__j) {
+      fit += bz[__j] * x[__i][__j] / scale[__j];
+      for (int __k = 0; __k < cols; ++__k) h += x[__i][__j] / scale[__j] * inv(__j, __k) * x[__i][__k] / scale[__k];
     }
-    h /= y[i] * y[i];  // leverage of sample i in the weighted fit
-    const double e = (y[i] - fit) / y[i];
+    h /= y[__i] * y[__i];  // leverage of sample i in the weighted fit
+    const double e = (y[__i] - fit) / y[__i];
     rms2 += e * e;
     f.max = std::max(f.max, std::fabs(e));
-    ss_res += (y[i] - fit) * (y[i] - fit);
-    ss_tot += (y[i] - mean) * (y[i] - mean);
+    ss_res += (y[__i] - fit) * (y[__i] - fit);
+    ss_tot += (y[__i] - mean) * (y[__i] - mean);
     loo2 = (h < 1 - 1e-9 && loo2 < kInf) ? loo2 + (e / (1 - h)) * (e / (1 - h)) : kInf;
   }
-  for (int j = 0; j < cols; ++j) f.beta[j] = bz[j] / scale[j];
+  for (int __j = 0; __j < cols; ++__j) f.beta[__j] = bz[__j] / scale[__j];
   f.ok = true;
   f.rms = std::sqrt(rms2 / n);
   f.loo = loo2 < kInf ? std::sqrt(loo2 / n) : kInf;
@@ -197,20 +197,20 @@ public:
     ns.erase(std::unique(ns.begin(), ns.end()), ns.end());
     DurationFit best;
     best.form = form;
-    auto keep = [&](double k) {
-      const DurationFit f = fit_at(form, k);
+    auto keep = [&](double __k) {
+      const DurationFit f = fit_at(form, __k);
       if (f.ok && (!best.ok || f.loo_error < best.loo_error)) best = f;
     };
-    const size_t tries = ns.size() < 4 ? 0 : ns.size() - 3, stride = std::max<size_t>(1, tries / 24);
+    const size_t tries = ns.size() < 4 ? 0 : ns.size() - 3, __stride = std::max<size_t>(1, tries / 24);
     size_t at = 0;
-    for (size_t i = 1; i + 2 < ns.size(); i += stride) {  // k = ns[i]: ns[0..i] flat, two above
-      keep(ns[i]);
-      if (best.ok && best.k == ns[i]) at = i;
+    for (size_t __i = 1; __i + 2 < ns.size(); __i += __stride) {  // k = ns[i]: ns[0..i] flat, two above
+      keep(ns[__i]);
+      if (best.ok && best.k == ns[__i]) at = __i;
     }
     if (!best.ok) return best;
     // then 16 places between the neighbours of the best one (the knee lies between the task counts seen)
-    const double lo = ns[at > stride ? at - stride : 1], hi = ns[std::min(at + stride, ns.size() - 3)];
-    for (int j = 1; j < 16; ++j) keep(lo + (hi - lo) * j / 16);
+    const double lo = ns[at > __stride ? at - __stride : 1], hi = ns[std::min(at + __stride, ns.size() - 3)];
+    for (int __j = 1; __j < 16; ++__j) keep(lo + (hi - lo) * __j / 16);
     return best;
   }
 
@@ -283,9 +283,9 @@ private:
     }
     std::array<DurationFit, kDurationForms> fits;
     double best_loo = detail_dm::kInf;
-    for (unsigned i = 0; i < kDurationForms; ++i) {
-      fits[i] = fit(DurationForm(i));
-      if (fits[i].ok) best_loo = std::min(best_loo, fits[i].loo_error);
+    for (unsigned __i = 0; __i < kDurationForms; ++__i) {
+      fits[__i] = fit(DurationForm(__i));
+      if (fits[__i].ok) best_loo = std::min(best_loo, fits[__i].loo_error);
     }
     if (best_loo == detail_dm::kInf) {  // nothing can be judged yet (one sample): their mean
       best_ = DurationFit{};
@@ -294,8 +294,8 @@ private:
     }
     int pick = -1;
     for (int params = 1; params <= 3 && pick < 0; ++params)
-      for (unsigned i = 0; i < kDurationForms && pick < 0; ++i)
-        if (params_of(DurationForm(i)) == params && fits[i].ok && fits[i].loo_error <= best_loo * 1.05) pick = int(i);
+      for (unsigned __i = 0; __i < kDurationForms && pick < 0; ++__i)
+        if (params_of(DurationForm(__i)) == params && fits[__i].ok && fits[__i].loo_error <= best_loo * 1.05) pick = int(__i);
     best_ = fits[pick];
   }
 
@@ -311,13 +311,13 @@ private:
 template <class Key>
 class DurationModels {
 public:
-  DurationModel& at(const Key& k, unsigned sms, unsigned slots, size_t window = 64) {
-    auto it = models_.find(k);
-    if (it == models_.end()) it = models_.emplace(k, DurationModel(sms, slots, window)).first;
+  DurationModel& at(const Key& __k, unsigned sms, unsigned slots, size_t window = 64) {
+    auto it = models_.find(__k);
+    if (it == models_.end()) it = models_.emplace(__k, DurationModel(sms, slots, window)).first;
     return it->second;
   }
-  const DurationModel* find(const Key& k) const {
-    auto it = models_.find(k);
+  const DurationModel* find(const Key& __k) const {
+    auto it = models_.find(__k);
     return it == models_.end() ? nullptr : &it->second;
   }
   size_t size() const { return models_.size(); }
@@ -347,8 +347,8 @@ public:
   double predict(double x_a, double x_b) const {
     if (!(x_a > 0)) return std::max(0.0, x_b);
     if (!fitted_) return x_a + x_b;
-    const double r = x_b / x_a;
-    return x_a * std::max(0.0, c0_ + s1_ * r + (s2_ - s1_) * std::max(0.0, r - brk_));
+    const double __r = x_b / x_a;
+    return x_a * std::max(0.0, c0_ + s1_ * __r + (s2_ - s1_) * std::max(0.0, __r - brk_));
   }
   // Forgets the samples held and fits these at once (one refit): each {x_a, x_b, ns} as observe() takes it.
   // For a caller whose x_a and x_b come from models that have learned since (ptb/qos/manager.h).
@@ -381,7 +381,7 @@ public:
 
 private:
   struct Sample {
-    double r, y;  // load ratio, duration / x_a
+    double __r, y;  // load ratio, duration / x_a
   };
 
   // The single line, and a break between each pair of neighbouring ratios seen (two distinct ratios at
@@ -391,7 +391,7 @@ private:
     fitted_ = false, brk_ = 0, loo_ = detail_dm::kInf;
     if (samples_.size() < kMinSamples) return;
     std::vector<double> distinct;
-    for (const Sample& s : samples_) distinct.push_back(s.r);
+    for (const Sample& s : samples_) distinct.push_back(s.__r);
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
     if (distinct.size() < 2) return;
@@ -402,19 +402,19 @@ private:
     auto fit_at = [&](double brk) {  // brk 0: a single line
       std::vector<std::array<double, 3>> x;
       std::vector<double> y;
-      for (const Sample& s : samples_) x.push_back({1, s.r, std::max(0.0, s.r - brk)}), y.push_back(s.y);
+      for (const Sample& s : samples_) x.push_back({1, s.__r, std::max(0.0, s.__r - brk)}), y.push_back(s.y);
       const detail_dm::Wls w = detail_dm::wls(x, brk > 0 ? 3 : 2, y);
-      Seg g;
-      g.ok = w.ok, g.loo = w.loo, g.brk = brk;
-      g.c0 = w.beta[0], g.s1 = w.beta[1], g.s2 = w.beta[1] + (brk > 0 ? w.beta[2] : 0);
-      return g;
+      Seg __g;
+      __g.ok = w.ok, __g.loo = w.loo, __g.brk = brk;
+      __g.c0 = w.beta[0], __g.s1 = w.beta[1], __g.s2 = w.beta[1] + (brk > 0 ? w.beta[2] : 0);
+      return __g;
     };
     const Seg line = fit_at(0);
     Seg best = line;
-    for (size_t i = 2; i + 1 < distinct.size(); ++i)
+    for (size_t __i = 2; __i + 1 < distinct.size(); ++__i)
       for (double at : {0.1, 0.3, 0.5, 0.7, 0.9}) {  // the break's place within the interval
-        const Seg g = fit_at(distinct[i - 1] + at * (distinct[i] - distinct[i - 1]));
-        if (g.ok && (!best.ok || g.loo < best.loo)) best = g;
+        const Seg __g = fit_at(distinct[__i - 1] + at * (distinct[__i] - distinct[__i - 1]));
+        if (__g.ok && (!best.ok || __g.loo < best.loo)) best = __g;
       }
     if (best.brk > 0 && line.ok && !(best.loo < 0.8 * line.loo)) best = line;
     if (!best.ok) return;

@@ -38,11 +38,11 @@ namespace ptb::qos {
 class LatencyLog {
 public:
   void add(double latency) {
-    std::lock_guard<std::mutex> g(m_);
+    std::lock_guard<std::mutex> __g(m_);
     v_.push_back(latency);
   }
   std::vector<double> take() {
-    std::lock_guard<std::mutex> g(m_);
+    std::lock_guard<std::mutex> __g(m_);
     std::vector<double> out;
     out.swap(v_);
     return out;
@@ -58,9 +58,9 @@ private:
 inline double quantile(std::vector<double>& v, double p) {
   if (v.empty()) return 0;
   const size_t rank = static_cast<size_t>(std::ceil(std::clamp(p, 0.0, 1.0) * double(v.size())));
-  const size_t k = rank == 0 ? 0 : rank - 1;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-  return v[k];
+  const size_t __k = rank == 0 ? 0 : rank - 1;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(__k), v.end());
+  return v[__k];
 }
 
 // What one epoch saw and decided (kept for the caller's report: history()).
@@ -132,31 +132,31 @@ public:
     std::vector<double> lat = log_.take();
     const double progress_now = progress();
     const double dt = std::chrono::duration<double>(now - last_).count();
-    EpochRecord r;
-    r.t = std::chrono::duration<double>(now - t0_).count();
-    r.ls_requests = lat.size();
-    r.sample.ls_active = !lat.empty();
+    EpochRecord __r;
+    __r.t = std::chrono::duration<double>(now - t0_).count();
+    __r.ls_requests = lat.size();
+    __r.sample.ls_active = !lat.empty();
     if (window_ > 0) {  // the last `window_` latencies, this epoch's last
       recent_.insert(recent_.end(), lat.begin(), lat.end());
       while (recent_.size() > window_) recent_.pop_front();
       if (!lat.empty()) lat.assign(recent_.begin(), recent_.end());
     }
-    r.sample.ls_latency = quantile(lat, percentile_);
-    r.sample.be_rate = dt > 0 ? (progress_now - last_progress_) / dt : 0;
+    __r.sample.ls_latency = quantile(lat, percentile_);
+    __r.sample.be_rate = dt > 0 ? (progress_now - last_progress_) / dt : 0;
     last_ = now;
     last_progress_ = progress_now;
-    r.decided = ctl_.epoch(r.sample);
-    r.saturated = ctl_.saturated();
-    tell(r);
+    __r.decided = ctl_.epoch(__r.sample);
+    __r.saturated = ctl_.saturated();
+    tell(__r);
     // Only a change is applied: Policy::set takes the runtime's lock and waits for a copy to the device,
     // and an unchanged allocation has nothing to apply.
-    if (hooks_.apply && r.decided != applied_) {
-      applied_ = r.decided;
+    if (hooks_.apply && __r.decided != applied_) {
+      applied_ = __r.decided;
       hooks_.apply(applied_);
     }
-    std::lock_guard<std::mutex> g(m_);
-    history_.push_back(r);
-    return r.decided;
+    std::lock_guard<std::mutex> __g(m_);
+    history_.push_back(__r);
+    return __r.decided;
   }
 
   // What a user must hear about (bad input, docs/qos.md), once per transition: the target out of reach
@@ -169,7 +169,7 @@ public:
 
   // Every epoch so far (a copy; safe while the loop runs).
   std::vector<EpochRecord> history() const {
-    std::lock_guard<std::mutex> g(m_);
+    std::lock_guard<std::mutex> __g(m_);
     return history_;
   }
 
@@ -179,20 +179,20 @@ private:
   double be_fallbacks() const { return hooks_.be_fallbacks ? hooks_.be_fallbacks() : 0; }
 
   // The transitions a user must hear about (report_to).
-  void tell(const EpochRecord& r) {
+  void tell(const EpochRecord& __r) {
     char line[200];
-    if (r.saturated != saturated_) {
-      saturated_ = r.saturated;
+    if (__r.saturated != saturated_) {
+      saturated_ = __r.saturated;
       if (saturated_)
         std::snprintf(line, sizeof line,
                       "ptb::qos: %s: LS misses its target (%g) with BE at its floor (%u SMs left to BE): the "
                       "target cannot be met by taking SMs from BE",
-                      ctl_.name(), r.sample.ls_latency, r.decided.be);
+                      ctl_.name(), __r.sample.ls_latency, __r.decided.be);
       else
         std::snprintf(line, sizeof line, "ptb::qos: %s: LS is within reach of its target again", ctl_.name());
       say(line);
     }
-    quiet_ = r.sample.ls_active ? 0 : quiet_ + 1;
+    quiet_ = __r.sample.ls_active ? 0 : quiet_ + 1;
     if (quiet_ == kQuietEpochs) {
       std::snprintf(line, sizeof line, "ptb::qos: %s: no LS request finished in %u epochs (LS quiet or gone)",
                     ctl_.name(), kQuietEpochs);
@@ -223,7 +223,7 @@ private:
     }
     if (!hooks_.be_launches) return;
     const bool none = be_launches() == 0;  // since the policy was made: a BE twin launched earlier counts
-    unconfined_ = none && r.sample.be_rate > 0 ? unconfined_ + 1 : 0;
+    unconfined_ = none && __r.sample.be_rate > 0 ? unconfined_ + 1 : 0;
     if (unconfined_ == kQuietEpochs && !told_unconfined_) {
       std::snprintf(line, sizeof line,
                     "ptb::qos: %s: BE progressed for %u epochs but no PTB launch ran under its policy: its "

@@ -102,18 +102,18 @@ public:
   const char* name() const override { return "gspace"; }
   // The current configuration: n SMs (the lowest ids) with k BE workers each; n == 0: no yielding.
   unsigned n() const { return cur_.n; }
-  unsigned k() const { return cur_.k; }
+  unsigned k() const { return cur_.__k; }
   // BE worker slots the configuration leaves to LS: n * (max_cap - k).
   unsigned yielded() const { return yielded(cur_); }
   const GSpaceConfig& config() const { return c_; }
 
 private:
   struct Cell {
-    unsigned n = 0, k = 0;
-    bool operator==(const Cell& o) const { return n == o.n && k == o.k; }
+    unsigned n = 0, __k = 0;
+    bool operator==(const Cell& __o) const { return n == __o.n && __k == __o.__k; }
   };
 
-  unsigned yielded(const Cell& x) const { return x.n * (c_.max_cap - x.k); }
+  unsigned yielded(const Cell& x) const { return x.n * (c_.max_cap - x.__k); }
   // Every configuration that yields nothing is one: no SM capped.
   Cell canonical(Cell x) const { return yielded(x) == 0 ? Cell{0, c_.max_cap} : x; }
 
@@ -123,7 +123,7 @@ private:
     a_.be = c_.total;
     if (yielded(x) > 0) {
       a_.shared = x.n;
-      a_.shared_cap = x.k;
+      a_.shared_cap = x.__k;
     }
   }
 
@@ -136,12 +136,12 @@ private:
     for (int dn = -1; dn <= 1; ++dn)
       for (int dk = -1; dk <= 1; ++dk) {
         if (dn == 0 && dk == 0) continue;
-        if ((dk < 0 && cur_.k == 0) || (dk > 0 && cur_.k == c_.max_cap)) continue;
+        if ((dk < 0 && cur_.__k == 0) || (dk > 0 && cur_.__k == c_.max_cap)) continue;
         unsigned n = cur_.n;
         if (dn < 0) n = n > c_.n_step ? n - c_.n_step : 0;
         if (dn > 0) n = std::min(n + c_.n_step, c_.max_n);
         if (dn != 0 && n == cur_.n) continue;  // at the edge of the grid
-        const Cell x = canonical({n, static_cast<unsigned>(static_cast<int>(cur_.k) + dk)});
+        const Cell x = canonical({n, static_cast<unsigned>(static_cast<int>(cur_.__k) + dk)});
         if (x == cur_) continue;
         if (!found || better(x, best)) best = x, found = true;
       }

@@ -113,10 +113,10 @@ public:
     // exploration, only while no LS request is in flight: a job whose model is not yet sure first (the
     // fused model is learned on the parts' predictions, so it waits for them)
     if (idle)
-      for (unsigned j = 0; j < 2; ++j)
-        if (heads[j].ready && !learned(j) && explored_[j] < cfg_.explore_limit) {
-          ++explored_[j];
-          return pick_single(j, heads, "explore");
+      for (unsigned __j = 0; __j < 2; ++__j)
+        if (heads[__j].ready && !learned(__j) && explored_[__j] < cfg_.explore_limit) {
+          ++explored_[__j];
+          return pick_single(__j, heads, "explore");
         }
     const bool both = cfg_.fuse && heads[0].ready && heads[1].ready;
     if (both) {
@@ -139,13 +139,13 @@ public:
     // single launches that fit; a trusted model is needed to bet on a finite headroom
     int best = -1;
     double best_ns = 0;
-    for (unsigned j = 0; j < 2; ++j) {
-      if (!heads[j].ready) continue;
-      const double p = predict_single(j, heads[j].tasks);
-      const bool fits = idle || (single_trusted(j, heads[j].tasks) && p <= headroom_ns);
+    for (unsigned __j = 0; __j < 2; ++__j) {
+      if (!heads[__j].ready) continue;
+      const double p = predict_single(__j, heads[__j].tasks);
+      const bool fits = idle || (single_trusted(__j, heads[__j].tasks) && p <= headroom_ns);
       if (!fits) continue;
-      if (passes_[j] >= cfg_.max_passes) return pick_single(j, heads, "passed-over");
-      if (best < 0 || p < best_ns) best = int(j), best_ns = p;
+      if (passes_[__j] >= cfg_.max_passes) return pick_single(__j, heads, "passed-over");
+      if (best < 0 || p < best_ns) best = int(__j), best_ns = p;
     }
     if (best < 0) {
       d.why = "no-headroom";
@@ -173,8 +173,8 @@ public:
 private:
   // A job's model holds twice the samples a trusted one needs (a leave-one-out error of four samples says
   // little) and predicts them within the tolerance.
-  bool learned(unsigned j) const {
-    const DurationConfidence c = jobs_[j].confidence();
+  bool learned(unsigned __j) const {
+    const DurationConfidence c = jobs_[__j].confidence();
     return c.samples >= 2 * cfg_.min_samples && c.loo_error <= cfg_.tolerance;
   }
   // The fused model's inputs are the parts' predicted durations, which move as the parts' models learn: it
@@ -187,13 +187,13 @@ private:
     fused_.assign(xs);
     parts_since_fit_ = 0;
   }
-  BeDecision pick_single(unsigned j, const BeHead (&heads)[2], const char* why) {
-    passes_[j] = 0;
-    if (heads[j ^ 1].ready) ++passes_[j ^ 1];
+  BeDecision pick_single(unsigned __j, const BeHead (&heads)[2], const char* why) {
+    passes_[__j] = 0;
+    if (heads[__j ^ 1].ready) ++passes_[__j ^ 1];
     BeDecision d;
     d.action = BeAction::single;
-    d.job = j;
-    d.predicted_ns = predict_single(j, heads[j].tasks);
+    d.job = __j;
+    d.predicted_ns = predict_single(__j, heads[__j].tasks);
     d.why = why;
     return d;
   }

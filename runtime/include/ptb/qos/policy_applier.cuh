@@ -31,7 +31,7 @@ public:
   // Every decision is applied before this returns.
   ~PolicyApplier() {
     {
-      std::lock_guard<std::mutex> g(m_);
+      std::lock_guard<std::mutex> __g(m_);
       stop_ = true;
     }
     cv_.notify_one();
@@ -43,7 +43,7 @@ public:
 
   // BE's state to be; cheap (no CUDA call), meant to be called under the caller's lock.
   void want(const SmSet& sms, unsigned per_sm = 0) {
-    std::lock_guard<std::mutex> g(m_);
+    std::lock_guard<std::mutex> __g(m_);
     want_sms_ = sms;
     want_per_sm_ = per_sm;
     ++want_seq_;
@@ -52,16 +52,16 @@ public:
   // stops (it looks under m_, where want_seq_ changes, before it clears applying_). Call it without the
   // caller's lock held.
   void apply() {
-    std::unique_lock<std::mutex> g(m_);
+    std::unique_lock<std::mutex> __g(m_);
     if (applying_) return;
     applying_ = true;
     while (applied_seq_ != want_seq_) {
       const SmSet sms = want_sms_;
       const unsigned per_sm = want_per_sm_;
       const unsigned long long seq = want_seq_;
-      g.unlock();
+      __g.unlock();
       be_.set(sms, per_sm);
-      g.lock();
+      __g.lock();
       applied_seq_ = seq;
     }
     applying_ = false;
@@ -69,7 +69,7 @@ public:
   // The same, on the applier's own thread; returns at once.
   void apply_soon() {
     {
-      std::lock_guard<std::mutex> g(m_);
+      std::lock_guard<std::mutex> __g(m_);
       if (applying_ || applied_seq_ == want_seq_) return;  // the thread applying takes the newest
     }
     cv_.notify_one();
@@ -77,13 +77,13 @@ public:
 
 private:
   void background() {
-    std::unique_lock<std::mutex> g(m_);
+    std::unique_lock<std::mutex> __g(m_);
     for (;;) {
-      cv_.wait(g, [this] { return stop_ || (!applying_ && applied_seq_ != want_seq_); });
+      cv_.wait(__g, [this] { return stop_ || (!applying_ && applied_seq_ != want_seq_); });
       if (stop_) return;
-      g.unlock();
+      __g.unlock();
       apply();
-      g.lock();
+      __g.lock();
     }
   }
 

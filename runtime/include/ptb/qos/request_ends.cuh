@@ -21,7 +21,7 @@ public:
   RequestEnds& operator=(const RequestEnds&) = delete;
   ~RequestEnds() {
     for (cudaEvent_t e : free_) cudaEventDestroy(e);
-    for (const Open& o : open_) cudaEventDestroy(o.event);
+    for (const Open& __o : open_) cudaEventDestroy(__o.event);
   }
 
   // A request began at `t` (optional: for oldest()). Requests are recorded in the order they began.
@@ -43,10 +43,10 @@ public:
     } else if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) {
       return cudaErrorMemoryAllocation;
     }
-    const cudaError_t r = cudaEventRecord(e, s);
-    if (r != cudaSuccess) {
+    const cudaError_t __r = cudaEventRecord(e, s);
+    if (__r != cudaSuccess) {
       free_.push_back(e);
-      return r;
+      return __r;
     }
     open_.push_back(Open{e, begun});
     return cudaSuccess;
@@ -57,14 +57,14 @@ public:
   // passed.
   unsigned take_passed() {
     unsigned n = 0;
-    for (size_t i = 0; i < open_.size();) {
-      if (cudaEventQuery(open_[i].event) != cudaErrorNotReady) {
-        free_.push_back(open_[i].event);
-        open_[i] = open_.back();
+    for (size_t __i = 0; __i < open_.size();) {
+      if (cudaEventQuery(open_[__i].event) != cudaErrorNotReady) {
+        free_.push_back(open_[__i].event);
+        open_[__i] = open_.back();
         open_.pop_back();
         ++n;
       } else {
-        ++i;
+        ++__i;
       }
     }
     return n;
@@ -74,7 +74,7 @@ public:
   // Time::max() when none is.
   Time oldest() const {
     Time t = unended_.empty() ? Time::max() : unended_.front();
-    for (const Open& o : open_) t = std::min(t, o.begun);
+    for (const Open& __o : open_) t = std::min(t, __o.begun);
     return t;
   }
 

@@ -77,7 +77,7 @@ public:
     stop_ = true;
     poller_.join();
     {
-      std::lock_guard<std::mutex> g(m_);
+      std::lock_guard<std::mutex> __g(m_);
       if (in_flight_ > 0 && !released_) applier_.want(between_, between_per_sm_);
     }
     applier_.apply();
@@ -86,7 +86,7 @@ public:
   // Before a request's first launch.
   void begin() {
     {
-      std::lock_guard<std::mutex> g(m_);
+      std::lock_guard<std::mutex> __g(m_);
       const auto now = std::chrono::steady_clock::now();
       ends_.began(now);
       if (in_flight_++ == 0) {
@@ -100,28 +100,28 @@ public:
   }
   // After the request's last launch, in its stream. On an error the request counts as finished now.
   cudaError_t end(cudaStream_t s) {
-    cudaError_t r;
+    cudaError_t __r;
     {
-      std::lock_guard<std::mutex> g(m_);
-      r = ends_.record(s);
-      if (r != cudaSuccess) finish_locked();
+      std::lock_guard<std::mutex> __g(m_);
+      __r = ends_.record(s);
+      if (__r != cudaSuccess) finish_locked();
     }
     applier_.apply();
-    return r;
+    return __r;
   }
 
   // How many times BE yielded (a first request in flight, or the gate holding again after a release), how
   // many times the hold limit gave BE its SMs back (a request or BE held too long), and requests in flight now.
   unsigned long long yields() const {
-    std::lock_guard<std::mutex> g(m_);
+    std::lock_guard<std::mutex> __g(m_);
     return yields_;
   }
   unsigned long long releases() const {
-    std::lock_guard<std::mutex> g(m_);
+    std::lock_guard<std::mutex> __g(m_);
     return releases_;
   }
   unsigned in_flight() const {
-    std::lock_guard<std::mutex> g(m_);
+    std::lock_guard<std::mutex> __g(m_);
     return in_flight_;
   }
 
@@ -133,7 +133,7 @@ private:
     while (!stop_.load(std::memory_order_relaxed)) {
       std::this_thread::sleep_for(std::chrono::microseconds(poll_));
       {
-        std::lock_guard<std::mutex> g(m_);
+        std::lock_guard<std::mutex> __g(m_);
         for (unsigned n = ends_.take_passed(); n > 0; --n) finish_locked();
         if (in_flight_ > 0) {
           const auto now = std::chrono::steady_clock::now();

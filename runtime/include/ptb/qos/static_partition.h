@@ -43,8 +43,8 @@ private:
 inline unsigned static_partition_k(unsigned total, double target, const std::function<double(unsigned ls_sms)>& ls_latency_at,
                                    unsigned step = 2) {
   step = std::max(1u, step);
-  for (unsigned k = 0; k < total; k += step)
-    if (ls_latency_at(k) <= target) return k;
+  for (unsigned __k = 0; __k < total; __k += step)
+    if (ls_latency_at(__k) <= target) return __k;
   return total;
 }
 
