@@ -151,14 +151,17 @@ int main(int argc, char** argv) {
   const bool changing = r() % 3 == 0;
   std::atomic<bool> stop{false};
   std::thread changer;
-  if (changing)
-    changer = std::thread([&, seed = sh.seed] {
+  const auto start_changer = [&](unsigned long long seed) {  // a new random policy every 50-500 us
+    stop = false;
+    changer = std::thread([&, seed] {
       std::mt19937_64 c(seed ^ 0x9e3779b97f4a7c15ull);
       while (!stop) {
         pol.set(random_set(c, static_cast<unsigned>(sms)), static_cast<unsigned>(c() % 4));
         std::this_thread::sleep_for(std::chrono::microseconds(50 + c() % 450));
       }
     });
+  };
+  if (changing) start_changer(sh.seed);
   for (int phase = 0; phase < phases && sh.failures == 0; ++phase) {
     const int threads = 1 + static_cast<int>(r() % 4);
     std::vector<std::thread> ts;
@@ -170,16 +173,7 @@ int main(int argc, char** argv) {
         changer.join();
       }
       if (cudaDeviceReset() != cudaSuccess) sh.fail("cudaDeviceReset");
-      if (changing) {
-        stop = false;
-        changer = std::thread([&, seed = sh.seed + phase] {
-          std::mt19937_64 c(seed ^ 0x9e3779b97f4a7c15ull);
-          while (!stop) {
-            pol.set(random_set(c, static_cast<unsigned>(sms)), static_cast<unsigned>(c() % 4));
-            std::this_thread::sleep_for(std::chrono::microseconds(50 + c() % 450));
-          }
-        });
-      }
+      if (changing) start_changer(sh.seed + phase);
     }
   }
   if (changing) {
