@@ -120,14 +120,8 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[_Np], _Args... arg
   // covers the launch (or PTB_MODE=ptb), that is a fallback, counted and reported (ptb/fallback.cuh).
   const auto fall = [&](Fallback why, cudaError_t error) {
     guard.drop_ours();
-    if (!detail::runs_original(parts[0].config.policy, stream)) {
-      detail::PolicyState* covering = nullptr;
-      {
-        std::lock_guard<std::mutex> __g(detail::rt().__m);
-        covering = detail::policy_for_locked(parts[0].config);
-      }
-      detail::note_fallback(why, fused, covering, error);
-    }
+    if (!detail::runs_original(parts[0].config.policy, stream))
+      detail::note_fallback(why, fused, detail::covering_policy(parts[0].config), error);
     return false;
   };
   unsigned threads = 0, nslots = 0;

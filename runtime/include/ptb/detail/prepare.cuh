@@ -76,6 +76,12 @@ inline PolicyState* policy_for_locked(const LaunchConfig& c) {
   return pol ? pol : process_policy_state_locked();
 }
 
+// The same, for a caller that does not hold the runtime's lock (a fallback's count: fallback.cuh).
+inline PolicyState* covering_policy(const LaunchConfig& c) {
+  std::lock_guard<std::mutex> __g(rt().__m);
+  return policy_for_locked(c);
+}
+
 // The policy's caps on device d (uploaded on first use; during a capture only if already there) and
 // the monitor when the policy restricts. False: the launch cannot run as PTB.
 // no_set_up: in a capture whose rules forbid the upload's calls (the fused launch's case).
@@ -216,10 +222,7 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   error = cudaSuccess;
   policy = nullptr;
   const auto fall_early = [&](Fallback f) {  // before the lock: the covering policy is looked up for the count
-    {
-      std::lock_guard<std::mutex> __g(rt().__m);
-      policy = policy_for_locked(c);
-    }
+    policy = covering_policy(c);
     return fall(f);
   };
   const unsigned long long ntasks = task_count(c.grid);
