@@ -157,8 +157,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   std::vector<ptb::OutputFile> files;
+  std::vector<std::string> mainOutputs;  // the dependency file's targets
   for (auto &r : results)
     for (const ptb::FileOutput &f : r.files) {
+      if (f.isMain && !f.destination.empty()) mainOutputs.push_back(f.destination);
       auto it = staged.find(f.destination);
       if (it == staged.end()) continue;  // stdout, or a copy already taken from an earlier input
       files.push_back({f.destination, std::move(it->second), "the output of '" + f.source + "'", inPlace ? f.source : ""});
@@ -177,10 +179,12 @@ int main(int argc, char **argv) {
     files.push_back({exportFixes, os.str(), "the --export-fixes file", ""});
   }
   if (!dependencyFile.empty()) {
-    std::vector<std::string> targets, read;
-    for (const ptb::OutputFile &f : files) targets.push_back(f.path);
+    // Its targets are the main outputs only, as `cc -MD` names only the object: the twins parts and the
+    // header copies are written beside them, and Ninja refuses a depfile that names an output its build
+    // file does not declare (which headers get copies is known only once the tool has run).
+    std::vector<std::string> read;
     for (const ptb::ReadFile &r : reads) read.push_back(r.path);
-    files.push_back({dependencyFile, ptb::dependencyRule(targets, req.files, read), "the --dependency-file", ""});
+    files.push_back({dependencyFile, ptb::dependencyRule(mainOutputs, req.files, read), "the --dependency-file", ""});
   }
   if (llvm::Error e = ptb::writeOutputs(files, reads)) {
     ptb::print(llvm::errs(), std::move(e));
