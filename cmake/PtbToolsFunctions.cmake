@@ -19,10 +19,15 @@ set(_PTB_TRANSFORM_RUN_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/PtbTransformRun.cmake")
 # headers). STRICT: kernels or launches that cannot be rewritten are build errors. KERNELS: only kernels
 # whose name matches. HEADER_FILTER: which included files are transformed with the source (ptb-transform
 # --header-filter; default: the files under the source's directory).
-# Each source's twins part (<name>.twins.cu, ptb-transform --twins-apart) is added to the target too: the
-# twins go to a module of their own, which a program whose launches run the original kernels never loads
-# (docs/generated-code.md, "Twins apart"). A part without twins is a file of comments. TWINS_TOGETHER: the
-# twins stay in the source's own module.
+# Twins apart: a source whose own text holds `__global__` gets a twins part (<name>.twins.cu,
+# ptb-transform --twins-apart), added to the target too: the twins of its kernels go to a module of their
+# own, which a program whose launches run the original kernels never loads (docs/generated-code.md, "Twins
+# apart"). Only kernels defined in the source itself can go apart, so a source whose kernels all sit in
+# headers gets no part (an empty part would still cost an nvcc run); the text is read when CMake
+# configures, and a source edited since only keeps its twins in its own module (correct, a slower first
+# launch) until CMake runs again. TWINS_TOGETHER: no source gets a twins part.
+# Multi-config generators (Ninja Multi-Config): the transformed sources go to ptb/<target>/<config>/, each
+# configuration transformed with its own flags.
 function(ptb_transform_sources target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "STRICT;TWINS_TOGETHER" "KERNELS;HEADER_FILTER" "")
   if(arg_UNPARSED_ARGUMENTS)
@@ -34,9 +39,6 @@ function(ptb_transform_sources target)
   set(options)
   if(arg_STRICT)
     list(APPEND options --strict)
-  endif()
-  if(NOT arg_TWINS_TOGETHER)
-    list(APPEND options --twins-apart)
   endif()
   if(DEFINED arg_KERNELS)
     list(APPEND options "--kernels=${arg_KERNELS}")
@@ -54,7 +56,11 @@ function(ptb_transform_sources target)
                  [==[${binary_dir}/ptb/${target}.flags/$<CONFIG>-$<COMPILE_LANGUAGE>.txt]==])")
 
   get_target_property(source_dir ${target} SOURCE_DIR)
-  get_target_property(source_dir ${target} SOURCE_DIR)
+  get_property(multi_config GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
+  set(config_dir)
+  if(multi_config)
+    set(config_dir "/$<CONFIG>")
+  endif()
   get_target_property(sources ${target} SOURCES)
   set(new_sources)
   set(transformed_any FALSE)
@@ -68,19 +74,22 @@ function(ptb_transform_sources target)
     if(relative MATCHES "^\\.\\./")
       get_filename_component(relative "${path}" NAME)  # a source outside the target's directory
     endif()
-    set(output "${binary_dir}/ptb/${target}/${relative}")
+    set(output "${binary_dir}/ptb/${target}${config_dir}/${relative}")
     get_filename_component(output_dir "${output}" DIRECTORY)
     set(twins_part)
+    set(source_options ${options})
     if(NOT arg_TWINS_TOGETHER)
-      string(REGEX REPLACE "\\.cu$" ".twins.cu" twins_part "${output}")
+      file(STRINGS "${path}" kernel_lines REGEX "__global__" LIMIT_COUNT 1)
+      if(kernel_lines)
+        string(REGEX REPLACE "\\.cu$" ".twins.cu" twins_part "${output}")
+        list(APPEND source_options --twins-apart)
+      endif()
     endif()
-    # PtbTransformRun.cmake adds the flags and writes the DEPFILE with the transformed source as its only
-    # target (ptb-transform's own names the header copies it writes too, which no build file declares).
+    # PtbTransformRun.cmake adds the target's flags (known at generate time) to the command.
     add_custom_command(OUTPUT "${output}" ${twins_part}
       COMMAND "${CMAKE_COMMAND}" -E make_directory "${output_dir}"
-      COMMAND "${CMAKE_COMMAND}" "-DPTB_FLAGS_FILE=${flags_file_cuda}" "-DPTB_OUTPUT=${output}"
-              "-DPTB_DEPFILE=${output}.d" -P "${_PTB_TRANSFORM_RUN_SCRIPT}" --
-              "${PTB_TRANSFORM_EXECUTABLE}" ${options} "${path}" -o "${output}" --dependency-file "${output}.deps"
+      COMMAND "${CMAKE_COMMAND}" "-DPTB_FLAGS_FILE=${flags_file_cuda}" -P "${_PTB_TRANSFORM_RUN_SCRIPT}" --
+              "${PTB_TRANSFORM_EXECUTABLE}" ${source_options} "${path}" -o "${output}" --dependency-file "${output}.d"
       DEPENDS "${path}" "${PTB_TRANSFORM_EXECUTABLE}" "${_PTB_TRANSFORM_RUN_SCRIPT}" "${flags_file_cuda}"
       DEPFILE "${output}.d"
       COMMENT "ptb-transform ${relative} (${target})"
