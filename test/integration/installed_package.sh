@@ -11,10 +11,12 @@
 # and examples/colocate with ptb_transform_sources(... KERNELS ^be$): the BE kernel's twin, no LS twin;
 # and ptb_fuse_kernels() on two sources and a local header (rebuilds when the header changes);
 # and examples/multi-file (four .cu files, kernels in local headers, BLOCK given as a compile option and in
-# CMAKE_CUDA_FLAGS, separable compilation, a helper library in a sub-folder) every way: ptb_transform_sources
-# and the launcher each with Ninja and Unix Makefiles, its Makefile with NVCC="ptb-nvcc nvcc", cli.sh; each
-# built, rebuilt with nothing to do, and rebuilt after an edit of a header's kernel. The docs the tools name
-# are installed (share/doc/ptb-tools).
+# CMAKE_CUDA_FLAGS, separable compilation, a helper library in a sub-folder): ptb_transform_sources with
+# Ninja, the launcher with Unix Makefiles, its Makefile with NVCC="ptb-nvcc nvcc", cli.sh;
+# and NVIDIA's public eigenvalues sample (test/third_party/cuda-samples) with its own CMakeLists.txt:
+# ptb_transform_sources with Ninja, Unix Makefiles and Ninja Multi-Config, the launcher with Ninja and Unix
+# Makefiles, the command line; each built, rebuilt with nothing to do, and rebuilt after an edit of a
+# kernel header. The docs the tools name are installed (share/doc/ptb-tools).
 #   [EXAMPLES_BIN=DIR] bash test/integration/installed_package.sh BUILD_DIR
 # (EXAMPLES_BIN: copy the four programs there, for test/gpu/examples/run_on_gpu.sh on the GPU machine)
 set -euo pipefail
@@ -167,8 +169,6 @@ mf_cmake() {  # mf_cmake NAME GENERATOR [cmake args...]
 mf_cmake function-ninja Ninja
 grep -q "0.f \* $EDITS;" "$WORK/mf-function-ninja/ptb/multi_file/src/kernels/scale.ptb.cuh" ||
   fail "multi-file function-ninja: the transformed copy of scale.cuh does not hold the edit"
-mf_cmake function-make "Unix Makefiles"
-mf_cmake launcher-ninja Ninja -DPTB_TRANSFORM_SOURCES=OFF -DCMAKE_CUDA_COMPILER_LAUNCHER="$WORK/prefix/bin/ptb-nvcc"
 mf_cmake launcher-make "Unix Makefiles" -DPTB_TRANSFORM_SOURCES=OFF -DCMAKE_CUDA_COMPILER_LAUNCHER="$WORK/prefix/bin/ptb-nvcc"
 
 # Its Makefile, nvcc called as "ptb-nvcc nvcc" (GCC-only host flags given too: they reach nvcc alone).
@@ -189,6 +189,82 @@ edit_kernel
 PTB_PREFIX="$WORK/prefix" NVCC="$NVCC" bash "$WORK/mf/cli.sh" > "$WORK/mf-cli2.log" 2>&1 || { cat "$WORK/mf-cli2.log"; fail "multi-file cli.sh after editing scale.cuh"; }
 grep -rq "0.f \* $EDITS;" "$WORK/mf/build-cli/src" || fail "multi-file cli.sh: the transformed scale.cuh does not hold the edit"
 echo "installed_package: multi-file, command line: PASS"
+
+# NVIDIA's eigenvalues sample (test/third_party/cuda-samples: four .cu files, kernels in local headers, a
+# helper folder, CMAKE_CUDA_FLAGS and target_compile_options, separable compilation), its own CMakeLists.txt
+# with the architecture list cut to 90: ptb_transform_sources (two lines appended) with Ninja, Unix
+# Makefiles and Ninja Multi-Config, the launcher with Ninja and Unix Makefiles, and the command line. Each
+# built, rebuilt with nothing to do, and rebuilt after an edit of a kernel header (only bisect_small.cu
+# recompiled). Its kernels all sit in headers: no twins part is made or compiled.
+cp -r test/third_party/cuda-samples "$WORK/cs"
+EIG="$WORK/cs/Samples/2_Concepts_and_Techniques/eigenvalues"
+sed -i 's/^set(CMAKE_CUDA_ARCHITECTURES .*/set(CMAKE_CUDA_ARCHITECTURES 90)/' "$EIG/CMakeLists.txt"
+grep -q '^set(CMAKE_CUDA_ARCHITECTURES 90)$' "$EIG/CMakeLists.txt" || fail "eigenvalues: the architecture line did not change"
+cp "$EIG/CMakeLists.txt" "$EIG/CMakeLists.plain"
+printf 'find_package(PtbTools 0.1 CONFIG REQUIRED)\nptb_transform_sources(eigenvalues)\n' >> "$EIG/CMakeLists.txt"
+cp "$EIG/CMakeLists.txt" "$EIG/CMakeLists.function"
+EIG_EDITS=0
+edit_eig_kernel() {
+  EIG_EDITS=$((EIG_EDITS + 1))
+  echo "// edit $EIG_EDITS" >> "$EIG/bisect_kernel_small.cuh"
+}
+has_bisect_twin() {  # has_bisect_twin OBJECT
+  nm -C "$1" > "$WORK/eig-symbols.txt" && grep -q ' T bisectKernel__ptb(' "$WORK/eig-symbols.txt"
+}
+eig_cmake() {  # eig_cmake NAME GENERATOR CMAKELISTS [cmake args...]
+  local name="$1" generator="$2" dir="$WORK/eig-$1" config_args=()
+  cp "$EIG/CMakeLists.$3" "$EIG/CMakeLists.txt"
+  shift 3
+  [ "$generator" = "Ninja Multi-Config" ] && config_args=(--config Release)
+  CUDACXX="$NVCC" cmake -S "$EIG" -B "$dir" -G "$generator" -DCMAKE_PREFIX_PATH="$WORK/prefix" "$@" \
+    > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; fail "eigenvalues $name: configure"; }
+  cmake --build "$dir" -j2 "${config_args[@]}" > "$dir.1.log" 2>&1 || { cat "$dir.1.log"; fail "eigenvalues $name: build"; }
+  local program object
+  program="$(find "$dir" -name eigenvalues -type f -perm -u+x | head -1)"
+  [ -n "$program" ] || fail "eigenvalues $name: no program"
+  object="$(find "$dir" -name bisect_small.cu.o | head -1)"
+  has_bisect_twin "$object" || fail "eigenvalues $name: $object has no twin of bisectKernel"
+  if [ -n "$(find "$dir" -name '*.twins.cu*')" ]; then fail "eigenvalues $name: a twins part was made (its kernels sit in headers)"; fi
+  cmake --build "$dir" -j2 "${config_args[@]}" > "$dir.2.log" 2>&1 || { cat "$dir.2.log"; fail "eigenvalues $name: second build"; }
+  nothing_done "$dir.2.log" || { cat "$dir.2.log"; fail "eigenvalues $name: a second build was not empty"; }
+  edit_eig_kernel
+  cmake --build "$dir" -j2 "${config_args[@]}" > "$dir.3.log" 2>&1 || { cat "$dir.3.log"; fail "eigenvalues $name: build after editing bisect_kernel_small.cuh"; }
+  grep -q 'bisect_small.cu.o' "$dir.3.log" && grep -q 'Linking' "$dir.3.log" ||
+    { cat "$dir.3.log"; fail "eigenvalues $name: editing bisect_kernel_small.cuh did not recompile bisect_small.cu and link"; }
+  if grep -qE '(bisect_large|bisect_util|main)\.cu\.o' "$dir.3.log"; then cat "$dir.3.log"; fail "eigenvalues $name: editing bisect_kernel_small.cuh recompiled other sources"; fi
+  cmake --build "$dir" -j2 "${config_args[@]}" > "$dir.4.log" 2>&1 || { cat "$dir.4.log"; fail "eigenvalues $name: build after the edit's build"; }
+  nothing_done "$dir.4.log" || { cat "$dir.4.log"; fail "eigenvalues $name: the build after the edit's build was not empty"; }
+  echo "installed_package: eigenvalues, $name: PASS"
+}
+eig_cmake function-ninja Ninja function
+grep -q "// edit $EIG_EDITS" "$WORK/eig-function-ninja/ptb/eigenvalues/bisect_kernel_small.ptb.cuh" ||
+  fail "eigenvalues function-ninja: the transformed copy of bisect_kernel_small.cuh does not hold the edit"
+eig_cmake function-make "Unix Makefiles" function
+# Ninja Multi-Config: each configuration has its own transformed copies, so switching configurations
+# neither transforms nor compiles again.
+eig_cmake function-multi-config "Ninja Multi-Config" function
+[ -f "$WORK/eig-function-multi-config/ptb/eigenvalues/Release/bisect_small.cu" ] ||
+  fail "eigenvalues function-multi-config: no transformed copy under ptb/eigenvalues/Release"
+cmake --build "$WORK/eig-function-multi-config" -j2 --config Debug > "$WORK/eig-multi-debug.log" 2>&1 ||
+  { cat "$WORK/eig-multi-debug.log"; fail "eigenvalues function-multi-config: the Debug build"; }
+cmake --build "$WORK/eig-function-multi-config" -j2 --config Release > "$WORK/eig-multi-release.log" 2>&1 ||
+  { cat "$WORK/eig-multi-release.log"; fail "eigenvalues function-multi-config: Release after Debug"; }
+nothing_done "$WORK/eig-multi-release.log" ||
+  { cat "$WORK/eig-multi-release.log"; fail "eigenvalues function-multi-config: Release after Debug was not empty"; }
+eig_cmake launcher-ninja Ninja plain -DCMAKE_CUDA_COMPILER_LAUNCHER="$WORK/prefix/bin/ptb-nvcc"
+eig_cmake launcher-make "Unix Makefiles" plain -DCMAKE_CUDA_COMPILER_LAUNCHER="$WORK/prefix/bin/ptb-nvcc"
+# The command line: transform the four sources, compile them with separable compilation, link.
+mkdir -p "$WORK/eig-cli/src"
+"$WORK/prefix/bin/ptb-transform" --quiet "$EIG"/{bisect_large,bisect_small,bisect_util,main}.cu --output-dir "$WORK/eig-cli/src" \
+  -- -I"$WORK/cs/Common" -std=c++17 --extended-lambda > "$WORK/eig-cli.log" 2>&1 || { cat "$WORK/eig-cli.log"; fail "eigenvalues cli: ptb-transform"; }
+for f in bisect_large bisect_small bisect_util main; do
+  "$NVCC" -std=c++17 -arch=sm_90 -rdc=true --extended-lambda -I"$WORK/prefix/include" -I"$WORK/cs/Common" -I"$EIG" \
+    -c "$WORK/eig-cli/src/$f.cu" -o "$WORK/eig-cli/$f.o" >> "$WORK/eig-cli.log" 2>&1 || { cat "$WORK/eig-cli.log"; fail "eigenvalues cli: nvcc $f.cu"; }
+done
+has_bisect_twin "$WORK/eig-cli/bisect_small.o" || fail "eigenvalues cli: bisect_small.o has no twin of bisectKernel"
+"$NVCC" -std=c++17 -arch=sm_90 -rdc=true -I"$WORK/cs/Common" "$WORK/eig-cli"/*.o "$EIG/gerschgorin.cpp" "$EIG/matlab.cpp" \
+  -o "$WORK/eig-cli/eigenvalues" >> "$WORK/eig-cli.log" 2>&1 || { cat "$WORK/eig-cli.log"; fail "eigenvalues cli: link"; }
+echo "installed_package: eigenvalues, command line: PASS"
 
 # For the GPU machine (which has nvcc but not the tools): the four programs, to run there correct and
 # confined (test/gpu/examples/run_on_gpu.sh runs every EXAMPLES_BIN/<way>/scale_app it finds).
