@@ -100,7 +100,7 @@ bool launch_fused_pair(int i, cudaStream_t s, const FusedPairArgs& a, unsigned s
                        unsigned n_c);
 
 // be_pair_memory.cu (fuse-kernels' candidates for be_wmma + be_triad, the `pair-memory` BE): the same for
-// the WMMA GEMM beside the streaming triad, the pair the unit probe says overlaps (docs/unit-probe.md:
+// the WMMA GEMM beside the streaming triad, the pair the unit probe says overlaps (docs/results/unit-probe.md:
 // Tensor with LDST 0.95, Tensor with FP32 0.01).
 struct FusedMemoryPairArgs {
   FusedWmmaArgs w;

@@ -1,4 +1,4 @@
-// bench/colocate/colocate.cu: the co-location benchmark of issue 15 (docs/qos.md; the contract is
+// bench/colocate/colocate.cu: the co-location benchmark of issue 15 (docs/design/qos.md; the contract is
 // shared/design/colocation.md). An LS service (ls_client.*: plain CUDA, Poisson arrivals) beside a BE
 // program (be_programs.*: made PTB by ptb-transform), in every configuration of the issue's table:
 //
@@ -920,7 +920,7 @@ int run_all(const Options& o) {
       }
   }
   // too few pooled solo requests: the p99 rests on few requests beyond it, and neither it nor the ratios to
-  // it repeat (docs/qos.md, runs 8-14)
+  // it repeat (docs/design/qos.md, runs 8-14)
   for (double L : o.loads) {
     const size_t n = rep.pooled_requests("", L, "ls-alone");
     if (n < o.pool_min)
@@ -1038,14 +1038,14 @@ int run_role(const Options& o) {
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   // Module loading: eager, decided here (README.md, "Process start"): a kernel loaded lazily on its first
-  // launch waits for every kernel running then (docs/facts.md, fact 19), so an LS kernel first launched
+  // launch waits for every kernel running then (docs/design/facts.md, fact 19), so an LS kernel first launched
   // beside BE would wait for BE. CUDA reads the variable when it initializes: before any CUDA call.
   // A value given by the caller wins (CUDA_MODULE_LOADING=LAZY to see the difference).
   setenv("CUDA_MODULE_LOADING", "EAGER", 0);
   // Hardware work queues: one per stream (CUDA_DEVICE_MAX_CONNECTIONS, default 8, at most 32). With 8, the
   // LS pool's 8 streams, BE's stream and the runtime's own share queues, and an LS request queued behind
   // a BE launch that waits in the same queue waits for it: seen on the H100 (2026-11-23) as an LS request
-  // that never started while BE was paused by the request gate (docs/qos.md). A value given by the caller wins.
+  // that never started while BE was paused by the request gate (docs/design/qos.md). A value given by the caller wins.
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   const colo::Options o = colo::parse(argc, argv);
   // One shared-memory carveout for every kernel (LS's GEMMs use shared memory, BE's compute and memory

@@ -113,7 +113,7 @@ class LsClient {
   // host lag) and hooks->end(stream). Results of an earlier run are dropped.
   void start(const std::vector<double>& arrivals, bool high_priority, RequestHooks* hooks = nullptr);
   // How the issuing thread waits for an arrival: it sleeps until `us` before it, then spins (reads the
-  // clock). Until 2026-11-27 100 us; since then 1000 by default (docs/qos.md, "The LS client's host
+  // clock). Until 2026-11-27 100 us; since then 1000 by default (docs/design/qos.md, "The LS client's host
   // lag"): a sleeping thread on the lent machines woke more than 100 us late at the p99.
   void set_spin_us(unsigned us) { spin_us_ = us; }
   unsigned spin_us() const { return spin_us_; }

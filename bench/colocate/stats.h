@@ -3,7 +3,7 @@
 // check program can include it alone (with -I runtime/include).
 //
 // Why pooled: the LS p99 of one 1 s window at 50% load is its ~34th largest request, set by a few Poisson
-// bursts that find every LS stream busy, and it did not repeat (docs/qos.md, runs 8-14: the solo p99 of 5
+// bursts that find every LS stream busy, and it did not repeat (docs/design/qos.md, runs 8-14: the solo p99 of 5
 // repetitions ranged 292-1027 us while the median stayed near 175 us). Every request of every repetition
 // in one sample puts reps x more requests beyond the p99; the split says whether that is enough.
 #pragma once

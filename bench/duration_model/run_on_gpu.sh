@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Duration models on the GPU (issue 17, item 1; docs/qos.md, "Duration models"), from the repository root:
+# Duration models on the GPU (issue 17, item 1; docs/design/qos.md, "Duration models"), from the repository root:
 #
 #   bash bench/duration_model/run_on_gpu.sh [-- duration_model options]
 #

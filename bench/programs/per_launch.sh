@@ -12,13 +12,11 @@
 #      64x32          8 blocks: the fixed cost of a launch, almost no work
 #    and, at 2048x2048, the twin under tunings: first16 (PTB_FIRST_CHUNK=16: 16 x 1056 >= 16384, no claim),
 #    nocheck (PTB_CHECK_CYCLES=2^30), both.
-# 2. Runtime variants (bench/programs/per_launch_variants/*.diff, each applied to a copy of runtime/include:
-#    experiments, some unsafe, not the runtime), at 2048x2048.
-# 3. Phase stamps (probes/phase_stamps.cuh) of the last launch of a short run, per runtime: when the
+# 2. Phase stamps (probes/phase_stamps.cuh) of the last launch of a short run, per runtime: when the
 #    workers enter, publish their first run, find no task, and when the launch's close ends. (Needs the
 #    program transformed with its twins in one file, as before 2026-11-25: the stamps header defines a
 #    host object and cannot go into both parts of a twins-apart build, whose stamp builds print "no build".)
-# 4. With ncu: the duration of one kernel of each form at 2048x2048 (launches serialized, caches flushed).
+# 3. With ncu: the duration of one kernel of each form at 2048x2048 (launches serialized, caches flushed).
 # Forms alternate within each repetition. Prints the median gpu_ms per form and the cost per launch over
 # the original of the same size ((form - orig) / launches, in us).
 # --profile DIR: only build, then write ncu's reports of one flux launch of each form (speed of light, warp
@@ -35,23 +33,12 @@ B=build/per-launch
 rm -rf $B && mkdir -p $B
 FLAGS=(-std=c++17 -O2 -arch=sm_90 -lineinfo -I bench/programs)
 echo "== per_launch.sh: $(date -u '+%F %T') UTC; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); tree $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
-VARIANTS=()
-for d in bench/programs/per_launch_variants/*.diff; do
-  v=$(basename "$d" .diff)
-  cp -r runtime/include $B/rt-$v && patch -s -p1 -d $B/rt-$v <"$d" || { echo "variant $v does not apply"; exit 1; }
-  VARIANTS+=("$v")
-done
 mapfile -t TW < <(transformed_sources "$TDIR" stencil2d_chain)
 "$NVCC" "${FLAGS[@]}" bench/programs/stencil2d_chain.cu -o $B/orig &
 "$NVCC" "${FLAGS[@]}" -I runtime/include "${TW[@]}" -o $B/ptb &
 if [ -z "$PROFILE" ]; then
   "$NVCC" "${FLAGS[@]}" -I runtime/include -DPTB_DEBUG_STAMPS -include bench/programs/probes/phase_stamps.cuh \
     "$TDIR/stencil2d_chain.cu" -o $B/stamps-runtime &
-  for v in "${VARIANTS[@]}"; do
-    "$NVCC" "${FLAGS[@]}" -I $B/rt-$v "${TW[@]}" -o $B/$v &
-    "$NVCC" "${FLAGS[@]}" -I $B/rt-$v -DPTB_DEBUG_STAMPS -include bench/programs/probes/phase_stamps.cuh \
-      "$TDIR/stencil2d_chain.cu" -o $B/stamps-$v &
-  done
 fi
 wait
 for f in orig ptb; do [ -x $B/$f ] || { echo "build of $f failed"; exit 1; }; done
@@ -109,20 +96,8 @@ for s in "${SIZES[@]}"; do
   done
 done
 
-echo "== 2. runtime variants at 2048x2048 ($REPS runs per form; the diffs in bench/programs/per_launch_variants)"
-FORMS2=(orig twin "${VARIANTS[@]}")
-for r in $(seq 1 "$REPS"); do
-  forms=("${FORMS2[@]}"); [ $((r % 2)) = 0 ] && forms=($(printf '%s\n' "${forms[@]}" | tac))
-  for f in "${forms[@]}"; do T["v-$f"]+="$(run "$f" 2048 2048) "; done
-done
-o=$(echo "${T[v-orig]}" | median)
-for f in "${FORMS2[@]}"; do
-  m=$(echo "${T[v-$f]}" | median)
-  printf '%-36s %10s %10s   %s\n' "$f" "$m" "$(per_launch "$m" "$o")" "${T[v-$f]}"
-done
-
-echo "== 3. phase stamps of the last launch of --steps 50 (PTB_MODE=ptb)"
-for v in runtime "${VARIANTS[@]}"; do
+echo "== 2. phase stamps of the last launch of --steps 50 (PTB_MODE=ptb)"
+for v in runtime; do
   for s in "2048 2048" "64 32"; do
     set -- $s
     [ -x $B/stamps-$v ] || { echo "$v: no build"; continue; }
@@ -131,7 +106,7 @@ for v in runtime "${VARIANTS[@]}"; do
 done
 
 if [ -n "$NCU" ]; then
-  echo "== 4. one kernel's duration (ncu gpu__time_duration, launches 201-220 of each kernel at 2048x2048, --steps 300, median)"
+  echo "== 3. one kernel's duration (ncu gpu__time_duration, launches 201-220 of each kernel at 2048x2048, --steps 300, median)"
   for f in orig twin first16; do
     env=(); bin=$B/ptb
     case $f in orig) bin=$B/orig;; twin) env=(PTB_MODE=ptb);; first16) env=(PTB_MODE=ptb PTB_FIRST_CHUNK=16);; esac
@@ -143,5 +118,5 @@ if [ -n "$NCU" ]; then
     done
   done
 else
-  echo "== 4. ncu not found: no per-kernel durations"
+  echo "== 3. ncu not found: no per-kernel durations"
 fi

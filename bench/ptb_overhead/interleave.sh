@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# NOTE: PTB_INTERLEAVE exists only in the runtime of commit 5beb9b8 (removed afterwards, docs/runtime.md); check that commit out to rerun this A/B.
+# NOTE: PTB_INTERLEAVE exists only in the runtime of commit 5beb9b8 (removed afterwards, docs/design/runtime.md); check that commit out to rerun this A/B.
 # One GPU call (repo root, carry build/gpu-transformed): A/B of the task order in ONE binary per program.
 # PTB_INTERLEAVE=0: today's order (each worker walks consecutive ids); PTB_INTERLEAVE=c: interleaved order
 # (groups of c x W ids; worker column w = tasks w, w+W, ..., w+(c-1)W), see ptb::Tuning::interleave.

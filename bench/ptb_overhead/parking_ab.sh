@@ -61,7 +61,7 @@ for n in $NAMES; do
       say "sanitize $n A $tool: PASS ($r)"
     elif [ $tool = synccheck ] && synccheck_only_call_sites "$f"; then
       # synccheck's report of the parking twins' one barrier reached from several call sites, legal in PTX
-      # (docs/ptb-transform.md, "Parking"; test/gpu/stress/confine_and_sanitize.sh counts it the same way)
+      # (docs/user/ptb-transform.md, "Parking"; test/gpu/stress/confine_and_sanitize.sh counts it the same way)
       say "sanitize $n A $tool: KNOWN (only the task_barrier call-site report; the program then fails, as expected)"
     else
       say "sanitize $n A $tool: FAIL (${r:-no summary: $(tail -1 "$f")})"

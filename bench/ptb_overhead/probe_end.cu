@@ -1,7 +1,7 @@
 // probe_end.cu: what the end of a launch costs on the device: a one-warp kernel that does what the last
 // worker's close does (dependent atomics, fences, a store to host-mapped memory), timed with events
 // against an empty kernel (median of 201 launches each, interleaved). Question: which of these lengthen a
-// kernel by microseconds (docs/runtime.md, "What a persistent loop can reach": ~3 us close + ~4 us after it).
+// kernel by microseconds (docs/design/runtime.md, "What a persistent loop can reach": ~3 us close + ~4 us after it).
 // Second part: an empty kernel launched plainly and as a PTB twin through ptb::launch (1 and 1056 tasks): event
 // time (host enqueue included, as in tg::bench) and the host time of the launch call alone.
 //   nvcc -O2 -arch=sm_90 -std=c++17 -I runtime/include -o probe_end probe_end.cu && ./probe_end

@@ -1,9 +1,9 @@
 // probe_forms.cu: which persistent-worker loop can match the original on the corpus kernels that the PTB twin
-// runs slowest (docs/gpu-results.md)? Hand-written loops around the same task bodies, no runtime: the
+// runs slowest (docs/results/gpu-corpus.md)? Hand-written loops around the same task bodies, no runtime: the
 // question is what the loop's shape costs, before any bookkeeping of the runtime (checks, guided claims,
 // hand-backs) is added.
 //
-// Bodies (copied in spirit from test/gpu): `ew` (elementwise, no shared memory: the case of docs/facts.md, fact 17),
+// Bodies (copied in spirit from test/gpu): `ew` (elementwise, no shared memory: the case of docs/design/facts.md, fact 17),
 // `diff` (return_after_last_barrier: 257 ints of shared memory, one barrier), `stencil` (grid3d_block3d:
 // 7-point 3-D stencil, 32x4x2 blocks), `bsum` (template_block_reduce: 128-thread block sums, 8 barriers).
 //

@@ -9,7 +9,7 @@
 #include <vector>
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { std::printf("CUDA %s at %d: %s\n", #x, __LINE__, cudaGetErrorString(e)); std::exit(1); } } while (0)
 
-// ---- elementwise, iters FMAs per element (the probe kernel of docs/facts.md, fact 17)
+// ---- elementwise, iters FMAs per element (the probe kernel of docs/design/facts.md, fact 17)
 __global__ void ew(int n, const float* x, float* y, int iters) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;

@@ -3,7 +3,7 @@
 // run in one kernel whose block holds two warp groups: group 0 runs unit A's loop, group 1 unit B's. One
 // block per SM. "Alone" runs A with group 1 idle; "together" runs both. The overlap rate of a pair is
 //   overlap(A,B) = (tA + tB - tAB) / min(tA, tB),   iteration counts calibrated so that tA ~= tB,
-// 1: the two run side by side at no cost, 0: they take turns. Method and caveats: docs/unit-probe.md.
+// 1: the two run side by side at no cost, 0: they take turns. Method and caveats: docs/results/unit-probe.md.
 //
 //   unit_probe [--warps W] [--target-cycles C] [--reps R] [--int-mul] [--out DIR]
 //   unit_probe --compare A/overlap.tsv B/overlap.tsv

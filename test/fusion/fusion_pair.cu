@@ -12,7 +12,7 @@
 // path (launch mode original) and, with FUSED_DECISIONS, the decision launcher.
 // --bench: also times solo A, solo B, sequential, two streams and every candidate (median of --reps runs,
 // all in this one process) and prints "winner <ratio>" when the best candidate beats both sequential and
-// two streams, else "winner none", then the decision for this size (docs/fuse-kernels.md, "Decisions"):
+// two streams, else "winner none", then the decision for this size (docs/user/fuse-kernels.md, "Decisions"):
 //   decide <kernel A>+<kernel B> scale <s> tasks <tasks A> <tasks B>: fused <ratio> (...) | streams (...) | sequential (...)
 // A fused candidate is chosen only when it is at least --min-margin percent (default 2) faster than both
 // sequential and two streams; two streams only when that much faster than sequential.

@@ -1,4 +1,4 @@
-// A thread-dependent `return` inside a loop with barriers (docs/ptb-transform.md, "Parking"): thread t of
+// A thread-dependent `return` inside a loop with barriers (docs/user/ptb-transform.md, "Parking"): thread t of
 // the block runs len[t] rounds and returns at the start of the next one, after having passed a different
 // number of barriers than its neighbours; each round meets at __syncthreads_count (the threads still
 // there, recorded per round), a cooperative_groups block sync, and an inner loop with two barriers per

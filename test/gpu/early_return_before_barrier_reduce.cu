@@ -1,4 +1,4 @@
-// A thread-dependent `return` BEFORE the barriers (docs/ptb-transform.md, "Parking"): `if (i >= n)
+// A thread-dependent `return` BEFORE the barriers (docs/user/ptb-transform.md, "Parking"): `if (i >= n)
 // return;` at the top of a shared-memory sum reduction whose barriers are in a device function (cloned
 // for the twin), with n not a multiple of the block size, so the last block runs with only a prefix of
 // its threads. A second kernel reduces predicates with __syncthreads_count/_and/_or after the return: the

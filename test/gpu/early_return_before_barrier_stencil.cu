@@ -1,4 +1,4 @@
-// A tiled stencil whose edge threads return early (docs/ptb-transform.md, "Parking"): each block loads a
+// A tiled stencil whose edge threads return early (docs/user/ptb-transform.md, "Parking"): each block loads a
 // tile with a halo of R cells into shared memory, then runs R steps of a 5-point stencil in shared memory,
 // double-buffered with a barrier after each step; before step s the threads of the outer s rings return
 // (their cells are no longer valid), so every step's barrier is met by fewer threads, and the ones that

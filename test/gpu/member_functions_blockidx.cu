@@ -1,5 +1,5 @@
 // Member functions, constructors and operators that read blockIdx/gridDim: ptb-transform gives each one a
-// PTB clone in its class (docs/ptb-transform.md) and sends the twin's calls to the clones, while the
+// PTB clone in its class (docs/user/ptb-transform.md) and sends the twin's calls to the clones, while the
 // original kernels keep calling the originals. Covered: a class template of a one-level Haar wavelet
 // transform (integer lifting for int, the average for float) whose constructor, members (in the class and
 // out of it, static and not, const), called as obj.f(), p->f(), f() and this->f(), locate the block's

@@ -1,4 +1,4 @@
-// Why a twin's tasks run slower than the same blocks as a grid (issue 13, goal 3; docs/runtime.md, "A twin's
+// Why a twin's tasks run slower than the same blocks as a grid (issue 13, goal 3; docs/design/runtime.md, "A twin's
 // cost per launch, split"). No runtime: stencil2d_chain's two kernels, each written once as a task body,
 // run as a plain grid and as persistent workers that differ in one thing at a time:
 //

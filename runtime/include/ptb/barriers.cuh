@@ -21,7 +21,7 @@ namespace ptb {
 //   warps of different blocks do in the original); the block still meets between runs (every few to
 //   ~64 tasks, and at every check of the SM's cap), so yield and exactly-once are unchanged.
 // - TaskSync::parked: for a body whose threads may return before a block barrier (a thread-dependent
-//   `return` followed by `__syncthreads()`; docs/ptb-transform.md, "Parking"). Every block barrier of the
+//   `return` followed by `__syncthreads()`; docs/user/ptb-transform.md, "Parking"). Every block barrier of the
 //   body must be one of the task barriers below, and the body must leave the task through task_exit()
 //   at each of its exits, each `return` and its end (ptb-transform writes both). A thread that leaves
 //   the task parks there: it arrives at barrier 0 with "done" until an arrival of the whole block says

@@ -1,4 +1,4 @@
-// ptb/fused.cuh: launching a fused kernel (fuse-kernels; docs/fuse-kernels.md). A fused block holds
+// ptb/fused.cuh: launching a fused kernel (fuse-kernels; docs/user/fuse-kernels.md). A fused block holds
 // slots of several kernels; each kernel keeps its own launch control block (task counter, SM gating,
 // yield), so when one kernel's tasks run out its slots leave and the others go on. A decision launcher
 // (fuse-kernels --decisions-from) picks per problem size between the fused kernel, the kernels one after the
@@ -103,7 +103,7 @@ struct FusedRelauncher {
 // Launches the fused kernel `fused`, whose parameters are: the parts' kernel arguments in order (`args`,
 // each of exactly the kernel parameter's type), one `Launch` per part, then a `FusedShared`. The fused
 // kernel runs in the `automatic` launch mode as in `ptb` (the program asked for the fusion; there is no
-// original fused kernel to dispatch to: docs/runtime.md, "Dispatch by need"). Returns false
+// original fused kernel to dispatch to: docs/design/runtime.md, "Dispatch by need"). Returns false
 // when the fused kernel cannot run this launch (launch mode `original`, a part's block differs from the
 // one generated for, the parts' streams differ, a part has no task, the fused block does not fit the
 // SM): nothing was launched, and the caller runs the original kernels instead. Launch errors of the fused
@@ -218,7 +218,7 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[_Np], _Args... arg
   return true;
 }
 
-// ---- Decisions (fuse-kernels --decisions-from; docs/fuse-kernels.md, "Decisions") ----
+// ---- Decisions (fuse-kernels --decisions-from; docs/user/fuse-kernels.md, "Decisions") ----
 
 // What a decision launcher runs for one problem size: the kernels one after the other in the caller's
 // stream, the kernels in two streams (SideStream), or a fused candidate.

@@ -29,7 +29,7 @@ __device__ __forceinline__ void run_slot_tasks(const Launch& launch, SlotShared&
   detail::task_loop<_Sync>(detail::SlotGroup<_Bar, _Threads>{local, worker}, launch, shared, static_cast<_Task&&>(task));
 }
 
-// Register budgets (fuse-kernels --reg-budget; docs/fuse-kernels.md, "Register budgets"): every thread of
+// Register budgets (fuse-kernels --reg-budget; docs/user/fuse-kernels.md, "Register budgets"): every thread of
 // a warpgroup (4 consecutive warps, 128 threads, aligned) runs the same one at its slots' entry, before any
 // barrier. dec gives the registers above _Np back to the block's pool; inc waits until the pool holds enough
 // to raise the warpgroup to _Np (the fuser checks that the budgets of all warpgroups fit the block's launch

@@ -86,7 +86,7 @@ struct TwinArgs<void (*)(_Pp...)> {
   using indices = std::make_index_sequence<sizeof...(_Pp) - 1>;
 };
 
-// Twins apart (docs/generated-code.md): what the twins part defines for a template kernel, and the
+// Twins apart (docs/reference/generated-code.md): what the twins part defines for a template kernel, and the
 // program's compile calls with the original's address.
 template <class... Params>
 struct TwinLaunchOf {
@@ -142,7 +142,7 @@ cudaError_t launch_kernel_args(void (*original)(Params...), typename detail::Twi
                                         std::index_sequence_for<Params...>{});
 }
 
-// Twins apart, for a template kernel (docs/generated-code.md, "Twins apart"): the program's compile has
+// Twins apart, for a template kernel (docs/reference/generated-code.md, "Twins apart"): the program's compile has
 // the original kernel and, in place of its twin, `twin_launch`, a function the twins part defines (it
 // launches the twin, in the twins' module). Dispatched as launch() is; the twins part never names the
 // original (which would register it in the twins' module too): its address is passed.

@@ -1,5 +1,5 @@
 // ptb/ptb.cuh: the PTB runtime (header-only). The names the generated code uses are listed in
-// docs/generated-code.md; the rest (policies, SM sets, trace) in docs/runtime.md.
+// docs/reference/generated-code.md; the rest (policies, SM sets, trace) in docs/design/runtime.md.
 #pragma once
 #define PTB_RUNTIME_VERSION 1
 

@@ -37,7 +37,7 @@ struct Launch {
 };
 
 // The first parameter of the PTB clone of a constructor that reads blockIdx/gridDim (ptb-transform,
-// docs/generated-code.md): a constructor cannot be renamed, so its clone is an overload that the
+// docs/reference/generated-code.md): a constructor cannot be renamed, so its clone is an overload that the
 // generated code selects by passing `::ptb::VirtualBlock{}` first.
 struct VirtualBlock {};
 

@@ -1,4 +1,4 @@
-// Dispatch by need (docs/runtime.md, "Dispatch by need (2026-11-23)"): which form a launch runs in each
+// Dispatch by need (docs/design/runtime.md, "Dispatch by need (2026-11-23)"): which form a launch runs in each
 // launch mode, and that the forms mix correctly.
 //
 //   test_dispatch         run with PTB_MODE, PTB_SMS and PTB_BLOCKS_PER_SM unset (the script unsets them):

@@ -265,7 +265,7 @@ int main() {
   EXPECT(not_twin_reports == 0, "the loop reported twin BE work as not PTB %d times", not_twin_reports);
 
   // 3. BE that is not PTB: the untransformed kernel launched with <<<>>> in a stream with a policy. It makes
-  // progress, nothing runs under the policy, and the loop must say so (docs/qos.md, "Bad input").
+  // progress, nothing runs under the policy, and the loop must say so (docs/design/qos.md, "Bad input").
   {
     cudaStream_t be2;
     CK(cudaStreamCreateWithFlags(&be2, cudaStreamNonBlocking));

@@ -16,10 +16,10 @@
 // Checked per launch and task: ran exactly once (a counter per task per launch), in stream order (a chain
 // value per task), with its block's barrier intact. Timed on the GPU (%globaltimer: from the first of its
 // original workers to start to the last to leave; the host's time in its launch call is not the launch's,
-// docs/runtime.md, "What a policy guarantees"), a launch may take at most
+// docs/design/runtime.md, "What a policy guarantees"), a launch may take at most
 //   10 x its baseline time x (SMs / the smallest share of them its policy allowed) + the time its set was empty
 // where a cap k below the kernel's occupancy o counts each capped SM as k / o of an SM (the set-only
-// bound, caps not counted, is reported beside it; docs/runtime.md, "What a policy guarantees")
+// bound, caps not counted, is reported beside it; docs/design/runtime.md, "What a policy guarantees")
 // (changing cases: the whole case against that bound). A watchdog ends the run when nothing moves for
 // --hang-seconds. Every failure names the case's seed: `stress --seed S --cases 1` replays case S.
 #include <ptb/ptb.cuh>
@@ -349,7 +349,7 @@ static unsigned check_case(const Case& c, Buffers& b, const char* what) {
 }
 
 int main(int argc, char** argv) {
-  // 32 hardware queues, as docs/user-guide.md tells a program that makes its policies in code (the runtime
+  // 32 hardware queues, as docs/user/guide.md tells a program that makes its policies in code (the runtime
   // asks for them only when PTB_SMS or PTB_BLOCKS_PER_SM confine the process; detail/connections.cuh).
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a run killed from outside (a sanitizer's time limit) keeps its lines

@@ -10,13 +10,13 @@
 // stream whose next kernel waits for the stranded launch (its successor in a graph or a stream), the new
 // workers queue behind that kernel, and the launch has only its last worker, on an SM outside the set,
 // running its tasks one range at a time (close.cuh, leave(): the spill). Measured on the H100 (2026-11-24,
-// docs/runtime.md, "Resume workers behind a user's kernel"): a graph case of the stress test took 90 ms for
+// docs/design/runtime.md, "Resume workers behind a user's kernel"): a graph case of the stress test took 90 ms for
 // a 0.7 ms launch chain with one queue, 0.09 of its bound with 8 or 32 queues; another took 230 ms in 3 of
 // 8 replays with 8 queues, none in 8 with 32.
 // Why not always: 32 queues cost a program's first launch 31-65 us more than 8 (bench/programs'
 // sobel_once, two runs), also when nothing is confined. A program that makes its policies in code
 // (ptb::Policy) sets the variable itself before its first CUDA call, as test/gpu/stress/stress.cu and
-// bench/colocate do (docs/user-guide.md).
+// bench/colocate do (docs/user/guide.md).
 #pragma once
 #include <cstdlib>
 

@@ -29,7 +29,7 @@ __global__ void discover_sms_kernel(unsigned* seen) {
 // starts, except one compiled with PTB_DISCOVERY_ELSEWHERE: the main output of ptb-transform
 // --twins-apart, whose module then holds no kernel of the runtime (its first launch loads less); its twins
 // part instantiates the kernel, and the runtime needs it only when a twin first runs
-// (docs/generated-code.md, "Twins apart"). Null when no translation unit did (set-up then fails, and the
+// (docs/reference/generated-code.md, "Twins apart"). Null when no translation unit did (set-up then fails, and the
 // launches run the original kernels).
 inline std::atomic<const void *> &discovery_kernel() {
   static std::atomic<const void *> kernel{nullptr};

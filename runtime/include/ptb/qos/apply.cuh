@@ -1,7 +1,7 @@
 // ptb/qos/apply.cuh: what ties the QoS controllers (ptb/qos/*.h, plain C++) to a GPU: an LS request's
 // latency measured on the device (RequestTimer: a cudaEvent pair per request, read without waiting) and
 // an allocation applied to BE's policy (apply_to_be). It includes every controller (feedback.h,
-// static_partition.h, gspace.h), so that a program includes this one header. docs/qos.md has the whole
+// static_partition.h, gspace.h), so that a program includes this one header. docs/design/qos.md has the whole
 // picture.
 //
 //   ptb::Policy be = ptb::Policy::create();            // BE's launches run under it (LaunchConfig::policy

@@ -1,4 +1,4 @@
-// ptb/qos/controller.h: what every QoS controller shares (docs/qos.md): the measurements of one epoch
+// ptb/qos/controller.h: what every QoS controller shares (docs/design/qos.md): the measurements of one epoch
 // (EpochSample), the decision (Allocation: which SMs BE may use, and how many of its workers per SM) and
 // the interface the epoch loop drives (Controller). Plain C++, no CUDA: the controllers are decided on the
 // host and tested on the CPU; ptb/qos/apply.cuh turns an Allocation into a ptb::Policy.

@@ -1,5 +1,5 @@
 // ptb/qos/epoch_loop.h: the loop that runs a controller (any ptb::qos::Controller) epoch after epoch
-// (issue 15; docs/qos.md): it gathers the LS latencies that finished in the epoch and BE's progress, asks
+// (issue 15; docs/design/qos.md): it gathers the LS latencies that finished in the epoch and BE's progress, asks
 // the controller for an allocation, and hands it to the caller's `apply` (for BE under a ptb::Policy:
 // ptb::qos::apply_to_be in ptb/qos/apply.cuh, which also has RequestTimer, the LS latencies from
 // cudaEvents). Plain C++ (a host thread, no CUDA): the unit tests drive step() by hand.
@@ -12,7 +12,7 @@
 // One epoch's LS latency is a percentile of the latencies logged in it (`percentile`, default 0.99; the
 // target is stated for it), or, with `window` > 0, of the last `window` latencies logged (the epoch's and
 // those before it): an epoch of a few milliseconds holds a few LS requests, and its p99 is then their
-// largest, above the long-run p99 most of the time (measured: bench/colocate, docs/qos.md). BE's rate is the growth of `be_progress()` (any count that only grows: tasks
+// largest, above the long-run p99 most of the time (measured: bench/colocate, docs/design/qos.md). BE's rate is the growth of `be_progress()` (any count that only grows: tasks
 // done, bytes, iterations) per second of the epoch. An epoch in which no LS latency was logged tells the
 // controller the LS service was quiet.
 #pragma once
@@ -159,7 +159,7 @@ public:
     return __r.decided;
   }
 
-  // What a user must hear about (bad input, docs/qos.md), once per transition: the target out of reach
+  // What a user must hear about (bad input, docs/design/qos.md), once per transition: the target out of reach
   // with BE at its floor, and back in reach; LS quiet for kQuietEpochs epochs in a row, and back; BE
   // progressing for kQuietEpochs epochs with no launch under its policy (hooks.be_launches), and BE's
   // launches running under it after such a report; BE's launches falling back to their original kernels

@@ -1,5 +1,5 @@
 // ptb/qos/ls_history.h: what an adaptive QoS controller remembers about the latency-sensitive (LS) service
-// from one epoch to the next (docs/qos.md): the running mean of its latency, how many epochs in a row it
+// from one epoch to the next (docs/design/qos.md): the running mean of its latency, how many epochs in a row it
 // was quiet, and the hold that follows a move towards BE that the next epoch answered with a miss. The
 // feedback controller (feedback.h) and G-Space (gspace.h) keep it alike. Plain C++.
 #pragma once

@@ -1,5 +1,5 @@
 // ptb/qos/policy_applier.cuh: BE's policy state decided under a caller's lock and applied outside it, by
-// one thread at a time, newest decision last (docs/qos.md, run 16). Policy::set takes the runtime's lock
+// one thread at a time, newest decision last (docs/design/qos.md, run 16). Policy::set takes the runtime's lock
 // and waits for a small copy to the device (tens of microseconds, more while the copy engine is busy); an
 // LS request's begin() that waited for another thread's Policy::set paid for it in latency (the request
 // gate until 2026-11-24: the wait's p99 43-261 us, bench/colocate runs 9-14). So the request gate and

@@ -1,5 +1,5 @@
 // ptb/qos/request_gate.cuh: time-sharing between a latency-sensitive (LS) service and best-effort (BE)
-// work (issue 15; docs/qos.md, "The request gate"). While at least one LS request is in flight, BE's
+// work (issue 15; docs/design/qos.md, "The request gate"). While at least one LS request is in flight, BE's
 // policy holds `during` (default: no SM, BE pauses where it is), optionally with a cap of `during_per_sm`
 // workers on each of its SMs (G-Space's caps while requests run: BE keeps a few workers beside LS); when
 // the last one has finished on the device, BE gets `between` back (default: every SM, no cap). The
@@ -7,7 +7,7 @@
 // over the whole GPU near its solo latency without taking the whole GPU from BE (bench/colocate,
 // 2026-11-23); the gate gives LS the whole GPU only while it has work. With a cap, BE keeps more of its
 // throughput and LS's requests run slower beside it: 1.8-2x in their median beside memory- or
-// tensor-bound BE, 7x beside a compute-bound one (H100, 2026-11-24: docs/qos.md, runs 8 and 12).
+// tensor-bound BE, 7x beside a compute-bound one (H100, 2026-11-24: docs/design/qos.md, runs 8 and 12).
 //
 //   ptb::Policy be = ptb::Policy::create();  ptb::set_stream_policy(be_stream, be);
 //   ptb::qos::RequestGate gate(be);

@@ -1,4 +1,4 @@
-// ptb/qos/static_partition.h: the static partition (RH-SMQoS; docs/qos.md): LS keeps SMs [0, k) free of
+// ptb/qos/static_partition.h: the static partition (RH-SMQoS; docs/design/qos.md): LS keeps SMs [0, k) free of
 // BE, BE runs on the rest, and nothing changes while they run. Plain C++, no CUDA.
 //
 // k is the caller's: stated outright, or from a profile of the LS latency against the SMs kept for it
@@ -16,7 +16,7 @@ namespace ptb::qos {
 class StaticPartition : public Controller {
 public:
   // ls_sms above total is taken as total; BE then has no SM, which pauses its launches (an empty SM set
-  // is a pause in the runtime: docs/runtime.md) until something else gives it SMs.
+  // is a pause in the runtime: docs/design/runtime.md) until something else gives it SMs.
   StaticPartition(unsigned total, unsigned ls_sms) {
     a_.ls = std::min(ls_sms, total);
     a_.be = total - a_.ls;
