@@ -5,7 +5,7 @@
 // One dispatcher thread keeps up to two BE launches in flight (kDepth), in BE's stream (under BE's
 // ptb::Policy: the jobs' launches are twins, the fused launch is fuse-kernels' PTB kernel), as the feeder of
 // the other configurations does, so the GPU does not wait for the host between launches (with one launch
-// in flight, until 2026-11-27, the manager's BE was 0.31-0.32 of solo on pair-memory against the gate's
+// in flight, the manager's BE was 0.31-0.32 of solo on pair-memory against the gate's
 // 0.40-0.41: launches of 12-400 us, and a host that saw each end up to ~60 us late). It times each launch
 // with a cudaEvent pair; the times teach the manager's models (launches that were yielded are not
 // observed), after the next launch has been made (a refit takes up to a few ms of host time). Before each
@@ -135,9 +135,9 @@ class BeManager : public RequestHooks {
     return std::chrono::duration<double, std::nano>(b - a).count();
   }
   // BE's policy is decided under m_ and applied after m_ is let go (ptb/qos/policy_applier.cuh): an LS
-  // request's begin() never waits for the dispatcher's Policy::set (it did until 2026-11-25, as the
-  // request gate's did until 2026-11-24: bench/colocate run 2 of 2026-11-25, host-lag p99 347 us under
-  // manager-hold against the gate's 141 us).
+  // request's begin() never waits for the dispatcher's Policy::set (when it did, as the request gate's
+  // once did, the host-lag p99 was 347 us under manager-hold against the gate's 141 us:
+  // docs/results/colocate.md).
   struct ApplyAtExit {
     ptb::qos::PolicyApplier& a;
     bool soon = false;  // on the applier's own thread (begin(): the request launches meanwhile)

@@ -72,7 +72,7 @@ struct Options {
   // --policy-ls-plain: LS in streams of the default priority under our policies too. By default LS's
   // streams have the highest priority under them, as in `priority`: a user who confines BE has no reason
   // not to, and the block dispatcher then serves LS's kernels before BE's workers still waiting for room
-  // (the second H100 run, 2026-11-23: with BE confined to 8 SMs and LS at the default priority, LS's
+  // (the second H100 run: with BE confined to 8 SMs and LS at the default priority, LS's
   // median was still 1.13-1.15x its solo median).
   bool policy_ls_high = true;
   double target_x = 1.10;          // --target-x
@@ -1044,7 +1044,7 @@ int main(int argc, char** argv) {
   setenv("CUDA_MODULE_LOADING", "EAGER", 0);
   // Hardware work queues: one per stream (CUDA_DEVICE_MAX_CONNECTIONS, default 8, at most 32). With 8, the
   // LS pool's 8 streams, BE's stream and the runtime's own share queues, and an LS request queued behind
-  // a BE launch that waits in the same queue waits for it: seen on the H100 (2026-11-23) as an LS request
+  // a BE launch that waits in the same queue waits for it: seen on the H100 as an LS request
   // that never started while BE was paused by the request gate (docs/design/qos.md). A value given by the caller wins.
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   const colo::Options o = colo::parse(argc, argv);

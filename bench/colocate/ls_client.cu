@@ -207,7 +207,7 @@ void LsClient::run(bool high_priority, RequestHooks* hooks) {
   for (size_t i = 0; i < reqs_.size(); ++i) {
     Req& r = reqs_[i];
     // wait for the arrival: sleep to spin_us_ before it, then spin (a sleep wakes late: by 50-100 us on
-    // the machines of 2026-11-23, more at the p99 on later ones)
+    // the first machines, more at the p99 on later ones)
     const auto due = t0_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(r.arrival_s));
     const auto spin = std::chrono::microseconds(spin_us_);
     if (Clock::now() < due - spin) std::this_thread::sleep_until(due - spin);

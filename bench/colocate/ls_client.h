@@ -5,7 +5,7 @@
 // (n x n x n, 16 x 16 tiles in shared memory) and a bias + ReLU, then a residual add: 2 * layers + 1
 // kernels, a few hundred microseconds alone on an H100 (the defaults: n = 256, 16 layers). By default the
 // chain is a CUDA graph, captured once per stream and launched whole, as inference servers run such
-// chains: the first run on the H100 (2026-11-23) issued the 33 launches one by one and the issuing thread
+// chains: the first run on the H100 issued the 33 launches one by one and the issuing thread
 // was the bottleneck (host lag p99 290-2200 us alone, against ~180 us on the device). `graph = false`
 // issues the launches one by one.
 //
@@ -113,7 +113,7 @@ class LsClient {
   // host lag) and hooks->end(stream). Results of an earlier run are dropped.
   void start(const std::vector<double>& arrivals, bool high_priority, RequestHooks* hooks = nullptr);
   // How the issuing thread waits for an arrival: it sleeps until `us` before it, then spins (reads the
-  // clock). Until 2026-11-27 100 us; since then 1000 by default (docs/design/qos.md, "The LS client's host
+  // clock). 1000 by default (it was 100: docs/results/colocate.md, "The LS client's host
   // lag"): a sleeping thread on the lent machines woke more than 100 us late at the p99.
   void set_spin_us(unsigned us) { spin_us_ = us; }
   unsigned spin_us() const { return spin_us_; }

@@ -10,7 +10,7 @@
 # (the decide lines: fuse-kernels --decisions-from reads them); OUT defaults to build/fusion-bench-out.
 # Stops starting pairs after BUDGET_S seconds (default 420) so that it ends within 8 minutes; REPS (default
 # 9) runs per median. The last line is a summary. Exit 0 iff everything ran and passed.
-# Register budgets (since 2026-11-24): where build/fusion-generated holds <pair>.budget.cu (transform.sh
+# Register budgets: where build/fusion-generated holds <pair>.budget.cu (transform.sh
 # writes one per pair with a budgets column in pairs.txt), that output, built for sm_90a, runs in place of
 # <pair>.cu: the same candidates plus 3 with register budgets per pair, checked and timed at every size and
 # part of the decision; gemm_stencil and gemm_coulomb also check it built for plain sm_90 at scale 0.3.

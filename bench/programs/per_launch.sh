@@ -14,7 +14,7 @@
 #    nocheck (PTB_CHECK_CYCLES=2^30), both.
 # 2. Phase stamps (probes/phase_stamps.cuh) of the last launch of a short run, per runtime: when the
 #    workers enter, publish their first run, find no task, and when the launch's close ends. (Needs the
-#    program transformed with its twins in one file, as before 2026-11-25: the stamps header defines a
+#    program transformed with its twins in one file (--twins-together): the stamps header defines a
 #    host object and cannot go into both parts of a twins-apart build, whose stamp builds print "no build".)
 # 3. With ncu: the duration of one kernel of each form at 2048x2048 (launches serialized, caches flushed).
 # Forms alternate within each repetition. Prints the median gpu_ms per form and the cost per launch over

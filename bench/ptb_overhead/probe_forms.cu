@@ -431,7 +431,7 @@ int main() {
   printf("device: %s, %d SMs\n", p.name, p.multiProcessorCount);
   const int sms = p.multiProcessorCount;
   // The rt forms are the runtime's twins, launched under no policy: force them (the automatic launch
-  // mode, the default since 2026-11-23, would run the original kernel).
+  // mode, the default, would run the original kernel).
   ptb::set_launch_mode(ptb::LaunchMode::ptb);
   {
     const int n = 1 << 26;

@@ -2,7 +2,7 @@
 # One GPU call: the loop-form probe (probe_forms.cu) with this tree's runtime (A, runtime/include) and, if
 # carried, another runtime (B, .device-carry/old/ptb: e.g. `git show 2bdd3fd:runtime/include/ptb/...`), then
 # the runtime's GPU tests and the yield-latency benchmark with A. Run from the repository root on the GPU
-# machine. (2026-11-22, at d4e8dc9: run once with A = the in-run-check attempt of
+# machine. (At d4e8dc9: run once with A = the in-run-check attempt of
 # patches/inrun-checks-2bdd3fd.diff (deleted; last in d4e8dc9), B = 2bdd3fd; once more with A = the committed runtime.)
 # Usage: bash bench/ptb_overhead/probe_forms_ab.sh   (outputs under $OUT, or ./out)
 set -uo pipefail

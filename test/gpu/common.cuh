@@ -230,7 +230,7 @@ struct DevBuf {
   // non-blocking streams, which the legacy default stream (cudaMemcpy, cudaMemset) does not order, and a
   // cudaMemset of device memory, like a pageable cudaMemcpy to the device, may return before it is done.
   // (Without it, launch_shapes_streams' poison raced with its launch into a non-blocking stream: under
-  // compute-sanitizer the poison landed after the kernel's stores, H100, 2026-11-23.)
+  // compute-sanitizer the poison landed after the kernel's stores, H100.)
   void upload(const std::vector<T>& h) {
     if (h.size() != n) die("upload size mismatch");
     CUDA_CHECK(cudaMemcpy(p, h.data(), bytes(), cudaMemcpyHostToDevice));

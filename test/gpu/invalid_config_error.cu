@@ -1,7 +1,7 @@
 // Invalid launch configurations must report the same error through cudaGetLastError() in both builds:
 // 2048 threads per block (1-D and as 1024x2), blockDim.z = 65, a grid of 0 blocks and gridDim.y = 65536.
 // The code is the one the CUDA runtime gives a plain launch: cudaErrorInvalidConfiguration up to CUDA 12;
-// CUDA 13.0 (driver 580, H100, measured 2026-11-22) gives cudaErrorInvalidValue for all five. The kernel
+// CUDA 13.0 (driver 580, H100, measured) gives cudaErrorInvalidValue for all five. The kernel
 // must not run; the error must not stick (cudaPeekAtLastError sees it, cudaGetLastError clears it), and the
 // next good launch must work.
 #include "common.cuh"

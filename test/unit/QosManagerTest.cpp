@@ -179,7 +179,7 @@ TEST(QosManager, NoJobStarves) {
 }
 
 // A job whose launch times never settle within the tolerance (+-60% of noise) is explored at most
-// explore_limit times; the other job is not starved meanwhile (found in bench/colocate on 2026-11-25: the
+// explore_limit times; the other job is not starved meanwhile (found in bench/colocate: the
 // WMMA job's model stayed untrusted at full occupancy and it ran alone for a whole window).
 TEST(QosManager, ExplorationOfANoisyJobIsBounded) {
   std::mt19937 g(test_seed("ExplorationOfANoisyJobIsBounded"));

@@ -1,5 +1,5 @@
 // What it would cost to load the runtime's SM-discovery kernel from PTX at run time instead of compiling it
-// into every translation unit (issue 13; tried 2026-11-24 and not kept: docs/design/runtime.md, "First launch,
+// into every translation unit (issue 13; tried and not kept: docs/design/runtime.md, "First launch,
 // split further"). The steps such a device set-up takes, each timed on the host, in a fresh process:
 //   discovery_load        (run it several times: the first run on a machine JIT-compiles into the driver's
 //                          cache, later runs hit it; CUDA_CACHE_DISABLE=1 compiles every time)

@@ -31,7 +31,7 @@ namespace ptb {
 //   Why the park is at the exit itself, not after the body: the compiler may make the threads of a warp
 //   that took different paths wait for each other where the paths join (a convergence barrier at the end
 //   of the body). A thread that returned early would wait there for warp-mates that wait at a task
-//   barrier for it: a deadlock (H100, 2026-11-23: every parking program of the corpus hung). Parked
+//   barrier for it: a deadlock (H100: every parking program of the corpus hung). Parked
 //   where it leaves, it arrives at barrier 0 before any such join.
 enum class TaskSync { block, none, parked };
 #define PTB_HAS_TASK_SYNC 1
@@ -46,7 +46,7 @@ namespace detail {
 // Not inlined: every arrival of every thread is then the same instruction. PTX has a thread at a
 // non-aligned barrier wait for the non-exited threads of its warp; when those wait at another barrier
 // instruction (a parked thread's, while its warp-mates pass the body's), that wait never ended on the
-// H100 (2026-11-23: the parking corpus programs hung with the barrier inlined at each site).
+// H100 (the parking corpus programs hung with the barrier inlined at each site).
 #ifdef PTB_TASK_BARRIER_INLINE
 __device__ __forceinline__
 #else

@@ -15,7 +15,7 @@ namespace ptb {
 //    restricts (PTB_SMS, PTB_BLOCKS_PER_SM, or process_policy().set with fewer SMs or a cap). Every
 //    other launch runs the original kernel through one cudaLaunchKernel and touches none of the
 //    runtime's state (no device set-up, no lock, no thread): it costs what <<<>>> costs.
-//  - ptb: the twin for every launch the runtime can run as a twin (the default before 2026-11-23).
+//  - ptb: the twin for every launch the runtime can run as a twin.
 //  - original: the original kernel for every launch, whatever the policies.
 enum class LaunchMode { ptb, original, automatic };
 

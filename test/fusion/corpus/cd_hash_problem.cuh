@@ -2,7 +2,7 @@
 //
 // Sizes: n = 16777216 * scale (rounded to a multiple of 256, at least 256), rounds = 64, nsalt = 1024
 // (dynamic shared memory 4096 bytes per block).
-// Inputs: salts, raw 32-bit std::mt19937 draws; in, filled on the device (since 2026-11-24, for the 10 ms
+// Inputs: salts, raw 32-bit std::mt19937 draws; in, filled on the device (for the 10 ms
 // sizes): in[t] = fusion_input_bits(seed, t). Output: out (n unsigned).
 // Check: sampled elements against the same integer computation on the host; exact.
 #pragma once

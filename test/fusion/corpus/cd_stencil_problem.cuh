@@ -1,7 +1,7 @@
 // Host-side problem for cd_stencil.cu (include after it). See problems.cuh for the interface.
 //
 // Sizes: nx = 8192, ny = 32768 * scale (rounded to a multiple of 8, at least 8): 1 GiB per array at 1.0.
-// Coefficients c0 = 0.5, c1 = 0.125. Input: in uniform in [0, 1), filled on the device (since 2026-11-24; a
+// Coefficients c0 = 0.5, c1 = 0.125. Input: in uniform in [0, 1), filled on the device (a
 // host std::mt19937 took tens of seconds at 10 ms sizes): in[j] = fusion_unit_float(fusion_input_bits(seed, j)).
 // Output: out (ny x nx float).
 // Check: sampled points (plus the four corners) against the same float expression on the host, tolerance

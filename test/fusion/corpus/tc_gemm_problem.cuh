@@ -1,7 +1,7 @@
 // Host-side problem for tc_gemm.cu (include after it). See problems.cuh for the interface.
 //
 // Sizes: M = 4096 * scale (rounded to a multiple of 64, at least 64), N = K = 2048.
-// Inputs: A, B uniform in [-1, 1), rounded to half, filled on the device (since 2026-11-24; a host
+// Inputs: A, B uniform in [-1, 1), rounded to half, filled on the device (a host
 // std::mt19937 took seconds at 10 ms sizes): A[j] = tc_gemm_input(seed, j), B[j] = tc_gemm_input(seed ^
 // 0x2545F491, j). Output: C (M x N float).
 // Check: sampled C elements against a double-precision dot product of the same half values, tolerance

@@ -1,4 +1,4 @@
-// Dispatch by need (docs/design/runtime.md, "Dispatch by need (2026-11-23)"): which form a launch runs in each
+// Dispatch by need (docs/design/dispatch-by-need.md): which form a launch runs in each
 // launch mode, and that the forms mix correctly.
 //
 //   test_dispatch         run with PTB_MODE, PTB_SMS and PTB_BLOCKS_PER_SM unset (the script unsets them):
@@ -288,7 +288,7 @@ static void test_auto_plain() {
   EXPECT(pend == before, "pending error after an automatic launch: %s (before it: %s)", cudaGetErrorName(pend),
          cudaGetErrorName(before));
   // (Which error: cudaErrorInvalidConfiguration with earlier drivers, cudaErrorInvalidValue with CUDA 13.0 and
-  // driver 580.159.04 on the H100, 2026-11-23. Either way it must survive the automatic launch.)
+  // driver 580.159.04 on the H100. Either way it must survive the automatic launch.)
   EXPECT(before != cudaSuccess, "a plain launch of 4096 threads reported no error");
   CK(cudaDeviceSynchronize());
   // Capture: the graph holds the original kernel.

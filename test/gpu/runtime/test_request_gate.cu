@@ -1,12 +1,12 @@
 // The request gate (ptb/qos/request_gate.cuh) under racing requests: BE's policy ends in the state the
 // last decision wanted, whichever thread applied it.
 //
-// Since 2026-11-24 the gate decides BE's state under its lock and applies it (Policy::set) outside it, one
+// The gate decides BE's state under its lock and applies it (Policy::set) outside it, one
 // thread at a time; a thread that finds another one applying leaves the newest decision to it. A lost
 // decision would leave BE paused with no request in flight (LS idle, BE starved) or running while a
 // request is in flight. The test:
 //   A. one request alone: while it is in flight BE's policy becomes `during` (no SM, or every SM with a
-//      cap of 1 worker per SM), and `between` (every SM, no cap; or, since 2026-11-25, a cap of 2 workers
+//      cap of 1 worker per SM), and `between` (every SM, no cap; or a cap of 2 workers
 //      per SM between requests: `between_per_sm`) after it ends;
 //   B. 6 LS threads, 2,000 requests each, each request a spin kernel of 0-20 us in the thread's stream
 //      (some requests launch nothing), random pauses of 0-30 us between requests, while a BE twin keeps

@@ -213,7 +213,7 @@ static Case make_case(unsigned long long seed) {
 static std::atomic<long> g_progress{0};
 // The watchdog's limit, in ms: --hang-seconds, and during a confined run at least twice its whole-case bound
 // (a long chain confined to one SM can keep the host in its final synchronize, with no launch call to count
-// as progress, for tens of seconds, within its bound: case 7948469754818271575, H100, 2026-11-24).
+// as progress, for tens of seconds, within its bound: case 7948469754818271575, H100).
 static std::atomic<double> g_hang_ms{30000};
 static std::atomic<unsigned long long> g_current_seed{0};
 

@@ -28,7 +28,7 @@ constexpr unsigned long long kMaxTasks = 1ull << 56;  // ranges are packed as (b
 // clock cycles (32768: ~16.5 us at 1.98 GHz) passed since the last read; claims take at most max_chunk tasks
 // and about chunk_cycles of work; where every SM is allowed, each original worker starts on a static
 // chunk (first_chunk, first_share: ptb::Tuning).
-// Measured on the H100 (results/runtime/2026-11-22-h100-overhead-run*.txt): every check ends a run
+// Measured on the H100 (docs/results/runtime-overhead.md): every check ends a run
 // of tasks (a block-wide meeting with the leader's bookkeeping on the critical path), so checks every
 // 8 us cost 5-15% on tasks of ~1 us; claims of more than ~32 tasks lengthen the tail of compute-heavy
 // kernels (persistent workers are starved unevenly).

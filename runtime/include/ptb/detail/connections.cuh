@@ -9,8 +9,8 @@
 // launches them in one of the runtime's resume streams. When that stream shares a queue with a user
 // stream whose next kernel waits for the stranded launch (its successor in a graph or a stream), the new
 // workers queue behind that kernel, and the launch has only its last worker, on an SM outside the set,
-// running its tasks one range at a time (close.cuh, leave(): the spill). Measured on the H100 (2026-11-24,
-// docs/design/runtime.md, "Resume workers behind a user's kernel"): a graph case of the stress test took 90 ms for
+// running its tasks one range at a time (close.cuh, leave(): the spill). Measured on the H100
+// (docs/results/progress-under-policy.md, "Resume workers behind a user's kernel"): a graph case of the stress test took 90 ms for
 // a 0.7 ms launch chain with one queue, 0.09 of its bound with 8 or 32 queues; another took 230 ms in 3 of
 // 8 replays with 8 queues, none in 8 with 32.
 // Why not always: 32 queues cost a program's first launch 31-65 us more than 8 (bench/programs'

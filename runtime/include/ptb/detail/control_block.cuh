@@ -1,6 +1,6 @@
 // ptb/detail/control_block.cuh: the per-launch control block in device memory (task counter, stacks of
 // handed-back ranges, per-SM ranks, close state).
-// Named `Slot` until 2026-11-23; "slot" now names only a fused kernel's thread range (fused_slots.cuh).
+// "Slot" names only a fused kernel's thread range (fused_slots.cuh), never this block.
 // Part of the header-only runtime; include <ptb/ptb.cuh>, not this file.
 #pragma once
 #include "config.cuh"

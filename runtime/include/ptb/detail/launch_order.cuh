@@ -15,7 +15,7 @@ namespace detail {
 // spinning until a kernel launched after it in another stream sets a flag, as
 // test/gpu/multi_stream_concurrent.cu does) still run together. CUDA does not promise that kernels of
 // different streams run at the same time, but programs rely on it; one launch at a time made that program
-// wait for its 1 s time-out under every policy (H100, 2026-11-24). After a launch that fills the policy's
+// wait for its 1 s time-out under every policy (H100; docs/results/progress-under-policy.md). After a launch that fills the policy's
 // room, the next one waits for it: beside it, it would find no room anyway, and stranded it would wait for
 // the host while the launch after it took the room (two at once failed the stress test's bound so).
 // So a launch needs the launches made one, two and three before it: they are remembered by their number

@@ -45,7 +45,7 @@ constexpr long long kThinAfterCycles = 2000000;  // about 1 ms at the H100's 1.9
 constexpr long long kThinLookCycles = 400000;    // about 200 us
 
 // Inlined: as a called function (__noinline__, 6ed5dd4) it doubled a twin's cost per launch (bench/programs
-// stencil2d_chain, 10 us launches: +31.8 us over the original, +14.9 us at a420a1d; H100, 2026-11-24).
+// stencil2d_chain, 10 us launches: +31.8 us over the original, +14.9 us at a420a1d; H100).
 __device__ inline void ask_if_thin(const Launch& __L) {
   ControlBlock* cb = __L.control;
   // six loads in flight at once (no short-circuit between them)

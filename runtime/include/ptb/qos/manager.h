@@ -210,8 +210,8 @@ private:
   FusedDurationModel fused_{kFusedWindow};
   unsigned passes_[2] = {0, 0};
   unsigned fused_tries_ = 0;
-  // launches made to explore each job alone. Until 2026-11-27 exploration had no bound: in bench/colocate
-  // (2026-11-25, run 8) the WMMA job's model stayed above the tolerance (leave-one-out 0.15-0.23 at full
+  // launches made to explore each job alone. Without a bound, in bench/colocate
+  // (docs/results/colocate.md) the WMMA job's model stayed above the tolerance (leave-one-out 0.15-0.23 at full
   // occupancy) and the manager launched it alone 2,240 times against the other job's 12 in one window.
   unsigned explored_[2] = {0, 0};
   unsigned parts_since_fit_ = 0;

@@ -1,14 +1,14 @@
 // ptb/qos/policy_applier.cuh: BE's policy state decided under a caller's lock and applied outside it, by
 // one thread at a time, newest decision last (docs/design/qos.md, run 16). Policy::set takes the runtime's lock
 // and waits for a small copy to the device (tens of microseconds, more while the copy engine is busy); an
-// LS request's begin() that waited for another thread's Policy::set paid for it in latency (the request
-// gate until 2026-11-24: the wait's p99 43-261 us, bench/colocate runs 9-14). So the request gate and
+// LS request's begin() that waited for another thread's Policy::set paid for it in latency (a request
+// gate that applied it itself: the wait's p99 43-261 us, docs/results/colocate.md). So the request gate and
 // bench/colocate's manager decide BE's state under their own lock (want(), which only records it) and
 // apply it after they let go (apply()): whichever thread finds a decision not yet applied applies it,
 // and a thread that finds another one applying leaves it to that one, which applies the newest decision
 // before it stops. apply_soon() leaves the applying to a thread of the applier's own and returns at once:
 // an LS request's begin() then launches the request while BE's yield goes to the device, instead of
-// after it (since 2026-11-25).
+// after it.
 //
 //   std::mutex m; PolicyApplier a(be_policy);
 //   { std::lock_guard<std::mutex> g(m); ...; a.want(SmSet::none()); }   // decide

@@ -5,9 +5,9 @@
 // the last one has finished on the device, BE gets `between` back (default: every SM, no cap). The
 // spatial policies (static partition, G-Space, feedback) cannot keep an LS service whose kernels spread
 // over the whole GPU near its solo latency without taking the whole GPU from BE (bench/colocate,
-// 2026-11-23); the gate gives LS the whole GPU only while it has work. With a cap, BE keeps more of its
+// docs/results/colocate.md); the gate gives LS the whole GPU only while it has work. With a cap, BE keeps more of its
 // throughput and LS's requests run slower beside it: 1.8-2x in their median beside memory- or
-// tensor-bound BE, 7x beside a compute-bound one (H100, 2026-11-24: docs/design/qos.md, runs 8 and 12).
+// tensor-bound BE, 7x beside a compute-bound one (H100: docs/results/colocate.md, runs 8 and 12).
 //
 //   ptb::Policy be = ptb::Policy::create();  ptb::set_stream_policy(be_stream, be);
 //   ptb::qos::RequestGate gate(be);
@@ -24,19 +24,19 @@
 //
 // Which state BE should have is decided under the gate's lock and applied (Policy::set) outside it, one
 // thread at a time, newest decision last (policy_applier.cuh). So an LS request's begin() never waits for
-// the poller's Policy::set of `between` (it did until 2026-11-24: the LS client's wait in begin() had a
-// p99 of 43-261 us, bench/colocate runs 9-14), and since 2026-11-25 not for its own either: the applier's
-// thread applies `during` while the request launches (the wait's p99 had been 32-71 us, 2026-11-25).
+// the poller's Policy::set of `between` (when it did, the LS client's wait in begin() had a
+// p99 of 43-261 us, docs/results/colocate.md), nor for its own: the applier's thread applies `during`
+// while the request launches (when begin() applied it, the wait's p99 was 32-71 us).
 //
 // A pause can block LS: CUDA maps streams onto a few hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, default
 // 8), and a BE launch paused in one of them holds every command queued behind it there, an LS request's
-// included; that request then never finishes and never ends the pause (seen on the H100, 2026-11-23). So
+// included; that request then never finishes and never ends the pause (seen on the H100). So
 // the gate gives BE `between` back while some request has been in flight for longer than `hold_limit_us`
 // (default 20 ms), and counts it (releases()). BE's floor: the gate also gives BE `between` back when it
 // has held BE for `hold_limit_us` without a break (an LS service that is never idle), so BE never waits
 // longer than that. After a release the gate holds again once no request in flight is older than the
-// limit and BE has had at least a tenth of it. (Until 2026-11-24 a release lasted until LS was idle,
-// which an overloaded LS service never is: LS then lost the GPU for good; bench/colocate run 12.)
+// limit and BE has had at least a tenth of it. (A release must not last until LS is idle,
+// which an overloaded LS service never is: LS then lost the GPU for good; docs/results/colocate.md.)
 // Set CUDA_DEVICE_MAX_CONNECTIONS=32 before the first CUDA call so that LS's streams do not share BE's
 // queue (the runtime does so itself only for a process confined from its environment:
 // detail/connections.cuh).
