@@ -24,7 +24,7 @@ if [ ! -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null && [ -z "${
        "its headers, and the nvcc tests will be skipped" >&2
 fi
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPTB_WERROR=ON >/dev/null
 cmake --build build
 
 if [ "${1:-}" = "--build-only" ]; then exit 0; fi

@@ -276,7 +276,7 @@ TEST(FrontendFileSystem, ServesTheRemovedHeaderFromMemoryOnly) {
 }
 
 TEST(CudaArgumentsAdjuster, NvccCommandBecomesACudaParse) {
-  ptb::CudaInstall cuda{"/fake/cuda", "13.0.2", "--cuda-path"};
+  ptb::CudaInstall cuda{"/fake/cuda", "13.0.2", "--cuda-path", ""};
   auto adjust = ptb::cudaArgumentsAdjuster(cuda, "/fake/stubs");
   Strings in = {"/usr/local/cuda/bin/nvcc", "-gencode", "arch=compute_90,code=sm_90", "-Xcompiler", "-fPIC",
                 "-I/inc", "-c", "k.cu", "-o", "k.o"};
@@ -315,7 +315,7 @@ TEST(CudaArgumentsAdjuster, NvccCommandBecomesACudaParse) {
 }
 
 TEST(CudaArgumentsAdjuster, TheSides) {
-  ptb::CudaInstall cuda{"/fake/cuda", "", "--cuda-path"};
+  ptb::CudaInstall cuda{"/fake/cuda", "", "--cuda-path", ""};
   Strings in = {"clang++", "k.cu"};
   Strings device = ptb::cudaArgumentsAdjuster(cuda, "/stubs")(in, "k.cu");
   EXPECT_EQ(device, ptb::cudaArgumentsAdjuster(cuda, "/stubs", ptb::ParseSide::Device)(in, "k.cu"));
@@ -330,7 +330,7 @@ TEST(CudaArgumentsAdjuster, TheSides) {
 }
 
 TEST(CudaArgumentsAdjuster, KeepsTheCommandsStandard) {
-  ptb::CudaInstall cuda{"/fake/cuda", "", "CUDA_PATH"};
+  ptb::CudaInstall cuda{"/fake/cuda", "", "CUDA_PATH", ""};
   auto adjust = ptb::cudaArgumentsAdjuster(cuda, "/fake/stubs");
   Strings out = adjust({"nvcc", "--std=c++20", "k.cu"}, "k.cu");
   EXPECT_EQ(std::count(out.begin(), out.end(), "-std=c++20"), 1);
@@ -371,7 +371,7 @@ TEST(MakeCompilationDatabase, NvccCompileCommandsJson) {
   ASSERT_NE(db, nullptr) << err;
   auto cmds = db->getCompileCommands(src);
   ASSERT_EQ(cmds.size(), 1u);
-  ptb::CudaInstall cuda{"/fake/cuda", "", "--cuda-path"};
+  ptb::CudaInstall cuda{"/fake/cuda", "", "--cuda-path", ""};
   Strings adjusted = ptb::cudaArgumentsAdjuster(cuda, "/stubs")(cmds[0].CommandLine, src);
   EXPECT_EQ(std::count(adjusted.begin(), adjusted.end(), "-rdc=true"), 0);
   EXPECT_EQ(std::count(adjusted.begin(), adjusted.end(), "-DY=2"), 1);

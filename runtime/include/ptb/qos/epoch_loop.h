@@ -81,11 +81,11 @@ public:
     std::function<void()> collect;                       // first in each epoch: fill the log (RequestTimer::poll)
     // Twin launches made under BE's policy since it was made (e.g. [be] { return double(be.launches()); });
     // empty: not checked. BE that progresses while none ever ran under its policy is not PTB: reported.
-    std::function<double()> be_launches;
+    std::function<double()> be_launches = nullptr;
     // Launches under BE's policy that ran their original kernel instead (e.g. [be] { return
     // double(be.fallbacks()); }, ptb/fallback.cuh); empty: not checked. New ones are reported: that BE work
     // is not confined, whatever the allocation says.
-    std::function<double()> be_fallbacks = nullptr;  // (an initializer: Hooks{a, b, c, d} stays warning-free)
+    std::function<double()> be_fallbacks = nullptr;  // (initializers: Hooks{a, b, c} stays warning-free)
   };
   static constexpr unsigned kQuietEpochs = 10;
 
