@@ -35,7 +35,7 @@
 
 namespace ptb::qos {
 
-namespace detail_dm {
+namespace detail {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -112,7 +112,7 @@ inline Wls wls(const std::vector<std::array<double, 3>>& x, int cols, const std:
   return f;
 }
 
-}  // namespace detail_dm
+}  // namespace detail
 
 // The forms a DurationModel fits (columns of the regression; t in ns, n = tasks):
 enum class DurationForm : unsigned {
@@ -134,7 +134,7 @@ inline const char* form_name(DurationForm f) {
 struct DurationConfidence {
   size_t samples = 0;
   DurationForm form = DurationForm::constant;
-  double loo_error = detail_dm::kInf, fit_error = detail_dm::kInf;
+  double loo_error = detail::kInf, fit_error = detail::kInf;
   double min_tasks = 0, max_tasks = 0;
 };
 
@@ -144,7 +144,7 @@ struct DurationFit {
   bool ok = false;
   double a = 0, b = 0, c = 0;  // t = a + b n + c waves (the form's unused coefficients are 0)
   double k = 0;                // knee: the task count where the floor ends
-  double r2 = 0, rms_error = detail_dm::kInf, max_error = detail_dm::kInf, loo_error = detail_dm::kInf;
+  double r2 = 0, rms_error = detail::kInf, max_error = detail::kInf, loo_error = detail::kInf;
 };
 
 class DurationModel {
@@ -231,7 +231,7 @@ private:
       x.push_back(columns(form, s.tasks, knee));
       y.push_back(s.ns);
     }
-    const detail_dm::Wls w = detail_dm::wls(x, cols(form), y);
+    const detail::Wls w = detail::wls(x, cols(form), y);
     DurationFit f;
     f.form = form;
     f.ok = w.ok;
@@ -273,7 +273,7 @@ private:
   // predicts, and of forms within 5% of it the one with fewest coefficients (the knee's place counts as
   // one; in enum order among equals).
   void refit() {
-    min_ns_ = detail_dm::kInf, min_tasks_ = detail_dm::kInf, max_tasks_ = 0;
+    min_ns_ = detail::kInf, min_tasks_ = detail::kInf, max_tasks_ = 0;
     double sum = 0;
     for (const Sample& s : samples_) {
       min_ns_ = std::min(min_ns_, s.ns);
@@ -282,12 +282,12 @@ private:
       sum += s.ns;
     }
     std::array<DurationFit, kDurationForms> fits;
-    double best_loo = detail_dm::kInf;
+    double best_loo = detail::kInf;
     for (unsigned __i = 0; __i < kDurationForms; ++__i) {
       fits[__i] = fit(DurationForm(__i));
       if (fits[__i].ok) best_loo = std::min(best_loo, fits[__i].loo_error);
     }
-    if (best_loo == detail_dm::kInf) {  // nothing can be judged yet (one sample): their mean
+    if (best_loo == detail::kInf) {  // nothing can be judged yet (one sample): their mean
       best_ = DurationFit{};
       best_.a = sum / samples_.size();
       return;
@@ -388,7 +388,7 @@ private:
   // least on each side); the smallest leave-one-out error wins, and a break must beat the line by 20%
   // (a break chosen among many candidates beats the line by a few percent on noise alone).
   void refit() {
-    fitted_ = false, brk_ = 0, loo_ = detail_dm::kInf;
+    fitted_ = false, brk_ = 0, loo_ = detail::kInf;
     if (samples_.size() < kMinSamples) return;
     std::vector<double> distinct;
     for (const Sample& s : samples_) distinct.push_back(s.__r);
@@ -397,13 +397,13 @@ private:
     if (distinct.size() < 2) return;
     struct Seg {
       bool ok = false;
-      double c0 = 0, s1 = 0, s2 = 0, brk = 0, loo = detail_dm::kInf;
+      double c0 = 0, s1 = 0, s2 = 0, brk = 0, loo = detail::kInf;
     };
     auto fit_at = [&](double brk) {  // brk 0: a single line
       std::vector<std::array<double, 3>> x;
       std::vector<double> y;
       for (const Sample& s : samples_) x.push_back({1, s.__r, std::max(0.0, s.__r - brk)}), y.push_back(s.y);
-      const detail_dm::Wls w = detail_dm::wls(x, brk > 0 ? 3 : 2, y);
+      const detail::Wls w = detail::wls(x, brk > 0 ? 3 : 2, y);
       Seg __g;
       __g.ok = w.ok, __g.loo = w.loo, __g.brk = brk;
       __g.c0 = w.beta[0], __g.s1 = w.beta[1], __g.s2 = w.beta[1] + (brk > 0 ? w.beta[2] : 0);
@@ -425,7 +425,7 @@ private:
   size_t window_;
   std::deque<Sample> samples_;
   bool fitted_ = false;
-  double c0_ = 0, s1_ = 0, s2_ = 0, brk_ = 0, loo_ = detail_dm::kInf;
+  double c0_ = 0, s1_ = 0, s2_ = 0, brk_ = 0, loo_ = detail::kInf;
 };
 
 }  // namespace ptb::qos

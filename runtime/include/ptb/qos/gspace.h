@@ -67,7 +67,7 @@ public:
     saturated_ = false;
     if (!s.ls_active) {
       probed_ = false;  // a probe that no LS request answered is not undone later
-      if (ls_.quiet(c_.release_after_quiet) && yielded(cur_) > 0) go(mostForBe());
+      if (ls_.quiet(c_.release_after_quiet) && yielded(cur_) > 0) go(most_for_be());
       return a_;
     }
     ls_.active(s.ls_latency, c_.mean_weight);
@@ -79,7 +79,7 @@ public:
         go(before_probe_);
         return a_;
       }
-      const Cell next = mostForLs();
+      const Cell next = most_for_ls();
       if (yielded(next) > yielded(cur_)) go(next);
       else saturated_ = true;
       return a_;
@@ -87,7 +87,7 @@ public:
     if (probed) ls_.probe_held();  // the probe held
     const double limit = c_.target * (1 - c_.headroom);
     if (s.ls_latency <= limit && ls_.mean() <= limit && !ls_.holding()) {
-      const Cell next = leastTowardsBe();
+      const Cell next = least_towards_be();
       if (!(next == cur_)) {
         before_probe_ = cur_;
         go(next);
@@ -148,16 +148,16 @@ private:
     return best;
   }
   // After a miss: the neighbour that yields the most.
-  Cell mostForLs() const {
+  Cell most_for_ls() const {
     return pick([&](const Cell& a, const Cell& b) { return yielded(a) > yielded(b); });
   }
   // A quiet LS service: the neighbour that yields the least.
-  Cell mostForBe() const {
+  Cell most_for_be() const {
     return pick([&](const Cell& a, const Cell& b) { return yielded(a) < yielded(b); });
   }
   // A probe: of the neighbours that yield less, the one that yields the most; of equals, the one with
   // fewer SMs capped (BE's workers on more SMs at full occupancy).
-  Cell leastTowardsBe() const {
+  Cell least_towards_be() const {
     const unsigned y = yielded(cur_);
     const Cell c = pick([&](const Cell& a, const Cell& b) {
       const unsigned ya = yielded(a), yb = yielded(b);
