@@ -7,7 +7,7 @@
 // original grid's blocks: a PTB twin's tasks) took `ns` on the device; predict(tasks) before one. Tacker fits a
 // line, t = a + b * tasks. A GPU runs blocks in waves, so the time of a launch is a staircase in its block count: a
 // compute-bound block keeps its SM's pipes busy, so t grows with the blocks per SM, ceil(tasks / sms); a block that
-// waits on latency shares its SM for free until the SM's slots are full, ceil(tasks / slots); a memory-bound kernel
+// waits on latency shares its SM for free until the SM's places are full, ceil(tasks / places); a memory-bound kernel
 // shares the device's bandwidth and is close to a line; a kernel whose blocks wait on latency takes about the same
 // time for any grid up to a knee, where the SMs' pipes or the memory saturate, and grows linearly past it. The model
 // fits each of these forms (each a linear regression, up to three coefficients) to the samples it holds and predicts
@@ -119,13 +119,13 @@ enum class DurationForm : unsigned {
   constant,    // t = a
   line,        // t = a + b n                          (Tacker)
   sm_waves,    // t = a + c ceil(n / sms)              (each SM's blocks run one after another)
-  slot_waves,  // t = a + c ceil(n / slots)            (a wave fills every SM's slots)
-  mixed,       // t = a + b n + c ceil(n / slots)      (a line with a step per wave)
+  place_waves, // t = a + c ceil(n / places)           (a wave fills every SM's places)
+  mixed,       // t = a + b n + c ceil(n / places)     (a line with a step per wave)
   knee,        // t = a + b max(0, n - k)              (a floor until the SMs or the memory saturate)
 };
 constexpr unsigned kDurationForms = 6;
 inline const char* form_name(DurationForm f) {
-  static const char* names[] = {"constant", "line", "sm-waves", "slot-waves", "mixed", "knee"};
+  static const char* names[] = {"constant", "line", "sm-waves", "place-waves", "mixed", "knee"};
   return names[unsigned(f)];
 }
 
@@ -149,10 +149,10 @@ struct DurationFit {
 
 class DurationModel {
 public:
-  // sms: the SMs the kernel's launches may use; slots: blocks resident at once on them (occupancy x sms);
+  // sms: the SMs the kernel's launches may use; places: blocks resident at once on them (occupancy x sms);
   // window: the latest samples kept (older ones are forgotten, so a drift is followed), 0: all.
-  explicit DurationModel(unsigned sms = 1, unsigned slots = 1, size_t window = 64)
-      : sms_(std::max(1u, sms)), slots_(std::max(1u, slots)), window_(window) {}
+  explicit DurationModel(unsigned sms = 1, unsigned places = 1, size_t window = 64)
+      : sms_(std::max(1u, sms)), places_(std::max(1u, places)), window_(window) {}
 
   // A launch of `tasks` tasks took `ns` on the device. Non-positive times are ignored.
   void observe(double tasks, double ns) {
@@ -215,7 +215,7 @@ public:
   }
 
   unsigned sms() const { return sms_; }
-  unsigned slots() const { return slots_; }
+  unsigned places() const { return places_; }
 
 private:
   struct Sample {
@@ -238,7 +238,7 @@ private:
     f.r2 = w.r2, f.rms_error = w.rms, f.max_error = w.max, f.loo_error = w.loo;
     f.a = w.beta[0], f.k = knee;
     if (form == DurationForm::line || form == DurationForm::mixed || form == DurationForm::knee) f.b = w.beta[1];
-    if (form == DurationForm::sm_waves || form == DurationForm::slot_waves) f.c = w.beta[1];
+    if (form == DurationForm::sm_waves || form == DurationForm::place_waves) f.c = w.beta[1];
     if (form == DurationForm::mixed) f.c = w.beta[2];
     return f;
   }
@@ -251,8 +251,8 @@ private:
       case DurationForm::constant: return {1, 0, 0};
       case DurationForm::line: return {1, n, 0};
       case DurationForm::sm_waves: return {1, std::ceil(n / sms_), 0};
-      case DurationForm::slot_waves: return {1, std::ceil(n / slots_), 0};
-      case DurationForm::mixed: return {1, n, std::ceil(n / slots_)};
+      case DurationForm::place_waves: return {1, std::ceil(n / places_), 0};
+      case DurationForm::mixed: return {1, n, std::ceil(n / places_)};
       case DurationForm::knee: return {1, std::max(0.0, n - knee), 0};
     }
     return {1, 0, 0};
@@ -262,8 +262,8 @@ private:
       case DurationForm::constant: return f.a;
       case DurationForm::line: return f.a + f.b * n;
       case DurationForm::sm_waves: return f.a + f.c * std::ceil(n / sms_);
-      case DurationForm::slot_waves: return f.a + f.c * std::ceil(n / slots_);
-      case DurationForm::mixed: return f.a + f.b * n + f.c * std::ceil(n / slots_);
+      case DurationForm::place_waves: return f.a + f.c * std::ceil(n / places_);
+      case DurationForm::mixed: return f.a + f.b * n + f.c * std::ceil(n / places_);
       case DurationForm::knee: return f.a + f.b * std::max(0.0, n - f.k);
     }
     return f.a;
@@ -299,7 +299,7 @@ private:
     best_ = fits[pick];
   }
 
-  unsigned sms_, slots_;
+  unsigned sms_, places_;
   size_t window_;
   std::deque<Sample> samples_;
   DurationFit best_;
@@ -311,9 +311,9 @@ private:
 template <class Key>
 class DurationModels {
 public:
-  DurationModel& at(const Key& __k, unsigned sms, unsigned slots, size_t window = 64) {
+  DurationModel& at(const Key& __k, unsigned sms, unsigned places, size_t window = 64) {
     auto it = models_.find(__k);
-    if (it == models_.end()) it = models_.emplace(__k, DurationModel(sms, slots, window)).first;
+    if (it == models_.end()) it = models_.emplace(__k, DurationModel(sms, places, window)).first;
     return it->second;
   }
   const DurationModel* find(const Key& __k) const {

@@ -11,7 +11,7 @@
 // needs only measurements, but it tries all 8 neighbours of a configuration before moving, each try an
 // epoch, and the tries towards BE are the ones that break the LS target. So we walk the neighbour
 // search's grid one neighbour per epoch, ordered by a model in place of the micro-benchmark maps: the
-// BE worker slots a configuration yields, n * (max_cap - k). More yielded slots are better for LS and
+// BE worker places a configuration yields, n * (max_cap - k). More yielded places are better for LS and
 // worse for BE. Each epoch:
 // - The LS latency is over the target: move to the neighbour that yields the most (n + step, k - 1 where
 //   the grid allows): misses are what the search must leave fast (the neighbour search, in the region
@@ -103,7 +103,7 @@ public:
   // The current configuration: n SMs (the lowest ids) with k BE workers each; n == 0: no yielding.
   unsigned n() const { return cur_.n; }
   unsigned k() const { return cur_.__k; }
-  // BE worker slots the configuration leaves to LS: n * (max_cap - k).
+  // BE worker places the configuration leaves to LS: n * (max_cap - k).
   unsigned yielded() const { return yielded(cur_); }
   const GSpaceConfig& config() const { return c_; }
 
