@@ -12,7 +12,7 @@
 //   feedback    ptb::qos::FeedbackController in the epoch loop
 //   gate        ptb::qos::RequestGate: BE yields every SM while an LS request is in flight
 //   gate-capK   the same gate, but BE keeps K workers on every SM while a request is in flight (K = 1, 2)
-//   manager     ptb::qos::FuseOrReorderManager (Tacker) on the `pair` and `pair-memory` BEs only (be_manager.h)
+//   manager     ptb::qos::ManagerDriver (Tacker) on the `pair` and `pair-memory` BEs only (be_manager.h)
 //   manager-hold  the same, but BE holds (and yields) while any LS request is in flight
 //   (mps        MPS active-thread percentages: run_on_gpu.sh, with --role, when the MPS daemon works)
 // The controllers' LS target: --target-x (1.10) x the LS solo p99 at the same load, measured in this run.

@@ -1,8 +1,8 @@
-// bench/colocate/controllers.h: the QoS policies under test, each behind one small interface (Loop), so
+// bench/colocate/controllers.h: the QoS controllers under test, each behind one small interface (Loop), so
 // that colocate.cu runs them all the same way: a controller in a ptb::qos::EpochLoop whose `apply` hook
 // is ptb::qos::apply_to_be(BE's policy).
 //
-// The policies (runtime/include/ptb/qos):
+// The controllers (runtime/include/ptb/qos):
 //   feedback  ptb::qos::FeedbackController (feedback.h).
 //   gspace    ptb::qos::GSpaceController (gspace.h): BE on every SM, capped at k workers on n SMs, (n, k)
 //             searched from (0, max_cap).

@@ -8,7 +8,7 @@
 // point per thread, 32x8 blocks), reduce (shared-memory tree sum of 512 values a block), fma_ptb (the fma
 // body in persistent workers taking tasks from a counter: the shape of a PTB twin, tasks = the original
 // blocks). Each runs at many grid sizes (1 block to 64 x SMs, log-uniform and uniform draws, every
-// multiple of the SM count and each side of every wave of slots), twice each, all kernels' launches in one
+// multiple of the SM count and each side of every wave of places), twice each, all kernels' launches in one
 // random order on one stream.
 //
 // Timing: %globaltimer, the first block's start (atomicMin) and the last block's end (atomicMax) of each

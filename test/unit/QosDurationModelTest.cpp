@@ -107,7 +107,7 @@ TEST(QosDurationModel, FindsWavesOfSlots) {
   DurationModel m(kSms, kSlots);
   run_online(m, truth, 0.01, 80, 8, g);
   const DurationForm f = m.confidence().form;
-  EXPECT_TRUE(f == DurationForm::slot_waves || f == DurationForm::mixed) << ptb::qos::form_name(f);
+  EXPECT_TRUE(f == DurationForm::place_waves || f == DurationForm::mixed) << ptb::qos::form_name(f);
   const std::vector<double> fresh = holdout(m, truth, g);
   EXPECT_LT(median(fresh), 0.01);
   EXPECT_LT(*std::max_element(fresh.begin(), fresh.end()), 0.05);

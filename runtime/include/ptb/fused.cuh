@@ -24,7 +24,7 @@
 #include "fused_slots.cuh"
 #include "launch_config.cuh"
 #include "launch_mode.cuh"
-#include "twin_params.cuh"
+#include "launch_params.cuh"
 
 namespace ptb {
 

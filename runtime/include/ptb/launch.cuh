@@ -13,7 +13,7 @@
 #include "fallback.cuh"
 #include "launch_config.cuh"
 #include "policy.cuh"
-#include "twin_params.cuh"
+#include "launch_params.cuh"
 
 namespace ptb {
 

@@ -5,7 +5,7 @@
 
 #include "barriers.cuh"
 #include "detail/task_loop.cuh"
-#include "twin_params.cuh"
+#include "launch_params.cuh"
 
 namespace ptb {
 

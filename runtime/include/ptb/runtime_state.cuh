@@ -1,5 +1,5 @@
 // ptb/runtime_state.cuh: whether the runtime has set up its state for a device (SM discovery, control
-// slots, pinned memory): what benchmarks and tests print to show which path a launch took (in the
+// blocks, pinned memory): what benchmarks and tests print to show which path a launch took (in the
 // automatic launch mode a launch that runs its original kernel sets up nothing).
 // Part of the header-only runtime; include <ptb/ptb.cuh>, not this file.
 #pragma once

@@ -23,7 +23,7 @@ __device__ __forceinline__ unsigned arrive(unsigned v) { return ptb::detail::tas
 __device__ __noinline__ unsigned site_a() { return arrive(1); }
 __device__ __noinline__ unsigned site_b(unsigned t) { return arrive(t | 1u); }
 
-// Each thread writes its slot, meets the block, and reads its neighbour's: wrong when the barrier did not
+// Each thread writes its entry, meets the block, and reads its neighbour's: wrong when the barrier did not
 // separate the writes from the reads.
 __global__ void probe(int which, int* out) {
   __shared__ int s[256];

@@ -372,7 +372,7 @@ static void test_modes_and_argv() {
   CK(cudaFree(y));
 }
 
-// Many launches in flight in 4 streams (more than the pool's first block of slots), with recycling.
+// Many launches in flight in 4 streams (more than the pool's first page of control blocks), with recycling.
 static void test_streams() {
   const int S = 4, per = 700, maxg = 3000;
   cudaStream_t st[S];
@@ -408,7 +408,7 @@ static void test_streams() {
   CK(cudaFree(dims));
 }
 
-// Graph capture: captured launches keep their slots; replays (many, in two streams) each run every task.
+// Graph capture: captured launches keep their control blocks; replays (many, in two streams) each run every task.
 static void test_graph() {
   cudaStream_t s, s2;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -439,7 +439,7 @@ static void test_graph() {
   CK(cudaGraphInstantiate(&ex, graph, 0));
   const int R = 7;
   for (int r = 0; r < R; ++r) CK(cudaGraphLaunch(ex, r % 2 ? s2 : s));
-  // meanwhile, ordinary launches recycle slots
+  // meanwhile, ordinary launches recycle control blocks
   for (int k = 0; k < 300; ++k) mark__ptb_launch(::ptb::LaunchConfig(4096, 32), cnt, out, 0, dims);
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());

@@ -61,7 +61,7 @@ static int check(ptb::detail::DeviceState& d, const ptb::SmSet& sms, unsigned pe
       const unsigned b = expected(2 * k + 1, sms, per_sm, capped);
       want += b == 0 ? 0 : b == 255 ? occ : std::min(b, occ);
     }
-    const unsigned long long got = ptb::detail::slots(room, occ);
+    const unsigned long long got = ptb::detail::places(room, occ);
     if (got != want) {
       ++bad;
       std::printf("  %s: sms %s cap %u capped %s: room for %u per SM is %llu, expected %llu\n", what, sms.str().c_str(),

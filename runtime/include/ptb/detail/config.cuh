@@ -10,12 +10,12 @@ constexpr unsigned kMaxSm = 256;          // %smid values handled (H100: 132); l
 
 // The room a policy gives on a device, in its caps buffer after the kMaxSm per-%smid caps: SMs allowed
 // without a cap, SMs allowed with the cap, the cap (0: none). A kernel with `occ` blocks per SM has
-// slots(room, occ) places under it.
+// places(room, occ) places under it (a place: room for one worker on an SM).
 struct PolicyRoom {
   unsigned free_sms, capped_sms, cap, pad;
 };
 constexpr unsigned kCapsBytes = kMaxSm + sizeof(PolicyRoom);
-__host__ __device__ inline unsigned long long slots(const PolicyRoom& __r, unsigned occ) {
+__host__ __device__ inline unsigned long long places(const PolicyRoom& __r, unsigned occ) {
   const unsigned capped = __r.cap != 0 && __r.cap < occ ? __r.cap : occ;
   return static_cast<unsigned long long>(occ) * __r.free_sms + static_cast<unsigned long long>(capped) * __r.capped_sms;
 }

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "../smset.cuh"
-#include "../twin_params.cuh"
+#include "../launch_params.cuh"
 #include "config.cuh"
 #include "control_block.cuh"
 #include "trace_record.cuh"

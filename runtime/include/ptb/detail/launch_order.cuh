@@ -29,7 +29,7 @@ struct LaunchOrder {
     cudaStream_t stream = nullptr;
     cudaEvent_t done = nullptr;
     bool recorded = false;  // `done` holds the end of this launch
-    bool fills = false;     // it can take every slot the policy allows (see fills_policy_locked)
+    bool fills = false;     // it can take every place the policy allows (see fills_policy_locked)
   };
   Made made[kRemembered];
   unsigned long long n = 0;  // launches made so far

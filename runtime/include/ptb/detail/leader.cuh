@@ -4,7 +4,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include "../twin_params.cuh"
+#include "../launch_params.cuh"
 #include "config.cuh"
 #include "control_block.cuh"
 #include "intrinsics.cuh"

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "../twin_params.cuh"
+#include "../launch_params.cuh"
 #include "device_state.cuh"
 #include "on_device.cuh"
 #include "policy_state.cuh"

@@ -15,7 +15,7 @@
 #include "../launch_config.cuh"
 #include "../smset.cuh"
 #include "../tuning.cuh"
-#include "../twin_params.cuh"
+#include "../launch_params.cuh"
 #include "caps.cuh"
 #include "config.cuh"
 #include "context.cuh"
@@ -157,11 +157,11 @@ inline void fill_launch_locked(DeviceState& d, const PolicyState& pol, unsigned 
   __L.gen = captured ? kAnyGen : d.recs[s].gen;
 }
 
-// Whether a launch with `tasks` tasks (at `occ` blocks per SM) can take every slot the policy allows on d:
+// Whether a launch with `tasks` tasks (at `occ` blocks per SM) can take every place the policy allows on d:
 // occ on each allowed SM, or the cap where it applies and is lower. (A launch with fewer tasks leaves
-// slots: its workers beyond its tasks leave at once.)
+// places: its workers beyond its tasks leave at once.)
 inline bool fills_policy_locked(const DeviceState& d, const PolicyState& pol, int occ, unsigned long long tasks) {
-  return tasks >= slots(policy_room_locked(d, pol), static_cast<unsigned>(occ > 0 ? occ : 1));
+  return tasks >= places(policy_room_locked(d, pol), static_cast<unsigned>(occ > 0 ? occ : 1));
 }
 
 // A launch under a restricting policy takes its place among the policy's launches: it waits for those

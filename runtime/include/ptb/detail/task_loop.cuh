@@ -10,7 +10,7 @@
 #include <cuda_runtime.h>
 
 #include "../barriers.cuh"
-#include "../twin_params.cuh"
+#include "../launch_params.cuh"
 #include "close.cuh"
 #include "config.cuh"
 #include "intrinsics.cuh"

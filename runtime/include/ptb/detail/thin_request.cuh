@@ -26,7 +26,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include "../twin_params.cuh"
+#include "../launch_params.cuh"
 #include "config.cuh"
 #include "control_block.cuh"
 #include "intrinsics.cuh"
@@ -60,7 +60,7 @@ __device__ inline void ask_if_thin(const Launch& __L) {
   __r.free_sms = vload(&room->free_sms);
   __r.capped_sms = vload(&room->capped_sms);
   __r.cap = vload(&room->cap);
-  const unsigned long long can_use = min(slots(__r, __L.occ), left);
+  const unsigned long long can_use = min(places(__r, __L.occ), left);
   const unsigned long long live = static_cast<unsigned long long>(__L.workers - ex) + (st & 0xffffffffull);
   if (live >= can_use || atomicCAS(&cb->thin, thin, now) != thin) return;
   __threadfence_system();

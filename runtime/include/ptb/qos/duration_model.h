@@ -7,7 +7,7 @@
 // original grid's blocks: a PTB twin's tasks) took `ns` on the device; predict(tasks) before one. Tacker fits a
 // line, t = a + b * tasks. A GPU runs blocks in waves, so the time of a launch is a staircase in its block count: a
 // compute-bound block keeps its SM's pipes busy, so t grows with the blocks per SM, ceil(tasks / sms); a block that
-// waits on latency shares its SM for free until the SM's slots are full, ceil(tasks / slots); a memory-bound kernel
+// waits on latency shares its SM for free until the SM's places are full, ceil(tasks / places); a memory-bound kernel
 // shares the device's bandwidth and is close to a line; a kernel whose blocks wait on latency takes about the same
 // time for any grid up to a knee, where the SMs' pipes or the memory saturate, and grows linearly past it. The model
 // fits each of these forms (each a linear regression, up to three coefficients) to the samples it holds and predicts
@@ -35,7 +35,7 @@
 
 namespace ptb::qos {
 
-namespace detail_dm {
+namespace detail {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -112,20 +112,20 @@ inline Wls wls(const std::vector<std::array<double, 3>>& x, int cols, const std:
   return f;
 }
 
-}  // namespace detail_dm
+}  // namespace detail
 
 // The forms a DurationModel fits (columns of the regression; t in ns, n = tasks):
 enum class DurationForm : unsigned {
   constant,    // t = a
   line,        // t = a + b n                          (Tacker)
   sm_waves,    // t = a + c ceil(n / sms)              (each SM's blocks run one after another)
-  slot_waves,  // t = a + c ceil(n / slots)            (a wave fills every SM's slots)
-  mixed,       // t = a + b n + c ceil(n / slots)      (a line with a step per wave)
+  place_waves, // t = a + c ceil(n / places)           (a wave fills every SM's places)
+  mixed,       // t = a + b n + c ceil(n / places)     (a line with a step per wave)
   knee,        // t = a + b max(0, n - k)              (a floor until the SMs or the memory saturate)
 };
 constexpr unsigned kDurationForms = 6;
 inline const char* form_name(DurationForm f) {
-  static const char* names[] = {"constant", "line", "sm-waves", "slot-waves", "mixed", "knee"};
+  static const char* names[] = {"constant", "line", "sm-waves", "place-waves", "mixed", "knee"};
   return names[unsigned(f)];
 }
 
@@ -134,7 +134,7 @@ inline const char* form_name(DurationForm f) {
 struct DurationConfidence {
   size_t samples = 0;
   DurationForm form = DurationForm::constant;
-  double loo_error = detail_dm::kInf, fit_error = detail_dm::kInf;
+  double loo_error = detail::kInf, fit_error = detail::kInf;
   double min_tasks = 0, max_tasks = 0;
 };
 
@@ -144,15 +144,15 @@ struct DurationFit {
   bool ok = false;
   double a = 0, b = 0, c = 0;  // t = a + b n + c waves (the form's unused coefficients are 0)
   double k = 0;                // knee: the task count where the floor ends
-  double r2 = 0, rms_error = detail_dm::kInf, max_error = detail_dm::kInf, loo_error = detail_dm::kInf;
+  double r2 = 0, rms_error = detail::kInf, max_error = detail::kInf, loo_error = detail::kInf;
 };
 
 class DurationModel {
 public:
-  // sms: the SMs the kernel's launches may use; slots: blocks resident at once on them (occupancy x sms);
+  // sms: the SMs the kernel's launches may use; places: blocks resident at once on them (occupancy x sms);
   // window: the latest samples kept (older ones are forgotten, so a drift is followed), 0: all.
-  explicit DurationModel(unsigned sms = 1, unsigned slots = 1, size_t window = 64)
-      : sms_(std::max(1u, sms)), slots_(std::max(1u, slots)), window_(window) {}
+  explicit DurationModel(unsigned sms = 1, unsigned places = 1, size_t window = 64)
+      : sms_(std::max(1u, sms)), places_(std::max(1u, places)), window_(window) {}
 
   // A launch of `tasks` tasks took `ns` on the device. Non-positive times are ignored.
   void observe(double tasks, double ns) {
@@ -215,7 +215,7 @@ public:
   }
 
   unsigned sms() const { return sms_; }
-  unsigned slots() const { return slots_; }
+  unsigned places() const { return places_; }
 
 private:
   struct Sample {
@@ -231,14 +231,14 @@ private:
       x.push_back(columns(form, s.tasks, knee));
       y.push_back(s.ns);
     }
-    const detail_dm::Wls w = detail_dm::wls(x, cols(form), y);
+    const detail::Wls w = detail::wls(x, cols(form), y);
     DurationFit f;
     f.form = form;
     f.ok = w.ok;
     f.r2 = w.r2, f.rms_error = w.rms, f.max_error = w.max, f.loo_error = w.loo;
     f.a = w.beta[0], f.k = knee;
     if (form == DurationForm::line || form == DurationForm::mixed || form == DurationForm::knee) f.b = w.beta[1];
-    if (form == DurationForm::sm_waves || form == DurationForm::slot_waves) f.c = w.beta[1];
+    if (form == DurationForm::sm_waves || form == DurationForm::place_waves) f.c = w.beta[1];
     if (form == DurationForm::mixed) f.c = w.beta[2];
     return f;
   }
@@ -251,8 +251,8 @@ private:
       case DurationForm::constant: return {1, 0, 0};
       case DurationForm::line: return {1, n, 0};
       case DurationForm::sm_waves: return {1, std::ceil(n / sms_), 0};
-      case DurationForm::slot_waves: return {1, std::ceil(n / slots_), 0};
-      case DurationForm::mixed: return {1, n, std::ceil(n / slots_)};
+      case DurationForm::place_waves: return {1, std::ceil(n / places_), 0};
+      case DurationForm::mixed: return {1, n, std::ceil(n / places_)};
       case DurationForm::knee: return {1, std::max(0.0, n - knee), 0};
     }
     return {1, 0, 0};
@@ -262,8 +262,8 @@ private:
       case DurationForm::constant: return f.a;
       case DurationForm::line: return f.a + f.b * n;
       case DurationForm::sm_waves: return f.a + f.c * std::ceil(n / sms_);
-      case DurationForm::slot_waves: return f.a + f.c * std::ceil(n / slots_);
-      case DurationForm::mixed: return f.a + f.b * n + f.c * std::ceil(n / slots_);
+      case DurationForm::place_waves: return f.a + f.c * std::ceil(n / places_);
+      case DurationForm::mixed: return f.a + f.b * n + f.c * std::ceil(n / places_);
       case DurationForm::knee: return f.a + f.b * std::max(0.0, n - f.k);
     }
     return f.a;
@@ -273,7 +273,7 @@ private:
   // predicts, and of forms within 5% of it the one with fewest coefficients (the knee's place counts as
   // one; in enum order among equals).
   void refit() {
-    min_ns_ = detail_dm::kInf, min_tasks_ = detail_dm::kInf, max_tasks_ = 0;
+    min_ns_ = detail::kInf, min_tasks_ = detail::kInf, max_tasks_ = 0;
     double sum = 0;
     for (const Sample& s : samples_) {
       min_ns_ = std::min(min_ns_, s.ns);
@@ -282,12 +282,12 @@ private:
       sum += s.ns;
     }
     std::array<DurationFit, kDurationForms> fits;
-    double best_loo = detail_dm::kInf;
+    double best_loo = detail::kInf;
     for (unsigned __i = 0; __i < kDurationForms; ++__i) {
       fits[__i] = fit(DurationForm(__i));
       if (fits[__i].ok) best_loo = std::min(best_loo, fits[__i].loo_error);
     }
-    if (best_loo == detail_dm::kInf) {  // nothing can be judged yet (one sample): their mean
+    if (best_loo == detail::kInf) {  // nothing can be judged yet (one sample): their mean
       best_ = DurationFit{};
       best_.a = sum / samples_.size();
       return;
@@ -299,7 +299,7 @@ private:
     best_ = fits[pick];
   }
 
-  unsigned sms_, slots_;
+  unsigned sms_, places_;
   size_t window_;
   std::deque<Sample> samples_;
   DurationFit best_;
@@ -311,9 +311,9 @@ private:
 template <class Key>
 class DurationModels {
 public:
-  DurationModel& at(const Key& __k, unsigned sms, unsigned slots, size_t window = 64) {
+  DurationModel& at(const Key& __k, unsigned sms, unsigned places, size_t window = 64) {
     auto it = models_.find(__k);
-    if (it == models_.end()) it = models_.emplace(__k, DurationModel(sms, slots, window)).first;
+    if (it == models_.end()) it = models_.emplace(__k, DurationModel(sms, places, window)).first;
     return it->second;
   }
   const DurationModel* find(const Key& __k) const {
@@ -388,7 +388,7 @@ private:
   // least on each side); the smallest leave-one-out error wins, and a break must beat the line by 20%
   // (a break chosen among many candidates beats the line by a few percent on noise alone).
   void refit() {
-    fitted_ = false, brk_ = 0, loo_ = detail_dm::kInf;
+    fitted_ = false, brk_ = 0, loo_ = detail::kInf;
     if (samples_.size() < kMinSamples) return;
     std::vector<double> distinct;
     for (const Sample& s : samples_) distinct.push_back(s.__r);
@@ -397,13 +397,13 @@ private:
     if (distinct.size() < 2) return;
     struct Seg {
       bool ok = false;
-      double c0 = 0, s1 = 0, s2 = 0, brk = 0, loo = detail_dm::kInf;
+      double c0 = 0, s1 = 0, s2 = 0, brk = 0, loo = detail::kInf;
     };
     auto fit_at = [&](double brk) {  // brk 0: a single line
       std::vector<std::array<double, 3>> x;
       std::vector<double> y;
       for (const Sample& s : samples_) x.push_back({1, s.__r, std::max(0.0, s.__r - brk)}), y.push_back(s.y);
-      const detail_dm::Wls w = detail_dm::wls(x, brk > 0 ? 3 : 2, y);
+      const detail::Wls w = detail::wls(x, brk > 0 ? 3 : 2, y);
       Seg __g;
       __g.ok = w.ok, __g.loo = w.loo, __g.brk = brk;
       __g.c0 = w.beta[0], __g.s1 = w.beta[1], __g.s2 = w.beta[1] + (brk > 0 ? w.beta[2] : 0);
@@ -425,7 +425,7 @@ private:
   size_t window_;
   std::deque<Sample> samples_;
   bool fitted_ = false;
-  double c0_ = 0, s1_ = 0, s2_ = 0, brk_ = 0, loo_ = detail_dm::kInf;
+  double c0_ = 0, s1_ = 0, s2_ = 0, brk_ = 0, loo_ = detail::kInf;
 };
 
 }  // namespace ptb::qos

@@ -63,13 +63,13 @@ public:
 
   // One epoch: record it and decide the next allocation.
   Allocation epoch(const EpochSample& s) override {
-    learnBest(s);  // Algorithm 2: what BE's last move showed
+    learn_best(s);  // Algorithm 2: what BE's last move showed
     last_move_ = Move::none;
     be_last_ = a_.be;
     rate_last_ = s.be_rate;
     saturated_ = false;
     if (!s.ls_active) {
-      if (ls_.quiet(c_.release_after_quiet) && a_.ls > 0) giveBack();
+      if (ls_.quiet(c_.release_after_quiet) && a_.ls > 0) give_back();
       return a_;
     }
     ls_.active(s.ls_latency, c_.mean_weight);
@@ -79,12 +79,12 @@ public:
     if (s.ls_latency > c_.target || mean > c_.target) {
       // the step given back was needed: hold the next give-back, longer each time in a row
       if (probed) ls_.probe_missed(c_.hold_initial, c_.hold_max);
-      takeForLs();  // Algorithm 1, lines 3-4, and Algorithm 3, precondition 1
+      take_for_ls();  // Algorithm 1, lines 3-4, and Algorithm 3, precondition 1
     } else {
       if (probed) ls_.probe_held();  // the give-back held
       const double limit = c_.target * (1 - c_.headroom);
       if (s.ls_latency <= limit && mean <= limit && a_.ls > 0 && !ls_.holding()) {
-        giveBack();  // Algorithm 1, line 6; Algorithm 3, precondition 2
+        give_back();  // Algorithm 1, line 6; Algorithm 3, precondition 2
         gave_back_ = true;
       }
     }
@@ -105,7 +105,7 @@ public:
 private:
   enum class Move { none, be_in, be_out };
 
-  void takeForLs() {
+  void take_for_ls() {
     const unsigned s = c_.step;
     if (a_.idle >= s) {
       a_.idle -= s;
@@ -119,7 +119,7 @@ private:
     a_.ls += s;
   }
 
-  void giveBack() {
+  void give_back() {
     const unsigned s = std::min(c_.step, a_.ls);
     a_.ls -= s;
     if (a_.be < opt_k_ || !upper_k_) {
@@ -136,7 +136,7 @@ private:
   }
 
   // Algorithm 2, after BE moved in the previous epoch from be_last_ (which was the best known count).
-  void learnBest(const EpochSample& s) {
+  void learn_best(const EpochSample& s) {
     if (last_move_ == Move::none || be_last_ != opt_k_ || (upper_k_ && lower_k_) || rate_last_ <= 0 || be_last_ == 0)
       return;
     // the change that would count: `threshold` of what linear scaling would give for this step

@@ -11,7 +11,7 @@
 // needs only measurements, but it tries all 8 neighbours of a configuration before moving, each try an
 // epoch, and the tries towards BE are the ones that break the LS target. So we walk the neighbour
 // search's grid one neighbour per epoch, ordered by a model in place of the micro-benchmark maps: the
-// BE worker slots a configuration yields, n * (max_cap - k). More yielded slots are better for LS and
+// BE worker places a configuration yields, n * (max_cap - k). More yielded places are better for LS and
 // worse for BE. Each epoch:
 // - The LS latency is over the target: move to the neighbour that yields the most (n + step, k - 1 where
 //   the grid allows): misses are what the search must leave fast (the neighbour search, in the region
@@ -67,7 +67,7 @@ public:
     saturated_ = false;
     if (!s.ls_active) {
       probed_ = false;  // a probe that no LS request answered is not undone later
-      if (ls_.quiet(c_.release_after_quiet) && yielded(cur_) > 0) go(mostForBe());
+      if (ls_.quiet(c_.release_after_quiet) && yielded(cur_) > 0) go(most_for_be());
       return a_;
     }
     ls_.active(s.ls_latency, c_.mean_weight);
@@ -79,7 +79,7 @@ public:
         go(before_probe_);
         return a_;
       }
-      const Cell next = mostForLs();
+      const Cell next = most_for_ls();
       if (yielded(next) > yielded(cur_)) go(next);
       else saturated_ = true;
       return a_;
@@ -87,7 +87,7 @@ public:
     if (probed) ls_.probe_held();  // the probe held
     const double limit = c_.target * (1 - c_.headroom);
     if (s.ls_latency <= limit && ls_.mean() <= limit && !ls_.holding()) {
-      const Cell next = leastTowardsBe();
+      const Cell next = least_towards_be();
       if (!(next == cur_)) {
         before_probe_ = cur_;
         go(next);
@@ -103,7 +103,7 @@ public:
   // The current configuration: n SMs (the lowest ids) with k BE workers each; n == 0: no yielding.
   unsigned n() const { return cur_.n; }
   unsigned k() const { return cur_.__k; }
-  // BE worker slots the configuration leaves to LS: n * (max_cap - k).
+  // BE worker places the configuration leaves to LS: n * (max_cap - k).
   unsigned yielded() const { return yielded(cur_); }
   const GSpaceConfig& config() const { return c_; }
 
@@ -148,16 +148,16 @@ private:
     return best;
   }
   // After a miss: the neighbour that yields the most.
-  Cell mostForLs() const {
+  Cell most_for_ls() const {
     return pick([&](const Cell& a, const Cell& b) { return yielded(a) > yielded(b); });
   }
   // A quiet LS service: the neighbour that yields the least.
-  Cell mostForBe() const {
+  Cell most_for_be() const {
     return pick([&](const Cell& a, const Cell& b) { return yielded(a) < yielded(b); });
   }
   // A probe: of the neighbours that yield less, the one that yields the most; of equals, the one with
   // fewer SMs capped (BE's workers on more SMs at full occupancy).
-  Cell leastTowardsBe() const {
+  Cell least_towards_be() const {
     const unsigned y = yielded(cur_);
     const Cell c = pick([&](const Cell& a, const Cell& b) {
       const unsigned ya = yielded(a), yb = yielded(b);

@@ -1,6 +1,6 @@
 // ptb/qos/manager.h: Tacker's fuse-or-reorder manager (issue 17, item 2; docs/design/qos.md, "The manager"), the
-// fourth QoS policy. Plain C++, no CUDA, like controller.h: the caller launches, times and yields; this
-// header decides, and is tested on the CPU (test/unit/QosManagerTest.cpp).
+// fourth QoS controller. Plain C++, no CUDA, like controller.h: the caller launches, times and yields
+// (manager_driver.cuh on the GPU); this header decides, and is tested on the CPU (test/unit/QosManagerTest.cpp).
 //
 // Two BE jobs, each a chain of launches that must run in its order (job 0 and job 1: the two kernels of a
 // pair that fuse-kernels fused). Between launches the caller asks decide() what to launch next, given

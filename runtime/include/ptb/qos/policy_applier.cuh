@@ -3,7 +3,7 @@
 // and waits for a small copy to the device (tens of microseconds, more while the copy engine is busy); an
 // LS request's begin() that waited for another thread's Policy::set paid for it in latency (a request
 // gate that applied it itself: the wait's p99 43-261 us, docs/results/colocate.md). So the request gate and
-// bench/colocate's manager decide BE's state under their own lock (want(), which only records it) and
+// the manager driver (manager_driver.cuh) decide BE's state under their own lock (want(), which only records it) and
 // apply it after they let go (apply()): whichever thread finds a decision not yet applied applies it,
 // and a thread that finds another one applying leaves it to that one, which applies the newest decision
 // before it stops. apply_soon() leaves the applying to a thread of the applier's own and returns at once:

@@ -1,7 +1,7 @@
 // ptb/qos/request_ends.cuh: the ends of latency-sensitive (LS) requests in flight, as cudaEvents recorded
-// in their streams (a pool of events, reused), and when each began (for the age of the oldest). Policies
-// that act while a request is in flight use it: the request gate (request_gate.cuh) and bench/colocate's
-// Tacker manager. Not thread-safe: the caller's lock guards it.
+// in their streams (a pool of events, reused), and when each began (for the age of the oldest). Controllers
+// that act while a request is in flight use it: the request gate (request_gate.cuh) and the manager driver
+// (manager_driver.cuh). Not thread-safe: the caller's lock guards it.
 #pragma once
 #include <cuda_runtime.h>
 

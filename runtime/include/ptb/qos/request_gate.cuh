@@ -3,7 +3,7 @@
 // policy holds `during` (default: no SM, BE pauses where it is), optionally with a cap of `during_per_sm`
 // workers on each of its SMs (G-Space's caps while requests run: BE keeps a few workers beside LS); when
 // the last one has finished on the device, BE gets `between` back (default: every SM, no cap). The
-// spatial policies (static partition, G-Space, feedback) cannot keep an LS service whose kernels spread
+// spatial controllers (static partition, G-Space, feedback) cannot keep an LS service whose kernels spread
 // over the whole GPU near its solo latency without taking the whole GPU from BE (bench/colocate,
 // docs/results/colocate.md); the gate gives LS the whole GPU only while it has work. With a cap, BE keeps more of its
 // throughput and LS's requests run slower beside it: 1.8-2x in their median beside memory- or
