@@ -34,9 +34,8 @@ while [ $# -gt 0 ]; do
   shift
 done
 TDIR="${TDIR:-build/bench-colocate}"
-NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
-[ -x "$NVCC" ] || NVCC="$(command -v nvcc || true)"
-[ -n "$NVCC" ] || { echo "ERROR: nvcc not found (set NVCC)" >&2; exit 1; }
+. test/gpu/lib.sh
+NVCC="$(ptb_nvcc)" || exit 1
 if [ ! -f "$TDIR/be_programs.cu" ]; then
   echo "ERROR: $TDIR/be_programs.cu is missing. On the development machine run" >&2
   echo "         bash bench/colocate/transform.sh" >&2

@@ -19,9 +19,8 @@ mkdir -p "$OUT"
 LOG="$OUT/run.log"
 : >"$LOG"
 say() { echo "$@" | tee -a "$LOG"; }
-NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
-[ -x "$NVCC" ] || NVCC="$(command -v nvcc || true)"
-[ -n "$NVCC" ] || { say "ERROR: nvcc not found (set NVCC)"; exit 1; }
+. test/gpu/lib.sh
+NVCC="$(ptb_nvcc)" || exit 1
 
 say "== duration models (bench/duration_model), $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 say "commit: ${GIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"

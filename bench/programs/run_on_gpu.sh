@@ -44,9 +44,8 @@ while [ $# -gt 0 ]; do
 done
 TDIR="${TDIR:-build/bench-programs}"
 BUDGET_S="${BUDGET_S:-270}"
-NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
-[ -x "$NVCC" ] || NVCC="$(command -v nvcc || true)"
-[ -n "$NVCC" ] || { echo "ERROR: nvcc not found (set NVCC)" >&2; exit 1; }
+. test/gpu/lib.sh
+NVCC="$(ptb_nvcc)" || exit 1
 BIN="build/bench-programs-bin"
 RES="$(mktemp -d)"
 REPORT="$RES/report.txt"

@@ -22,9 +22,8 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
-[ -x "$NVCC" ] || NVCC="$(command -v nvcc || true)"
-[ -n "$NVCC" ] || { echo "ERROR: nvcc not found (set NVCC)" >&2; exit 1; }
+. test/gpu/lib.sh
+NVCC="$(ptb_nvcc)" || exit 1
 FLAGS=(-O3 -std=c++17 -arch=sm_90 -lineinfo)
 
 if [ $COMPILE_ONLY = 1 ]; then

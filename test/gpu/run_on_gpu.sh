@@ -37,9 +37,8 @@ JOBS="${JOBS:-16}"
 # 2026-11-23) would run their original kernels, since these programs set no policy. PTB_MODE=auto (or a
 # PTB_SMS) in the environment checks the dispatch instead. --bench sets the modes itself.
 export PTB_MODE="${PTB_MODE:-ptb}"
-NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
-[ -x "$NVCC" ] || NVCC="$(command -v nvcc || true)"
-[ -n "$NVCC" ] || { echo "nvcc not found (set NVCC)" >&2; exit 1; }
+. test/gpu/lib.sh
+NVCC="$(ptb_nvcc)" || exit 1
 NVFLAGS=(-std=c++17 -O2 -arch=sm_90 -lineinfo)
 BIN="${PTB_GPU_BIN:-build/gpu-bin}"
 if [ -n "${OUT:-}" ]; then LOG="$(mktemp -d)/gpu-logs"; else LOG="build/gpu-logs"; fi

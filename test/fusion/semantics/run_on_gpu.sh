@@ -5,8 +5,8 @@
 # --compile-only (CI without a GPU): builds every check and runs nothing; a build with a warning fails.
 set -uo pipefail
 cd "$(dirname "$0")/../../.." || exit 1
-NVCC="${NVCC:-nvcc}"
-command -v "$NVCC" >/dev/null || NVCC=/usr/local/cuda/bin/nvcc
+. test/gpu/lib.sh
+NVCC="$(ptb_nvcc)" || exit 1
 ONLY="."; COMPILE_ONLY=0; GEN=build/fusion-semantics; EXTRA=()
 while [ $# -gt 0 ]; do
   case "$1" in
