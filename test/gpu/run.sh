@@ -10,6 +10,8 @@
 #   fusion-semantics  the fusions of test/fusion/semantics (transform.sh, then run_on_gpu.sh)
 #   examples          the bundled examples (test/gpu/examples/transform.sh, then run_on_gpu.sh)
 #   stress            the runtime's stress tests (test/gpu/stress/run_on_gpu.sh)
+#   eigenvalues       NVIDIA's public eigenvalues sample, transformed, beside its original (test/gpu/eigenvalues.sh;
+#                     its outputs in build/eigenvalues, carried to the GPU machine)
 # The transforms run where the tools are built (BUILD, default build); elsewhere (the GPU machine) their
 # outputs must have been carried. --compile-only (no GPU): builds and runs nothing on a GPU: corpus,
 # fusion and fusion-semantics as their ctest checks do, runtime and stress with
@@ -27,8 +29,8 @@ while [ $# -gt 0 ]; do
     --subset) SUBSET=--subset ;;
     --) shift; ARGS=("$@"); break ;;
     -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d'; exit 0 ;;
-    all) SUITES+=(corpus runtime fusion fusion-semantics examples stress) ;;
-    corpus|runtime|fusion|fusion-semantics|examples|stress) SUITES+=("$1") ;;
+    all) SUITES+=(corpus runtime fusion fusion-semantics examples stress eigenvalues) ;;
+    corpus|runtime|fusion|fusion-semantics|examples|stress|eigenvalues) SUITES+=("$1") ;;
     *) echo "run.sh: unknown suite or option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -62,6 +64,11 @@ suite() {
     fusion-semantics:*)
       transform test/fusion/semantics/transform.sh FUSE_KERNELS fuse-kernels
       bash test/fusion/semantics/run_on_gpu.sh $([ $COMPILE_ONLY = 1 ] && echo --compile-only) ${ARGS[@]+"${ARGS[@]}"} ;;
+    eigenvalues:1) echo "run.sh: eigenvalues: no compile-only run (ctest -R installed-package builds it every way)" ;;
+    eigenvalues:0)
+      if [ -n "$(ptb_tool ptb-transform)" ]; then PTB_TRANSFORM="$(ptb_tool ptb-transform)" bash test/gpu/eigenvalues.sh prepare "$BUILD/eigenvalues"
+      else echo "run.sh: using the carried $BUILD/eigenvalues"; fi
+      bash test/gpu/eigenvalues.sh run "$BUILD/eigenvalues" ;;
     examples:1) echo "run.sh: examples: no compile-only run (ctest -R installed-package builds them)" ;;
     examples:0)
       transform test/gpu/examples/transform.sh PTB_TRANSFORM ptb-transform
