@@ -26,8 +26,8 @@ WORK="$(mktemp -d)"
 trap '[ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
 NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
 fail() { echo "installed_package: FAIL: $*" >&2; exit 1; }
-has_twin() {  # has_twin OBJECT: the twin of scale_add_kernel was compiled into it
-  nm -C "$1" > "$WORK/symbols.txt" && grep -q ' T scale_add_kernel__ptb(' "$WORK/symbols.txt"
+has_twin() {  # has_twin OBJECT [KERNEL]: the twin of KERNEL (default scale_add_kernel) was compiled into it
+  nm -C "$1" > "$WORK/symbols.txt" && grep -q " T ${2:-scale_add_kernel}__ptb(" "$WORK/symbols.txt"
 }
 
 cmake --install "$BUILD" --prefix "$WORK/prefix" > "$WORK/install.log"
@@ -137,44 +137,52 @@ edit_kernel() {
   sed -i "s/y\[i\] = helper_twice(x\[i\]).*;/y[i] = helper_twice(x[i]) + 0.f * $EDITS;/" "$WORK/mf/src/kernels/scale.cuh"
   grep -q "0.f \* $EDITS;" "$WORK/mf/src/kernels/scale.cuh" || fail "multi-file: the edit of scale.cuh did not apply"
 }
-has_scale_twin() {  # has_scale_twin OBJECT
-  nm -C "$1" > "$WORK/mf-symbols.txt" && grep -q ' T scale_kernel__ptb(' "$WORK/mf-symbols.txt"
-}
 nothing_done() {  # nothing_done LOG: a build that ran no command
   grep -q 'no work to do' "$1" && return 0
   ! grep -qE 'Building|Linking|ptb-transform ' "$1"
 }
-mf_cmake() {  # mf_cmake NAME GENERATOR [cmake args...]
-  local name="$1" generator="$2" dir="$WORK/mf-$1"
+# cmake_cycle NAME GENERATOR [cmake args...]: configures and builds the project that the P_* variables
+# describe into $WORK/$P_TAG-NAME, then checks: the program is there; P_OBJECT holds the twin of P_KERNEL;
+# a second build does nothing; after P_EDIT (an edit of a kernel header) the build recompiles P_OBJECT
+# alone (no object matching P_OTHERS) and links; the build after it does nothing. P_NO_TWINS_PART=1: no
+# twins part may be made. A multi-config generator builds Release.
+cmake_cycle() {
+  local name="$1" generator="$2" dir="$WORK/$P_TAG-$1" config_args=() what="$P_LABEL $1" program object
   shift 2
-  CUDACXX="$NVCC" cmake -S "$WORK/mf" -B "$dir" -G "$generator" -DCMAKE_PREFIX_PATH="$WORK/prefix" "$@" \
-    > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; fail "multi-file $name: configure"; }
-  cmake --build "$dir" -j2 > "$dir.1.log" 2>&1 || { cat "$dir.1.log"; fail "multi-file $name: build"; }
-  [ -x "$dir/multi_file" ] || fail "multi-file $name: no program"
-  local object
-  object="$(find "$dir" -name scale.cu.o | head -1)"
-  has_scale_twin "$object" || fail "multi-file $name: $object has no twin of scale_kernel"
-  cmake --build "$dir" -j2 > "$dir.2.log" 2>&1 || { cat "$dir.2.log"; fail "multi-file $name: second build"; }
-  nothing_done "$dir.2.log" || { cat "$dir.2.log"; fail "multi-file $name: a second build was not empty"; }
-  edit_kernel
-  cmake --build "$dir" -j2 > "$dir.3.log" 2>&1 || { cat "$dir.3.log"; fail "multi-file $name: build after editing scale.cuh"; }
-  grep -q 'scale.cu.o' "$dir.3.log" && grep -q 'Linking' "$dir.3.log" ||
-    { cat "$dir.3.log"; fail "multi-file $name: editing scale.cuh did not recompile scale.cu and link"; }
-  if grep -qE '(main|sum|fill)\.cu\.o' "$dir.3.log"; then cat "$dir.3.log"; fail "multi-file $name: editing scale.cuh recompiled other sources"; fi
-  has_scale_twin "$object" || fail "multi-file $name: no twin of scale_kernel after the edit"
-  cmake --build "$dir" -j2 > "$dir.4.log" 2>&1 || { cat "$dir.4.log"; fail "multi-file $name: build after the edit's build"; }
-  nothing_done "$dir.4.log" || { cat "$dir.4.log"; fail "multi-file $name: the build after the edit's build was not empty"; }
-  echo "installed_package: multi-file, $name: PASS"
+  [ "$generator" = "Ninja Multi-Config" ] && config_args=(--config Release)
+  CUDACXX="$NVCC" cmake -S "$P_SRC" -B "$dir" -G "$generator" -DCMAKE_PREFIX_PATH="$WORK/prefix" "$@" \
+    > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; fail "$what: configure"; }
+  cmake --build "$dir" -j2 "${config_args[@]}" > "$dir.1.log" 2>&1 || { cat "$dir.1.log"; fail "$what: build"; }
+  program="$(find "$dir" -name "$P_PROGRAM" -type f -perm -u+x | head -1)"
+  [ -n "$program" ] || fail "$what: no program"
+  object="$(find "$dir" -name "$P_OBJECT" | head -1)"
+  has_twin "$object" "$P_KERNEL" || fail "$what: $object has no twin of $P_KERNEL"
+  if [ "${P_NO_TWINS_PART:-0}" = 1 ] && [ -n "$(find "$dir" -name '*.twins.cu*')" ]; then
+    fail "$what: a twins part was made (its kernels sit in headers)"
+  fi
+  cmake --build "$dir" -j2 "${config_args[@]}" > "$dir.2.log" 2>&1 || { cat "$dir.2.log"; fail "$what: second build"; }
+  nothing_done "$dir.2.log" || { cat "$dir.2.log"; fail "$what: a second build was not empty"; }
+  "$P_EDIT"
+  cmake --build "$dir" -j2 "${config_args[@]}" > "$dir.3.log" 2>&1 || { cat "$dir.3.log"; fail "$what: build after the edit"; }
+  grep -q "$P_OBJECT" "$dir.3.log" && grep -q 'Linking' "$dir.3.log" ||
+    { cat "$dir.3.log"; fail "$what: the edit did not recompile $P_OBJECT and link"; }
+  if grep -qE "$P_OTHERS" "$dir.3.log"; then cat "$dir.3.log"; fail "$what: the edit recompiled other sources"; fi
+  has_twin "$object" "$P_KERNEL" || fail "$what: no twin of $P_KERNEL after the edit"
+  cmake --build "$dir" -j2 "${config_args[@]}" > "$dir.4.log" 2>&1 || { cat "$dir.4.log"; fail "$what: build after the edit's build"; }
+  nothing_done "$dir.4.log" || { cat "$dir.4.log"; fail "$what: the build after the edit's build was not empty"; }
+  echo "installed_package: $what: PASS"
 }
-mf_cmake function-ninja Ninja
+P_TAG=mf P_LABEL=multi-file P_SRC="$WORK/mf" P_PROGRAM=multi_file P_OBJECT=scale.cu.o P_KERNEL=scale_kernel
+P_EDIT=edit_kernel P_OTHERS='(main|sum|fill)\.cu\.o' P_NO_TWINS_PART=0
+cmake_cycle function-ninja Ninja
 grep -q "0.f \* $EDITS;" "$WORK/mf-function-ninja/ptb/multi_file/src/kernels/scale.ptb.cuh" ||
   fail "multi-file function-ninja: the transformed copy of scale.cuh does not hold the edit"
-mf_cmake launcher-make "Unix Makefiles" -DPTB_TRANSFORM_SOURCES=OFF -DCMAKE_CUDA_COMPILER_LAUNCHER="$WORK/prefix/bin/ptb-nvcc"
+cmake_cycle launcher-make "Unix Makefiles" -DPTB_TRANSFORM_SOURCES=OFF -DCMAKE_CUDA_COMPILER_LAUNCHER="$WORK/prefix/bin/ptb-nvcc"
 
 # Its Makefile, nvcc called as "ptb-nvcc nvcc" (GCC-only host flags given too: they reach nvcc alone).
 MF_MAKE=(make -C "$WORK/mf" -j2 NVCC="$WORK/prefix/bin/ptb-nvcc $NVCC -Xcompiler=-fno-gnu-unique")
 "${MF_MAKE[@]}" > "$WORK/mf-make1.log" 2>&1 || { cat "$WORK/mf-make1.log"; fail "multi-file make"; }
-has_scale_twin "$WORK/mf/build-make/src/scale.o" || fail "multi-file make: the object of scale.cu has no twin"
+has_twin "$WORK/mf/build-make/src/scale.o" scale_kernel || fail "multi-file make: the object of scale.cu has no twin"
 "${MF_MAKE[@]}" > "$WORK/mf-make2.log" 2>&1
 grep -q 'is up to date' "$WORK/mf-make2.log" || { cat "$WORK/mf-make2.log"; fail "multi-file make: a second make was not empty"; }
 sleep 1; edit_kernel
@@ -208,34 +216,14 @@ edit_eig_kernel() {
   EIG_EDITS=$((EIG_EDITS + 1))
   echo "// edit $EIG_EDITS" >> "$EIG/bisect_kernel_small.cuh"
 }
-has_bisect_twin() {  # has_bisect_twin OBJECT
-  nm -C "$1" > "$WORK/eig-symbols.txt" && grep -q ' T bisectKernel__ptb(' "$WORK/eig-symbols.txt"
-}
-eig_cmake() {  # eig_cmake NAME GENERATOR CMAKELISTS [cmake args...]
-  local name="$1" generator="$2" dir="$WORK/eig-$1" config_args=()
+eig_cmake() {  # eig_cmake NAME GENERATOR CMAKELISTS [cmake args...]: cmake_cycle with CMakeLists.CMAKELISTS
   cp "$EIG/CMakeLists.$3" "$EIG/CMakeLists.txt"
+  local name="$1" generator="$2"
   shift 3
-  [ "$generator" = "Ninja Multi-Config" ] && config_args=(--config Release)
-  CUDACXX="$NVCC" cmake -S "$EIG" -B "$dir" -G "$generator" -DCMAKE_PREFIX_PATH="$WORK/prefix" "$@" \
-    > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; fail "eigenvalues $name: configure"; }
-  cmake --build "$dir" -j2 "${config_args[@]}" > "$dir.1.log" 2>&1 || { cat "$dir.1.log"; fail "eigenvalues $name: build"; }
-  local program object
-  program="$(find "$dir" -name eigenvalues -type f -perm -u+x | head -1)"
-  [ -n "$program" ] || fail "eigenvalues $name: no program"
-  object="$(find "$dir" -name bisect_small.cu.o | head -1)"
-  has_bisect_twin "$object" || fail "eigenvalues $name: $object has no twin of bisectKernel"
-  if [ -n "$(find "$dir" -name '*.twins.cu*')" ]; then fail "eigenvalues $name: a twins part was made (its kernels sit in headers)"; fi
-  cmake --build "$dir" -j2 "${config_args[@]}" > "$dir.2.log" 2>&1 || { cat "$dir.2.log"; fail "eigenvalues $name: second build"; }
-  nothing_done "$dir.2.log" || { cat "$dir.2.log"; fail "eigenvalues $name: a second build was not empty"; }
-  edit_eig_kernel
-  cmake --build "$dir" -j2 "${config_args[@]}" > "$dir.3.log" 2>&1 || { cat "$dir.3.log"; fail "eigenvalues $name: build after editing bisect_kernel_small.cuh"; }
-  grep -q 'bisect_small.cu.o' "$dir.3.log" && grep -q 'Linking' "$dir.3.log" ||
-    { cat "$dir.3.log"; fail "eigenvalues $name: editing bisect_kernel_small.cuh did not recompile bisect_small.cu and link"; }
-  if grep -qE '(bisect_large|bisect_util|main)\.cu\.o' "$dir.3.log"; then cat "$dir.3.log"; fail "eigenvalues $name: editing bisect_kernel_small.cuh recompiled other sources"; fi
-  cmake --build "$dir" -j2 "${config_args[@]}" > "$dir.4.log" 2>&1 || { cat "$dir.4.log"; fail "eigenvalues $name: build after the edit's build"; }
-  nothing_done "$dir.4.log" || { cat "$dir.4.log"; fail "eigenvalues $name: the build after the edit's build was not empty"; }
-  echo "installed_package: eigenvalues, $name: PASS"
+  cmake_cycle "$name" "$generator" "$@"
 }
+P_TAG=eig P_LABEL=eigenvalues P_SRC="$EIG" P_PROGRAM=eigenvalues P_OBJECT=bisect_small.cu.o P_KERNEL=bisectKernel
+P_EDIT=edit_eig_kernel P_OTHERS='(bisect_large|bisect_util|main)\.cu\.o' P_NO_TWINS_PART=1
 eig_cmake function-ninja Ninja function
 grep -q "// edit $EIG_EDITS" "$WORK/eig-function-ninja/ptb/eigenvalues/bisect_kernel_small.ptb.cuh" ||
   fail "eigenvalues function-ninja: the transformed copy of bisect_kernel_small.cuh does not hold the edit"
@@ -261,7 +249,7 @@ for f in bisect_large bisect_small bisect_util main; do
   "$NVCC" -std=c++17 -arch=sm_90 -rdc=true --extended-lambda -I"$WORK/prefix/include" -I"$WORK/cs/Common" -I"$EIG" \
     -c "$WORK/eig-cli/src/$f.cu" -o "$WORK/eig-cli/$f.o" >> "$WORK/eig-cli.log" 2>&1 || { cat "$WORK/eig-cli.log"; fail "eigenvalues cli: nvcc $f.cu"; }
 done
-has_bisect_twin "$WORK/eig-cli/bisect_small.o" || fail "eigenvalues cli: bisect_small.o has no twin of bisectKernel"
+has_twin "$WORK/eig-cli/bisect_small.o" bisectKernel || fail "eigenvalues cli: bisect_small.o has no twin of bisectKernel"
 "$NVCC" -std=c++17 -arch=sm_90 -rdc=true -I"$WORK/cs/Common" "$WORK/eig-cli"/*.o "$EIG/gerschgorin.cpp" "$EIG/matlab.cpp" \
   -o "$WORK/eig-cli/eigenvalues" >> "$WORK/eig-cli.log" 2>&1 || { cat "$WORK/eig-cli.log"; fail "eigenvalues cli: link"; }
 echo "installed_package: eigenvalues, command line: PASS"
