@@ -9,6 +9,7 @@
 # that must equal the original's byte for byte; the transformed program under compute-sanitizer memcheck.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. test/gpu/lib.sh
 EIG=test/third_party/cuda-samples/Samples/2_Concepts_and_Techniques/eigenvalues
 COMMON=test/third_party/cuda-samples/Common
 SOURCES=(bisect_large bisect_small bisect_util main)
@@ -16,7 +17,8 @@ mode="${1:?prepare or run}"
 DIR="${2:?directory}"
 
 if [ "$mode" = prepare ]; then
-  PTB_TRANSFORM="${PTB_TRANSFORM:-build/tools/ptb-transform/ptb-transform}"
+  PTB_TRANSFORM="${PTB_TRANSFORM:-$(ptb_tool ptb-transform)}"
+  [ -n "$PTB_TRANSFORM" ] || { echo "eigenvalues.sh: no ptb-transform built (set PTB_TRANSFORM)" >&2; exit 1; }
   rm -rf "$DIR" && mkdir -p "$DIR/ptb"
   inputs=()
   for f in "${SOURCES[@]}"; do inputs+=("$EIG/$f.cu"); done
@@ -26,7 +28,7 @@ if [ "$mode" = prepare ]; then
 fi
 [ "$mode" = run ] || { echo "eigenvalues.sh: unknown mode '$mode'" >&2; exit 2; }
 
-NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
+NVCC="$(ptb_nvcc)"
 ARCH="${ARCH:-sm_90}"
 DIR="$(cd "$DIR" && pwd)"
 B="$DIR/bin"

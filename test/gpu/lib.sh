@@ -1,9 +1,6 @@
 # Shell functions shared by the GPU test scripts (source it; it sets no options of its own).
 #   . test/gpu/lib.sh
 
-# ptb_root: the repository root (this file is test/gpu/lib.sh).
-ptb_root() { (cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd); }
-
 # ptb_nvcc: prints the nvcc to use: $NVCC when set, else /usr/local/cuda/bin/nvcc, else nvcc on PATH;
 # fails (and says so) when there is none.
 ptb_nvcc() {

@@ -66,7 +66,7 @@ suite() {
       bash test/fusion/semantics/run_on_gpu.sh $([ $COMPILE_ONLY = 1 ] && echo --compile-only) ${ARGS[@]+"${ARGS[@]}"} ;;
     eigenvalues:1) echo "run.sh: eigenvalues: no compile-only run (ctest -R installed-package builds it every way)" ;;
     eigenvalues:0)
-      if [ -n "$(ptb_tool ptb-transform)" ]; then PTB_TRANSFORM="$(ptb_tool ptb-transform)" bash test/gpu/eigenvalues.sh prepare "$BUILD/eigenvalues"
+      if [ -n "$(ptb_tool ptb-transform)" ]; then bash test/gpu/eigenvalues.sh prepare "$BUILD/eigenvalues"
       else echo "run.sh: using the carried $BUILD/eigenvalues"; fi
       bash test/gpu/eigenvalues.sh run "$BUILD/eigenvalues" ;;
     examples:1) echo "run.sh: examples: no compile-only run (ctest -R installed-package builds them)" ;;
