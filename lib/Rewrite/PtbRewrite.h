@@ -4,6 +4,7 @@
 #pragma once
 
 #include "FileSelection.h"
+#include "GeneratedMarkers.h"
 #include "KernelInventory.h"
 
 #include "clang/Frontend/CompilerInstance.h"
@@ -15,10 +16,6 @@
 #include <vector>
 
 namespace ptb {
-
-// The first line of every file ptb-transform writes; finding it in an input means the input was already
-// transformed.
-extern const char *const kGeneratedMarker;
 
 // Whether a file's text is an output of ptb-transform (it starts with kGeneratedMarker). Checked before
 // parsing too: an output includes the runtime header, which the parse may not find.
