@@ -1,5 +1,7 @@
 #include "FunctionFacts.h"
+#include "Analyzer.h"
 #include "BuiltinVars.h"
+#include "SlotFactsRecorder.h"
 #include "PtbCloneName.h"
 #include "Uniformity.h"
 

@@ -4,7 +4,7 @@
 // lib/Analysis.
 #pragma once
 
-#include "FunctionFacts.h"
+#include "Analyzer.h"
 
 namespace ptb::analysis {
 

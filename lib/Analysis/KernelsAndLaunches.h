@@ -3,7 +3,7 @@
 // Internal to lib/Analysis.
 #pragma once
 
-#include "FunctionFacts.h"
+#include "Analyzer.h"
 
 #include <map>
 #include <vector>

@@ -1,6 +1,7 @@
 #include "SlotFacts.h"
 #include "BuiltinVars.h"
-#include "FunctionFacts.h"
+#include "Analyzer.h"
+#include "SlotFactsRecorder.h"
 
 #include "clang/AST/Attr.h"
 

@@ -1,5 +1,6 @@
 #include "CudaFrontend.h"
 #include "NvccDialect.h"
+#include "NvccOptions.h"
 
 #include "clang/Driver/Driver.h"
 #include "clang/Driver/Options.h"
@@ -103,58 +104,6 @@ std::optional<CudaInstall> findCuda(const std::string &explicitPath, std::string
 
 namespace {
 
-// nvcc options that take a value clang has no use for: dropped with their value (`-odir out`) or with it
-// glued by '=' (`-odir=out`).
-const llvm::StringRef kDropWithValue[] = {
-    "-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code", "--gpu-code", "-ccbin",
-    "--compiler-bindir", "-maxrregcount", "--maxrregcount", "-Xptxas", "--ptxas-options", "-Xnvlink",
-    "--nvlink-options", "-Xcudafe", "--cudafe-options", "-Xarchive", "--archive-options", "--linker-options",
-    "-t", "--threads", "-rdc", "--relocatable-device-code", "--default-stream", "-default-stream",
-    "-lineinfo-level", "-diag-suppress", "--diag-suppress", "-diag-error", "--diag-error", "-diag-warn",
-    "--diag-warn", "-Xfatbin", "--split-compile", "-split-compile", "--split-compile-extended",
-    "-split-compile-extended", "-odir", "--output-directory", "-arbin", "--archiver-binary", "-cudart", "--cudart",
-    "-cudadevrt", "--cudadevrt", "-ldir", "--libdevice-directory", "-target-dir", "--target-directory",
-    "-opt-info", "--optimization-info", "-dopt", "--dopt", "-static-global-template-stub",
-    "--static-global-template-stub", "-device-entity-has-hidden-visibility",
-    "--device-entity-has-hidden-visibility", "-fdevice-time-trace", "--fdevice-time-trace", "-keep-dir",
-    "--keep-dir", "-time", "--time", "-run-args", "--run-args", "-idp", "--input-drive-prefix", "-ddp",
-    "--dependency-drive-prefix", "-dp", "--drive-prefix", "--dependency-target-name", "-e", "--entries", "-ftz",
-    "--ftz", "-prec-div", "--prec-div", "-prec-sqrt", "--prec-sqrt", "-fmad", "--fmad", "-hls",
-    "--host-linker-script", "-brief-diag", "--brief-diagnostics", "-jump-table-density", "--jump-table-density",
-    "-device-stack-protector", "--device-stack-protector", "-compress-mode", "--compress-mode", "--frandom-seed",
-    "-sanitize", "--sanitize", "-optf", "--options-file", "--machine", "--library", "--library-path",
-    "--optimize", "--Werror", "--dependency-output", "-lto-cache-dir"};
-
-// nvcc flags without a value that clang does not take (or that would stop a syntax-only parse: -M, -E).
-const llvm::StringRef kDropAlone[] = {
-    "-lineinfo", "--generate-line-info", "--use_fast_math", "-use_fast_math", "-G", "--device-debug",
-    "--extended-lambda", "-extended-lambda", "--expt-extended-lambda", "--expt-relaxed-constexpr",
-    "-expt-relaxed-constexpr", "-expt-extended-lambda", "--forward-unknown-to-host-compiler",
-    "-forward-unknown-to-host-compiler", "--forward-unknown-to-host-linker", "-forward-unknown-to-host-linker",
-    "--forward-unknown-opts", "-forward-unknown-opts", "-dc", "--device-c", "-dw", "--device-w", "-cudart",
-    "--keep", "-keep", "-res-usage", "--resource-usage", "--display-error-number", "-err-no",
-    "--no-display-error-number", "-no-err-no", "-Wno-deprecated-gpu-targets", "--Wno-deprecated-gpu-targets",
-    "-src-in-ptx", "--source-in-ptx", "-cubin", "--cubin", "-ptx", "--ptx", "-fatbin", "--fatbin", "-cuda", "--cuda",
-    "-optix-ir", "--optix-ir", "-ltoir", "--ltoir", "-keep-device-functions", "--keep-device-functions",
-    "-extra-device-vectorization", "--extra-device-vectorization", "-restrict", "--restrict", "-ewp",
-    "--extensible-whole-program", "-no-compress", "--no-compress", "-qpp-config", "--qpp-config", "-astoolspatch",
-    "--compile-as-tools-patch", "-code-ls", "--list-gpu-code", "-arch-ls", "--list-gpu-arch", "-aug-hls",
-    "--augment-host-linker-script", "-reloc-ptx", "--relocatable-ptx", "-jobserver", "--jobserver", "-objtemp",
-    "--objdir-as-tempdir", "-allow-unsupported-compiler", "--allow-unsupported-compiler", "-use-local-env",
-    "--use-local-env", "-force-cl-env-setup", "--force-cl-env-setup", "-dlto", "--dlink-time-opt", "-lto", "--lto",
-    "-gen-opt-lto", "--gen-opt-lto", "-nohdinitlist", "--no-host-device-initializer-list", "-nohdmoveforward",
-    "--no-host-device-move-forward", "-dlink", "--device-link", "-link", "--link", "-lib", "--lib", "-run",
-    "--run", "-noprof", "--dont-use-profile", "-dryrun", "--dryrun", "-fdevice-syntax-only",
-    "--fdevice-syntax-only", "-save-temps", "--save-temps", "-clean", "--clean-targets", "--no-align-double",
-    "-nodlink", "--no-device-link", "-noeh", "--no-exceptions", "-M", "-MM", "--generate-dependencies",
-    "--generate-nonsystem-dependencies", "-E", "--preprocess", "--generate-dependencies-with-compile",
-    "--generate-nonsystem-dependencies-with-compile", "--generate-dependency-targets", "-Wreorder",
-    "-Wdefault-stream-launch", "-Wmissing-launch-bounds", "-Wext-lambda-captures-this", "--disable-warnings",
-    "--m64"};
-
-// Value-carrying nvcc flags glued to their value, dropped whole.
-const llvm::StringRef kDropPrefixes[] = {"-arch=sm_", "-cudart=", "--cudart="};
-
 // nvcc's -Werror takes a kind (or a comma-separated list of kinds); clang's -Werror takes none.
 bool isNvccWerrorKinds(llvm::StringRef value) {
   static const llvm::StringRef kinds[] = {"all-warnings", "cross-execution-space-call", "reorder",
@@ -198,12 +147,17 @@ std::vector<std::string> translateNvccArgs(const std::vector<std::string> &args)
   std::vector<std::string> out;
   for (size_t i = 0; i < args.size(); ++i) {
     llvm::StringRef a = args[i];
-    auto in = [&](llvm::ArrayRef<llvm::StringRef> list) { return llvm::is_contained(list, a); };
-    if (in(kDropWithValue)) { ++i; continue; }
-    if (in(kDropAlone)) continue;
-    if (llvm::any_of(kDropWithValue, [&](llvm::StringRef s) { return a.starts_with(s) && a.substr(s.size()).starts_with("="); }))
+    if (const NvccOption *o = findNvccOption(a)) {
+      if (o->forClang == ForClang::DropWithValue) { ++i; continue; }
+      if (o->forClang == ForClang::Drop) continue;
+    }
+    if (llvm::any_of(nvccOptions(), [&](const NvccOption &o) {
+          return o.forClang == ForClang::DropWithValue && a.starts_with(o.spelling) &&
+                 a.substr(o.spelling.size()).starts_with("=");
+        }))
       continue;
-    if (llvm::any_of(kDropPrefixes, [&](llvm::StringRef p) { return a.starts_with(p); })) continue;
+    // Value-carrying nvcc flags glued to their value, dropped whole.
+    if (a.starts_with("-arch=sm_") || a.starts_with("-cudart=") || a.starts_with("--cudart=")) continue;
     if ((a == "-Werror" || a == "--Werror") && i + 1 < args.size() && isNvccWerrorKinds(args[i + 1])) { ++i; continue; }
     if ((a.starts_with("-Werror=") || a.starts_with("--Werror=")) && isNvccWerrorKinds(a.split('=').second)) continue;
     if (a.starts_with("--std=")) { out.push_back("-std=" + a.drop_front(6).str()); continue; }

@@ -1,6 +1,7 @@
 #include "FusedOutput.h"
 #include "FileSelection.h"
 #include "FusedKernelEmitter.h"
+#include "GeneratedMarkers.h"
 #include "SourceText.h"
 
 #include "llvm/ADT/StringExtras.h"

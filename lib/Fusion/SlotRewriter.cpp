@@ -1,5 +1,6 @@
 #include "SlotRewriter.h"
 #include "Diagnostics.h"
+#include "GeneratedMarkers.h"
 #include "SlotFacts.h"
 #include "SourceText.h"
 

@@ -3,12 +3,14 @@
 #include "CudaTestSupport.h"
 
 #include "CudaFrontend.h"
+#include "NvccOptions.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <set>
 
 namespace {
 
@@ -53,6 +55,24 @@ private:
   std::string saved;
   bool had = false;
 };
+
+// --- nvccOptions ---------------------------------------------------------------------------------------
+
+// One row per spelling: a second row would never be found (findNvccOption answers the first).
+TEST(NvccOptions, EachSpellingOnce) {
+  std::set<std::string> seen;
+  for (const ptb::NvccOption &o : ptb::nvccOptions()) EXPECT_TRUE(seen.insert(o.spelling.str()).second) << o.spelling.str();
+}
+
+// Both readers of one row: ptb-nvcc reads the value, the front end drops both.
+TEST(NvccOptions, OneRowServesBothReaders) {
+  const ptb::NvccOption *odir = ptb::findNvccOption("-odir");
+  ASSERT_NE(odir, nullptr);
+  EXPECT_TRUE(odir->takesValue);
+  EXPECT_EQ(odir->forClang, ptb::ForClang::DropWithValue);
+  EXPECT_EQ(ptb::translateNvccArgs({"-odir", "out", "a.cu"}), (Strings{"a.cu"}));
+  EXPECT_EQ(ptb::findNvccOption("a.cu"), nullptr);
+}
 
 // --- translateNvccArgs ---------------------------------------------------------------------------------
 

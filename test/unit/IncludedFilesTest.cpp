@@ -1,6 +1,6 @@
-// Included files (lib/Frontend/FileSelection.h, the output layout and collection in lib/Rewrite/PtbRewrite.h,
-// --opt= in lib/Driver/ToolMain.h): which files are selected, where their copies go, and what happens when
-// two inputs would write one copy differently.
+// Included files (lib/Frontend/FileSelection.h, the output layout in lib/Rewrite/OutputPaths.h and the
+// collection in lib/Rewrite/RewriteOutputs.h, --opt= in lib/Driver/ToolMain.h): which files are selected,
+// where their copies go, and what happens when two inputs would write one copy differently.
 #include "FileSelection.h"
 #include "PtbRewrite.h"
 #include "ToolMain.h"

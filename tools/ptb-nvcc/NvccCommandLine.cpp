@@ -1,4 +1,5 @@
 #include "NvccCommandLine.h"
+#include "NvccOptions.h"
 
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/SmallString.h>
@@ -17,33 +18,6 @@ namespace {
 
 using llvm::StringRef;
 
-// nvcc 13's options that take a value (`nvcc --help`: the ones shown with <...>, {...} or [...], plus
-// -MF, -qpp-config and the undocumented -Xcudafe/-Xfatbin). Written as `-opt value` or `-opt=value`; a
-// value written separately must not be taken for an input file.
-const StringRef kWithValue[] = {
-    "--output-file", "-o", "--pre-include", "-include", "--library", "-l", "--define-macro", "-D",
-    "--undefine-macro", "-U", "--include-path", "-I", "--system-include", "-isystem", "--library-path", "-L",
-    "--output-directory", "-odir", "--compiler-bindir", "-ccbin", "--archiver-binary", "-arbin", "--cudart",
-    "-cudart", "--cudadevrt", "-cudadevrt", "--libdevice-directory", "-ldir", "--target-directory",
-    "-target-dir", "--optimization-info", "-opt-info", "--optimize", "-O", "--Ofast-compile", "-Ofc", "--dopt",
-    "-dopt", "--ftemplate-backtrace-limit", "-ftemplate-backtrace-limit", "--ftemplate-depth",
-    "-ftemplate-depth", "--x", "-x", "--std", "-std", "--machine", "-m", "--compiler-options", "-Xcompiler",
-    "--linker-options", "-Xlinker", "--archive-options", "-Xarchive", "--ptxas-options", "-Xptxas",
-    "--nvlink-options", "-Xnvlink", "-Xcudafe", "--cudafe-options", "-Xfatbin", "--fatbin-options",
-    "--static-global-template-stub", "-static-global-template-stub", "--device-entity-has-hidden-visibility",
-    "-device-entity-has-hidden-visibility", "--threads", "-t", "--split-compile", "-split-compile",
-    "--split-compile-extended", "-split-compile-extended", "--fdevice-time-trace", "-fdevice-time-trace",
-    "--keep-dir", "-keep-dir", "--time", "-time", "--run-args", "-run-args", "--input-drive-prefix", "-idp",
-    "--dependency-drive-prefix", "-ddp", "--drive-prefix", "-dp", "--dependency-target-name", "-MT",
-    "--dependency-output", "-MF", "--gpu-architecture", "-arch", "--gpu-code", "-code", "--generate-code",
-    "-gencode", "--relocatable-device-code", "-rdc", "--maxrregcount", "-maxrregcount", "--ftz", "-ftz",
-    "--prec-div", "-prec-div", "--prec-sqrt", "-prec-sqrt", "--fmad", "-fmad", "--default-stream",
-    "-default-stream", "--Werror", "-Werror", "--diag-error", "-diag-error", "--diag-suppress",
-    "-diag-suppress", "--diag-warn", "-diag-warn", "--host-linker-script", "-hls", "--brief-diagnostics",
-    "-brief-diag", "--jump-table-density", "-jtd", "--device-stack-protector", "-device-stack-protector",
-    "--compress-mode", "-compress-mode", "--frandom-seed", "-frandom-seed", "--sanitize", "-sanitize",
-    "--options-file", "-optf", "--qpp-config", "-qpp-config"};
-
 bool in(llvm::ArrayRef<StringRef> list, StringRef s) { return std::find(list.begin(), list.end(), s) != list.end(); }
 
 // An option word: its name and its value, whether written `-opt value`, `-opt=value` or glued (`-Idir`,
@@ -59,7 +33,7 @@ Option readOption(const std::vector<std::string> &args, size_t i) {
   Option o;
   auto eq = a.find('=');
   StringRef head = eq == StringRef::npos ? a : a.take_front(eq);
-  if (in(kWithValue, head)) {
+  if (const ptb::NvccOption *row = ptb::findNvccOption(head); row && row->takesValue) {
     o.name = head;
     if (eq != StringRef::npos) {
       o.value = a.drop_front(eq + 1).str();

@@ -2,7 +2,7 @@
 // launches into calls of the PTB runtime. Options and output only; the work is in lib/.
 #include "DependencyFile.h"
 #include "Diagnostics.h"
-#include "FusionTypes.h"
+#include "GeneratedMarkers.h"
 #include "InventoryFormat.h"
 #include "PtbRewrite.h"
 #include "ToolMain.h"
