@@ -1,6 +1,6 @@
 // bench/duration_model/duration_model.cu: does a kernel's time follow a line in its block count on this
 // GPU, and how well do the online duration models of ptb/qos/duration_model.h predict it (issue 17, item 1;
-// docs/design/qos.md, "Duration models").
+// docs/design/qos-duration-model.md).
 //
 // Six kernels in the shapes of the co-location benchmark's BE programs and of bench/programs (copied
 // shapes, not the files): fma (compute-bound, 4 fmaf chains per thread), triad (memory-bound, 4096 floats

@@ -103,7 +103,7 @@ struct FusedRelauncher {
 // Launches the fused kernel `fused`, whose parameters are: the parts' kernel arguments in order (`args`,
 // each of exactly the kernel parameter's type), one `Launch` per part, then a `FusedShared`. The fused
 // kernel runs in the `automatic` launch mode as in `ptb` (the program asked for the fusion; there is no
-// original fused kernel to dispatch to: docs/design/runtime.md, "Dispatch by need"). Returns false
+// original fused kernel to dispatch to: docs/design/dispatch-by-need.md). Returns false
 // when the fused kernel cannot run this launch (launch mode `original`, a part's block differs from the
 // one generated for, the parts' streams differ, a part has no task, the fused block does not fit the
 // SM): nothing was launched, and the caller runs the original kernels instead. Launch errors of the fused

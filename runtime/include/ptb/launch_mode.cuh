@@ -9,7 +9,7 @@
 namespace ptb {
 
 // How ptb::launch (and launch_kernel_args) runs a kernel. Process-wide; the initial value comes from
-// PTB_MODE (auto|ptb|original; unset: automatic). docs/design/runtime.md, "Dispatch by need".
+// PTB_MODE (auto|ptb|original; unset: automatic). docs/design/dispatch-by-need.md.
 //  - automatic: the twin only where a policy can confine or yield the launch: a Policy given for the
 //    launch (LaunchConfig::policy) or set on its stream (set_stream_policy), or a process policy that
 //    restricts (PTB_SMS, PTB_BLOCKS_PER_SM, or process_policy().set with fewer SMs or a cap). Every

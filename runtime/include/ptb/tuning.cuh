@@ -16,7 +16,7 @@ namespace ptb {
 // (only when every SM is allowed; 0: none; at most max_chunk); chunk_cycles: a claim takes no more tasks
 // than run in about this many cycles (0: no limit). Initial values from PTB_CHECK_CYCLES, PTB_MAX_CHUNK,
 // PTB_FIRST_CHUNK, PTB_CHUNK_CYCLES. Defaults {32768, 32, 4, 131072, first_share 4}, chosen from H100
-// runs (docs/design/runtime.md, Tuning).
+// runs (docs/results/runtime-overhead.md, "How the tuning defaults were chosen").
 struct Tuning {
   unsigned check_cycles = detail::kDefaultCheckCycles;
   unsigned max_chunk = detail::kDefaultMaxChunk;
@@ -29,15 +29,15 @@ struct Tuning {
   // Launches under one restricting policy run in the order they were made, also across streams: at most
   // two at once, one at a time after a launch that can take all of the policy's room (a launch waits,
   // where they were made in other streams, for the policy's launches made two and three before it, and
-  // for the one just before it if that one fills the room; docs/design/runtime.md, "Launches under one policy
-  // run in turn"). false: launches of several streams under one policy share its SMs as the hardware
+  // for the one just before it if that one fills the room; docs/results/progress-under-policy.md, "Launches under one
+  // policy run in turn"). false: launches of several streams under one policy share its SMs as the hardware
   // dispatches them, and one of them can wait for the others' whole chains. Initial value from
   // PTB_ORDER_STREAMS (0: off).
   bool order_streams = true;
   // The static first chunks take about 1/first_share of a launch's tasks (at most first_chunk each; 1:
   // every task of a launch with at most first_chunk tasks per worker, and no claim: for chains of short
   // launches, 5 us less per launch of a 16 us stencil's twin, up to 20% more on compute-heavy twins;
-  // docs/design/runtime.md, "Static chunks that cover the launch"). Initial value from PTB_FIRST_SHARE.
+  // docs/results/dispatch-and-first-launch.md, "Static chunks that cover the launch"). Initial value from PTB_FIRST_SHARE.
   unsigned first_share = detail::kDefaultFirstShare;
 };
 namespace detail {

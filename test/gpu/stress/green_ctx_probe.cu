@@ -1,5 +1,5 @@
-// Probe of CUDA green contexts on the GPU machine (issue 10, docs/design/runtime.md "A lever not yet tried:
-// green contexts"): what SM partitions the driver offers, which %smid values each holds, and whether a
+// Probe of CUDA green contexts on the GPU machine (issue 10, docs/results/progress-under-policy.md, "Tried and
+// taken out", green contexts): what SM partitions the driver offers, which %smid values each holds, and whether a
 // kernel launched into a full partition waits there (its blocks pending in the hardware) while SMs
 // outside the partition are free. That is the property a stranded launch lacks.
 //

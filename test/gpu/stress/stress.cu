@@ -16,7 +16,7 @@
 // Checked per launch and task: ran exactly once (a counter per task per launch), in stream order (a chain
 // value per task), with its block's barrier intact. Timed on the GPU (%globaltimer: from the first of its
 // original workers to start to the last to leave; the host's time in its launch call is not the launch's,
-// docs/design/runtime.md, "What a policy guarantees"), a launch may take at most
+// docs/design/progress-under-policy.md, "What a policy guarantees"), a launch may take at most
 //   10 x its baseline time x (SMs / the smallest share of them its policy allowed) + the time its set was empty
 // where a cap k below the kernel's occupancy o counts each capped SM as k / o of an SM (the set-only
 // bound, caps not counted, is reported beside it; docs/design/runtime.md, "What a policy guarantees")

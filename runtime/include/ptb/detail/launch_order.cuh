@@ -39,9 +39,9 @@ struct LaunchOrder {
 // n-3, each where it was made in another stream. Launch n-2 itself waited for n-4 and n-5, and n-3 for
 // n-5 and n-6, so launch n starts after every launch up to n-2 has ended: at most two run at once. (A
 // launch stranded beside the other one can still wait longer than the two take: measured on the H100,
-// docs/design/runtime.md.) Every wait points from a launch to one made before it, as every dependency in CUDA
-// does, so the waits cannot close a cycle among kernels and copies (docs/design/runtime.md, "Launches under one
-// policy run in turn").
+// docs/results/progress-under-policy.md.) Every wait points from a launch to one made before it, as every dependency in CUDA
+// does, so the waits cannot close a cycle among kernels and copies (docs/results/progress-under-policy.md, "Launches under
+// one policy run in turn").
 inline void order_before_locked(const LaunchOrder& __o, cudaStream_t s) {
   const auto wait_for = [&](unsigned back) {
     if (__o.n < back) return;

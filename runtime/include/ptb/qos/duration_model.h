@@ -1,5 +1,5 @@
 // ptb/qos/duration_model.h: how long a kernel launch will take, learned online from the launches' own
-// timings (Tacker's duration predictor; docs/design/qos.md, "Duration models"). Plain C++, no CUDA, like
+// timings (Tacker's duration predictor; docs/design/qos-duration-model.md). Plain C++, no CUDA, like
 // controller.h: the timings come from the caller (%globaltimer stamps or the runtime's trace), and the
 // models are tested on the CPU (test/unit/QosDurationModelTest.cpp).
 //

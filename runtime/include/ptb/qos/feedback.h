@@ -1,4 +1,4 @@
-// ptb/qos/feedback.h: the decision core of the feedback controller (SMQoS, Algorithms 1-3; docs/design/qos.md):
+// ptb/qos/feedback.h: the decision core of the feedback controller (SMQoS, Algorithms 1-3; docs/design/qos-feedback.md):
 // from one epoch's measurements, how many SMs the latency-sensitive (LS) service keeps free of best-effort
 // (BE) work, how many BE gets, and how many stay idle. Plain C++, no CUDA: the epoch loop that measures
 // and applies the decision (ptb::Policy::set) is separate, and this part is tested on the CPU
@@ -21,7 +21,7 @@
 // - "The SMs made no difference" is a change of BE's throughput below `threshold` times the change
 //   linear scaling would give (step / SMs), not below a fixed fraction: on a GPU of 132 SMs one SM is
 //   0.8% of a compute-bound BE's throughput, under any fixed threshold that would absorb noise. A step
-//   is still small against measurement noise on a large GPU: docs/design/qos.md says what that means.
+//   is still small against measurement noise on a large GPU: docs/design/qos-feedback.md says what that means.
 // - A give-back that the next epoch answers with a miss holds further give-backs for `hold_initial`
 //   epochs, doubling with each such miss in a row up to `hold_max`: with the rules above alone, an LS
 //   service that just meets its target with headroom at n SMs gave one back every other epoch and missed

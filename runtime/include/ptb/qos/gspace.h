@@ -1,4 +1,4 @@
-// ptb/qos/gspace.h: G-Space yielding (docs/design/qos.md): BE runs on every SM, but on n of them (the lowest
+// ptb/qos/gspace.h: G-Space yielding (docs/design/qos-gspace.md): BE runs on every SM, but on n of them (the lowest
 // ids) it keeps only k workers per SM, and the LS service's kernels run in the room it leaves there. A
 // search over (n, k) moves from a given start to neighbouring configurations, driven by each epoch's LS
 // latency against the target, towards the configuration that gives BE the most while LS meets its

@@ -1,4 +1,4 @@
-// ptb/qos/manager.h: Tacker's fuse-or-reorder manager (issue 17, item 2; docs/design/qos.md, "The manager"), the
+// ptb/qos/manager.h: Tacker's fuse-or-reorder manager (issue 17, item 2; docs/design/qos-manager.md), the
 // fourth QoS controller. Plain C++, no CUDA, like controller.h: the caller launches, times and yields
 // (manager_driver.cuh on the GPU); this header decides, and is tested on the CPU (test/unit/QosManagerTest.cpp).
 //

@@ -1,5 +1,5 @@
-// ptb/qos/manager_driver.cuh: the GPU side of Tacker's fuse-or-reorder manager (manager.h; docs/design/qos.md,
-// "The manager"): a thread that launches two BE jobs (BeJobs) as FuseOrReorderManager decides, times the
+// ptb/qos/manager_driver.cuh: the GPU side of Tacker's fuse-or-reorder manager (manager.h; docs/design/qos-manager.md):
+// a thread that launches two BE jobs (BeJobs) as FuseOrReorderManager decides, times the
 // launches to teach its models, and yields BE when an LS request begins that the launches in flight would
 // delay past its target. bench/colocate's `manager` configurations run it.
 //

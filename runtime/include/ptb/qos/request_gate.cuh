@@ -1,5 +1,5 @@
 // ptb/qos/request_gate.cuh: time-sharing between a latency-sensitive (LS) service and best-effort (BE)
-// work (issue 15; docs/design/qos.md, "The request gate"). While at least one LS request is in flight, BE's
+// work (issue 15; docs/design/qos-request-gate.md). While at least one LS request is in flight, BE's
 // policy holds `during` (default: no SM, BE pauses where it is), optionally with a cap of `during_per_sm`
 // workers on each of its SMs (G-Space's caps while requests run: BE keeps a few workers beside LS); when
 // the last one has finished on the device, BE gets `between` back (default: every SM, no cap). The
