@@ -88,7 +88,7 @@ llvm::Error ratioFromHarnessOutput(llvm::StringRef text, std::vector<unsigned> &
                                    std::vector<unsigned> *budgets = nullptr);
 // The candidate label of that line, as written ("1:2", "1:2/2", "1:2/2@112:32"), checked to be one.
 llvm::Expected<std::string> winnerFromHarnessOutput(llvm::StringRef text);
-// The decisions a tuning harness printed (test/fusion/fusion_pair.cu --bench) for `kernels` (slot order),
+// The decisions a tuning harness printed (tools/fuse-kernels/tuner/fusion_tuner.cu --bench) for `kernels` (slot order),
 // from its lines
 //   decide <k0>+<k1> [scale <s>] tasks <t0> <t1>: fused <a:b[/m][@r0:r1]> [(<measured>)]
 //   decide <k0>+<k1> [scale <s>] tasks <t0> <t1>: sequential | streams [(<measured>)]
