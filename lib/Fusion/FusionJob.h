@@ -1,5 +1,5 @@
 // What to fuse, as the command line or a JSON batch says it: the jobs (one fused output each) and the
-// parsers of their pieces (kernel requests, block shapes, ratios, a tuning harness's winner line).
+// parsers of their pieces (kernel requests, block shapes, ratios; the tuner's output: TunerOutput.h).
 // A parser that explains its refusal returns an llvm::Error whose message the tool prints as a diagnostic.
 #pragma once
 
@@ -81,22 +81,6 @@ bool parseCandidateLabel(llvm::StringRef text, std::vector<unsigned> &slots, uns
 bool parseRegisterCounts(llvm::StringRef text, std::vector<unsigned> &out);
 // One --reg-budget item: "112:32" (every ratio of the job) or "1:2[/2]@112:32" (that ratio only).
 llvm::Expected<RegisterBudget> parseRegisterBudget(llvm::StringRef text);
-// The ratio a tuning harness chose: the first line "winner <ratio>[/<min blocks>]" of its output
-// ("winner none": none). Without `minBlocks`, a winner with blocks per SM is not a ratio; without `budgets`,
-// neither is a winner with register budgets ("winner 1:2/2@112:32").
-llvm::Error ratioFromHarnessOutput(llvm::StringRef text, std::vector<unsigned> &out, unsigned *minBlocks = nullptr,
-                                   std::vector<unsigned> *budgets = nullptr);
-// The candidate label of that line, as written ("1:2", "1:2/2", "1:2/2@112:32"), checked to be one.
-llvm::Expected<std::string> winnerFromHarnessOutput(llvm::StringRef text);
-// The decisions a tuning harness printed (test/fusion/fusion_pair.cu --bench) for `kernels` (slot order),
-// from its lines
-//   decide <k0>+<k1> [scale <s>] tasks <t0> <t1>: fused <a:b[/m][@r0:r1]> [(<measured>)]
-//   decide <k0>+<k1> [scale <s>] tasks <t0> <t1>: sequential | streams [(<measured>)]
-// in file order. Other lines, and decide lines of other kernels, are skipped. An error, located in `file`
-// (`error`, false returned): a malformed decide line of these kernels, a ratio that is not one of
-// kernels.size() counts, a second decision for the same task counts, no decision for these kernels.
-bool decisionsFromHarnessOutput(llvm::StringRef text, const std::string &file, const std::vector<std::string> &kernels,
-                                std::vector<FusionDecision> &out, Diagnostic &error);
 // A batch: {"fusions": [{"kernels": [{"name": "k", "block": "32x8", "dynamic_shared": 0}, ...],
 //                        "ratio": "1:2" | "ratios": ["1:1", "1:2"] | "all_ratios": true,
 //                        "reg_budgets": ["112:32", "1:2@112:32"], "name": "...", "output": "..."}]}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine: builds test/fusion/fusion_pair.cu once per pair against the outputs of
+# On the GPU machine: builds tools/fuse-kernels/tuner/fusion_tuner.cu once per pair against the outputs of
 # test/fusion/transform.sh (and once more against <pair>.decided.cu, the decision launcher, where there is
 # one), runs the bit-identity checks at each of the pair's problem sizes (the scales column of pairs.txt),
 # and with --bench times every ratio and prints the decision per size.
@@ -44,7 +44,7 @@ build() {  # output source pair pa ka fa pb kb fb [extra flags]
   "$NVCC" -arch=$arch -std=c++17 -O3 -lineinfo -I runtime/include -I "$C" -I "$GEN" \
     -DFUSED_SOURCE="\"$src\"" -DPROBLEM_A="$2" -DPROBLEM_B="$5" -DKERNEL_A="$3" -DKERNEL_B="$6" \
     -DPROBLEM_A_HEADER="\"${4}_problem.cuh\"" -DPROBLEM_B_HEADER="\"${7}_problem.cuh\"" "${@:8}" \
-    $([ "$arch" = sm_90a ] && echo -Xptxas -v) test/fusion/fusion_pair.cu -o "$out" >"$out.build.log" 2>&1 || return 1
+    $([ "$arch" = sm_90a ] && echo -Xptxas -v) tools/fuse-kernels/tuner/fusion_tuner.cu -o "$out" >"$out.build.log" 2>&1 || return 1
   # setmaxnreg ignored (no register count at entry) or refused: the budgets would not be what was asked.
   if [ "$arch" = sm_90a ] && grep -Eq "\(C7[0-9]+\).*setmaxnreg" "$out.build.log"; then
     grep -E "\(C7[0-9]+\).*setmaxnreg" "$out.build.log" | sort | uniq -c >&2

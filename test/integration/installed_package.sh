@@ -16,7 +16,8 @@
 # and NVIDIA's public eigenvalues sample (test/third_party/cuda-samples) with its own CMakeLists.txt:
 # ptb_transform_sources with Ninja, Unix Makefiles and Ninja Multi-Config, the launcher with Ninja and Unix
 # Makefiles, the command line; each built, rebuilt with nothing to do, and rebuilt after an edit of a
-# kernel header. The docs the tools name are installed (share/doc/ptb-tools).
+# kernel header. The docs the tools name are installed (share/doc/ptb-tools), and the fusion tuner's source
+# (share/ptb-tools/tuner).
 #   [EXAMPLES_BIN=DIR] bash test/integration/installed_package.sh BUILD_DIR
 # (EXAMPLES_BIN: copy the four programs there, for test/gpu/examples/run_on_gpu.sh on the GPU machine)
 set -euo pipefail
@@ -33,7 +34,8 @@ has_twin() {  # has_twin OBJECT [KERNEL]: the twin of KERNEL (default scale_add_
 cmake --install "$BUILD" --prefix "$WORK/prefix" > "$WORK/install.log"
 for f in bin/ptb-transform bin/fuse-kernels bin/ptb-nvcc include/ptb/ptb.cuh lib/cmake/PtbTools/PtbToolsConfig.cmake \
          lib/cmake/PtbTools/PtbToolsConfigVersion.cmake lib/cmake/PtbTools/PtbToolsFunctions.cmake \
-         lib/cmake/PtbTools/PtbTransformRun.cmake share/doc/ptb-tools/generated-code.md share/doc/ptb-tools/user-guide.md; do
+         lib/cmake/PtbTools/PtbTransformRun.cmake share/doc/ptb-tools/generated-code.md share/doc/ptb-tools/user-guide.md \
+         share/ptb-tools/tuner/fusion_tuner.cu share/ptb-tools/tuner/README.md; do
   [ -f "$WORK/prefix/$f" ] || fail "cmake --install did not install $f"
 done
 cp -r examples/scale-app "$WORK/src"

@@ -1,11 +1,12 @@
-// What fuse-kernels is asked to do and what a fused block may be (lib/Fusion: FusionJob.h, Feasibility.h,
-// FusedOutput.h): block shapes, --kernel requests, ratios, a harness's winner line, JSON batches, the
-// feasibility limits, the ratios --all-ratios emits and the assembly of one output from hand-built slot
-// kernels. No CUDA parse.
+// What fuse-kernels is asked to do and what a fused block may be (lib/Fusion: FusionJob.h, TunerOutput.h,
+// Feasibility.h, FusedOutput.h): block shapes, --kernel requests, ratios, the tuner's winner and decide lines,
+// JSON batches, the feasibility limits, the ratios --all-ratios emits and the assembly of one output from
+// hand-built slot kernels. No CUDA parse.
 #include "CudaTestSupport.h"  // PTB_KNOWN_BUG
 #include "Feasibility.h"
 #include "FusedOutput.h"
 #include "FusionJob.h"
+#include "TunerOutput.h"
 
 #include "gtest/gtest.h"
 

@@ -10,6 +10,7 @@
 #include "ToolMain.h"
 #include "ToolRunner.h"
 #include "TranslationUnitInventory.h"
+#include "TunerOutput.h"
 
 #include "clang/Basic/Version.h"
 #include "llvm/Support/MemoryBuffer.h"

@@ -1,4 +1,5 @@
-// Checks and times the fused kernels of one pair (test/fusion/README.md). Compiled once per pair with
+// The fusion tuner: checks and times the fused kernels of one pair and prints the `decide` lines that
+// fuse-kernels --decisions-from reads (docs/user/fuse-kernels.md, "Tuning"). Compiled once per pair with
 //   -DFUSED_SOURCE='"<fuse-kernels output>"' -DPROBLEM_A=TcGemmProblem -DPROBLEM_B=StencilProblem
 //   -DKERNEL_A=tc_gemm_wmma -DKERNEL_B=stencil_5pt -DPROBLEM_A_HEADER='"tc_gemm_problem.cuh"' ...
 // The fused output must name its kernels fused_pair_* (fuse-kernels --name fused_pair --all-ratios, or
@@ -31,8 +32,16 @@
 #include <string>
 #include <vector>
 
-// CUDA_CHECK: the GPU corpus harness's (it exits with the call, file and line on an error).
-#include "../gpu/common.cuh"
+// FUSION_TUNER_CHECK: exits with the call, file and line when a CUDA call fails.
+#define FUSION_TUNER_CHECK(expr)                                                                       \
+  do {                                                                                                 \
+    cudaError_t fusion_tuner_e_ = (expr);                                                              \
+    if (fusion_tuner_e_ != cudaSuccess) {                                                              \
+      std::fprintf(stderr, "%s:%d: %s returned %s (%s)\n", __FILE__, __LINE__, #expr,                   \
+                   cudaGetErrorName(fusion_tuner_e_), cudaGetErrorString(fusion_tuner_e_));            \
+      std::exit(1);                                                                                    \
+    }                                                                                                  \
+  } while (0)
 
 #define FUSION_STR2(x) #x
 #define FUSION_STR(x) FUSION_STR2(x)
@@ -87,22 +96,22 @@ static void parse_label(const char* label, unsigned& a, unsigned& b, std::string
 template <class F>
 static float median_ms(int reps, F&& f) {
   cudaEvent_t e0, e1;
-  CUDA_CHECK(cudaEventCreate(&e0));
-  CUDA_CHECK(cudaEventCreate(&e1));
+  FUSION_TUNER_CHECK(cudaEventCreate(&e0));
+  FUSION_TUNER_CHECK(cudaEventCreate(&e1));
   f();  // warm-up
-  CUDA_CHECK(cudaDeviceSynchronize());
+  FUSION_TUNER_CHECK(cudaDeviceSynchronize());
   std::vector<float> t;
   for (int i = 0; i < reps; ++i) {
-    CUDA_CHECK(cudaEventRecord(e0, 0));
+    FUSION_TUNER_CHECK(cudaEventRecord(e0, 0));
     f();
-    CUDA_CHECK(cudaEventRecord(e1, 0));
-    CUDA_CHECK(cudaEventSynchronize(e1));
+    FUSION_TUNER_CHECK(cudaEventRecord(e1, 0));
+    FUSION_TUNER_CHECK(cudaEventSynchronize(e1));
     float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    FUSION_TUNER_CHECK(cudaEventElapsedTime(&ms, e0, e1));
     t.push_back(ms);
   }
-  CUDA_CHECK(cudaEventDestroy(e0));
-  CUDA_CHECK(cudaEventDestroy(e1));
+  FUSION_TUNER_CHECK(cudaEventDestroy(e0));
+  FUSION_TUNER_CHECK(cudaEventDestroy(e1));
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
 }
@@ -127,15 +136,15 @@ struct Reference {
     release();
     for (const FusionBuffer& o : outs) {
       void* p = nullptr;
-      CUDA_CHECK(cudaMalloc(&p, o.second));
-      CUDA_CHECK(cudaMemcpy(p, o.first, o.second, cudaMemcpyDeviceToDevice));
+      FUSION_TUNER_CHECK(cudaMalloc(&p, o.second));
+      FUSION_TUNER_CHECK(cudaMemcpy(p, o.first, o.second, cudaMemcpyDeviceToDevice));
       copies.push_back({p, o.second});
     }
-    CUDA_CHECK(cudaMalloc(&count, sizeof(unsigned long long)));
+    FUSION_TUNER_CHECK(cudaMalloc(&count, sizeof(unsigned long long)));
   }
   // Whether `outs` hold the same bytes as the reference.
   bool same(const std::vector<FusionBuffer>& outs) const {
-    CUDA_CHECK(cudaMemset(count, 0, sizeof(unsigned long long)));
+    FUSION_TUNER_CHECK(cudaMemset(count, 0, sizeof(unsigned long long)));
     for (size_t i = 0; i < outs.size(); ++i) {
       const size_t bytes = outs[i].second, n16 = bytes / 16;
       const unsigned char* a = static_cast<const unsigned char*>(outs[i].first);
@@ -143,15 +152,15 @@ struct Reference {
       fusion_pair_diff<<<1024, 256>>>(reinterpret_cast<const uint4*>(a), reinterpret_cast<const uint4*>(b), n16,
                                       a + n16 * 16, b + n16 * 16, static_cast<unsigned>(bytes % 16), count);
     }
-    CUDA_CHECK(cudaGetLastError());
+    FUSION_TUNER_CHECK(cudaGetLastError());
     unsigned long long c = 0;
-    CUDA_CHECK(cudaMemcpy(&c, count, sizeof c, cudaMemcpyDeviceToHost));
+    FUSION_TUNER_CHECK(cudaMemcpy(&c, count, sizeof c, cudaMemcpyDeviceToHost));
     return c == 0;
   }
   void release() {
-    for (const FusionBuffer& c : copies) CUDA_CHECK(cudaFree(const_cast<void*>(c.first)));
+    for (const FusionBuffer& c : copies) FUSION_TUNER_CHECK(cudaFree(const_cast<void*>(c.first)));
     copies.clear();
-    if (count) CUDA_CHECK(cudaFree(count));
+    if (count) FUSION_TUNER_CHECK(cudaFree(count));
     count = nullptr;
   }
 };
@@ -206,10 +215,10 @@ int main(int argc, char** argv) {
   if (any_budgets) {
     int* d_on = nullptr;
     int on = 0;
-    CUDA_CHECK(cudaMalloc(&d_on, sizeof(int)));
+    FUSION_TUNER_CHECK(cudaMalloc(&d_on, sizeof(int)));
     fusion_pair_setmaxnreg_probe<<<1, 1>>>(d_on);
-    CUDA_CHECK(cudaMemcpy(&on, d_on, sizeof(int), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaFree(d_on));
+    FUSION_TUNER_CHECK(cudaMemcpy(&on, d_on, sizeof(int), cudaMemcpyDeviceToHost));
+    FUSION_TUNER_CHECK(cudaFree(d_on));
     std::printf("setmaxnreg %s: %s\n", pair.c_str(),
                 on ? "compiled in (sm_90a): budgeted candidates give each kernel's warpgroups their budget"
                    : "not compiled in (not sm_90a): budgeted candidates run every slot at the launch count");
@@ -231,8 +240,8 @@ int main(int argc, char** argv) {
     pb.poison();
     run_original_a(0);
     run_original_b(0);
-    CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaDeviceSynchronize());
+    FUSION_TUNER_CHECK(cudaGetLastError());
+    FUSION_TUNER_CHECK(cudaDeviceSynchronize());
     ref_a.take(pa.device_outputs());
     ref_b.take(pb.device_outputs());
     const bool cpu_a = pa.check_cpu(), cpu_b = pb.check_cpu();
@@ -244,8 +253,8 @@ int main(int argc, char** argv) {
     const bool verbose = si == 0;
     unsigned identical = 0, checks = 0;
     auto compare = [&](const char* what, const char* label, bool expect_fused, bool fused) {
-      CUDA_CHECK(cudaGetLastError());
-      CUDA_CHECK(cudaDeviceSynchronize());
+      FUSION_TUNER_CHECK(cudaGetLastError());
+      FUSION_TUNER_CHECK(cudaDeviceSynchronize());
       const bool same_a = ref_a.same(pa.device_outputs()), same_b = ref_b.same(pb.device_outputs());
       const bool ok = same_a && same_b && fused == expect_fused;
       if (verbose || !ok)
@@ -260,9 +269,9 @@ int main(int argc, char** argv) {
       const fused_pair_candidate& c = fused_pair_candidates[i];
       if (verbose) {
         cudaFuncAttributes fa;
-        CUDA_CHECK(cudaFuncGetAttributes(&fa, c.kernel));
+        FUSION_TUNER_CHECK(cudaFuncGetAttributes(&fa, c.kernel));
         int occ = 0;
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, c.kernel, static_cast<int>(c.threads), 0));
+        FUSION_TUNER_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, c.kernel, static_cast<int>(c.threads), 0));
         unsigned sa = 0, sb = 0;
         std::string budgets;
         parse_label(c.ratio, sa, sb, budgets);
@@ -279,15 +288,15 @@ int main(int argc, char** argv) {
     // The fused kernel under an SM policy (the first half of the SMs) in its own stream.
     {
       cudaStream_t st;
-      CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+      FUSION_TUNER_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
       const unsigned sms = ptb::sm_count();
       ptb::set_stream_policy(st, ptb::Policy::create(ptb::SmSet::range(0, sms / 2)));
       pa.poison();
       pb.poison();
-      CUDA_CHECK(cudaDeviceSynchronize());  // the poison (legacy default stream) must be done before a non-blocking stream starts
+      FUSION_TUNER_CHECK(cudaDeviceSynchronize());  // the poison (legacy default stream) must be done before a non-blocking stream starts
       compare("half-SMs", fused_pair_candidates[0].ratio, true, run_fused(fused_pair_candidates[0], st));
       ptb::set_stream_policy(st, ptb::Policy());
-      CUDA_CHECK(cudaStreamDestroy(st));
+      FUSION_TUNER_CHECK(cudaStreamDestroy(st));
     }
     // The fallback: launch mode original runs the original kernels one after the other.
     ptb::set_launch_mode(ptb::LaunchMode::original);
@@ -303,8 +312,8 @@ int main(int argc, char** argv) {
       pa.poison();
       pb.poison();
       const bool fused = run_decided(0);
-      CUDA_CHECK(cudaGetLastError());
-      CUDA_CHECK(cudaDeviceSynchronize());
+      FUSION_TUNER_CHECK(cudaGetLastError());
+      FUSION_TUNER_CHECK(cudaDeviceSynchronize());
       const bool same_a = ref_a.same(pa.device_outputs()), same_b = ref_b.same(pb.device_outputs());
       const bool ok = same_a && same_b && fused == (decided.choice == ptb::FusedChoice::fused);
       std::printf("decided  %s tasks %llu %llu: ran %s %s: %s=%s %s=%s\n", kernels.c_str(), tasks_a, tasks_b,
@@ -322,12 +331,12 @@ int main(int argc, char** argv) {
 
     if (bench && scale_failures == 0) {
       cudaStream_t s1, s2;
-      CUDA_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
-      CUDA_CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+      FUSION_TUNER_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+      FUSION_TUNER_CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
       cudaEvent_t fork, join1, join2;
-      CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
-      CUDA_CHECK(cudaEventCreateWithFlags(&join1, cudaEventDisableTiming));
-      CUDA_CHECK(cudaEventCreateWithFlags(&join2, cudaEventDisableTiming));
+      FUSION_TUNER_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+      FUSION_TUNER_CHECK(cudaEventCreateWithFlags(&join1, cudaEventDisableTiming));
+      FUSION_TUNER_CHECK(cudaEventCreateWithFlags(&join2, cudaEventDisableTiming));
       const float t_a = median_ms(reps, [&] { run_original_a(0); });
       const float t_b = median_ms(reps, [&] { run_original_b(0); });
       const float t_seq = median_ms(reps, [&] {
@@ -335,15 +344,15 @@ int main(int argc, char** argv) {
         run_original_b(0);
       });
       const float t_two = median_ms(reps, [&] {
-        CUDA_CHECK(cudaEventRecord(fork, 0));
-        CUDA_CHECK(cudaStreamWaitEvent(s1, fork, 0));
-        CUDA_CHECK(cudaStreamWaitEvent(s2, fork, 0));
+        FUSION_TUNER_CHECK(cudaEventRecord(fork, 0));
+        FUSION_TUNER_CHECK(cudaStreamWaitEvent(s1, fork, 0));
+        FUSION_TUNER_CHECK(cudaStreamWaitEvent(s2, fork, 0));
         run_original_a(s1);
         run_original_b(s2);
-        CUDA_CHECK(cudaEventRecord(join1, s1));
-        CUDA_CHECK(cudaEventRecord(join2, s2));
-        CUDA_CHECK(cudaStreamWaitEvent(0, join1, 0));
-        CUDA_CHECK(cudaStreamWaitEvent(0, join2, 0));
+        FUSION_TUNER_CHECK(cudaEventRecord(join1, s1));
+        FUSION_TUNER_CHECK(cudaEventRecord(join2, s2));
+        FUSION_TUNER_CHECK(cudaStreamWaitEvent(0, join1, 0));
+        FUSION_TUNER_CHECK(cudaStreamWaitEvent(0, join2, 0));
       });
       std::printf("bench %s solo_a %.4f ms solo_b %.4f ms (b/a %.2f) sequential %.4f ms two_streams %.4f ms (%.3fx seq)\n",
                   pair.c_str(), t_a, t_b, t_b / t_a, t_seq, t_two, t_two / t_seq);
@@ -391,11 +400,11 @@ int main(int argc, char** argv) {
                   decided.label, t_decided, t_decided / t_seq, t_decided / t_two, t_decided / best);
 #endif
       std::fflush(stdout);
-      CUDA_CHECK(cudaEventDestroy(fork));
-      CUDA_CHECK(cudaEventDestroy(join1));
-      CUDA_CHECK(cudaEventDestroy(join2));
-      CUDA_CHECK(cudaStreamDestroy(s1));
-      CUDA_CHECK(cudaStreamDestroy(s2));
+      FUSION_TUNER_CHECK(cudaEventDestroy(fork));
+      FUSION_TUNER_CHECK(cudaEventDestroy(join1));
+      FUSION_TUNER_CHECK(cudaEventDestroy(join2));
+      FUSION_TUNER_CHECK(cudaStreamDestroy(s1));
+      FUSION_TUNER_CHECK(cudaStreamDestroy(s2));
     }
     ref_a.release();
     ref_b.release();
