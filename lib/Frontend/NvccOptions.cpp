@@ -9,11 +9,9 @@ namespace {
 constexpr ForClang Keep = ForClang::Keep, Drop = ForClang::Drop, DropWithValue = ForClang::DropWithValue;
 
 // The options that take a value are `nvcc --help`'s shown with <...>, {...} or [...], plus -MF,
-// -qpp-config and the undocumented -Xcudafe/-Xfatbin. The front end drops those clang has no use for, and
+// -qpp-config, -e/--entries (shown as `entry,...`) and the undocumented -Xcudafe/-Xfatbin. The front end drops
+// those clang has no use for (nvcc's own: -Ofc, -jtd, --fatbin-options, -frandom-seed with its value apart), and
 // the flags without a value that clang does not take (or that would stop a syntax-only parse: -M, -E).
-// Rows where the two readers disagree are kept as they were written: -lineinfo-level, -e/--entries,
-// -jump-table-density and -lto-cache-dir are dropped with a value that ptb-nvcc does not read as one;
-// -qpp-config's value is left to clang.
 const NvccOption kOptions[] = {
     {"--output-file", true, Keep}, {"-o", true, Keep}, {"--pre-include", true, Keep}, {"-include", true, Keep},
     {"--library", true, DropWithValue}, {"-l", true, Keep}, {"--define-macro", true, Keep}, {"-D", true, Keep},
@@ -26,7 +24,7 @@ const NvccOption kOptions[] = {
     {"--libdevice-directory", true, DropWithValue}, {"-ldir", true, DropWithValue},
     {"--target-directory", true, DropWithValue}, {"-target-dir", true, DropWithValue},
     {"--optimization-info", true, DropWithValue}, {"-opt-info", true, DropWithValue},
-    {"--optimize", true, DropWithValue}, {"-O", true, Keep}, {"--Ofast-compile", true, Keep}, {"-Ofc", true, Keep},
+    {"--optimize", true, DropWithValue}, {"-O", true, Keep}, {"--Ofast-compile", true, DropWithValue}, {"-Ofc", true, DropWithValue},
     {"--dopt", true, DropWithValue}, {"-dopt", true, DropWithValue}, {"--ftemplate-backtrace-limit", true, Keep},
     {"-ftemplate-backtrace-limit", true, Keep}, {"--ftemplate-depth", true, Keep}, {"-ftemplate-depth", true, Keep},
     {"--x", true, Keep}, {"-x", true, Keep}, {"--std", true, Keep}, {"-std", true, Keep},
@@ -35,7 +33,7 @@ const NvccOption kOptions[] = {
     {"--archive-options", true, DropWithValue}, {"-Xarchive", true, DropWithValue},
     {"--ptxas-options", true, DropWithValue}, {"-Xptxas", true, DropWithValue},
     {"--nvlink-options", true, DropWithValue}, {"-Xnvlink", true, DropWithValue}, {"-Xcudafe", true, DropWithValue},
-    {"--cudafe-options", true, DropWithValue}, {"-Xfatbin", true, DropWithValue}, {"--fatbin-options", true, Keep},
+    {"--cudafe-options", true, DropWithValue}, {"-Xfatbin", true, DropWithValue}, {"--fatbin-options", true, DropWithValue},
     {"--static-global-template-stub", true, DropWithValue}, {"-static-global-template-stub", true, DropWithValue},
     {"--device-entity-has-hidden-visibility", true, DropWithValue},
     {"-device-entity-has-hidden-visibility", true, DropWithValue}, {"--threads", true, DropWithValue},
@@ -62,14 +60,14 @@ const NvccOption kOptions[] = {
     {"--diag-warn", true, DropWithValue}, {"-diag-warn", true, DropWithValue},
     {"--host-linker-script", true, DropWithValue}, {"-hls", true, DropWithValue},
     {"--brief-diagnostics", true, DropWithValue}, {"-brief-diag", true, DropWithValue},
-    {"--jump-table-density", true, DropWithValue}, {"-jtd", true, Keep},
+    {"--jump-table-density", true, DropWithValue}, {"-jtd", true, DropWithValue},
     {"--device-stack-protector", true, DropWithValue}, {"-device-stack-protector", true, DropWithValue},
     {"--compress-mode", true, DropWithValue}, {"-compress-mode", true, DropWithValue},
-    {"--frandom-seed", true, DropWithValue}, {"-frandom-seed", true, Keep}, {"--sanitize", true, DropWithValue},
+    {"--frandom-seed", true, DropWithValue}, {"-frandom-seed", true, DropWithValue}, {"--sanitize", true, DropWithValue},
     {"-sanitize", true, DropWithValue}, {"--options-file", true, DropWithValue}, {"-optf", true, DropWithValue},
-    {"--qpp-config", true, Drop}, {"-qpp-config", true, Drop}, {"-lineinfo-level", false, DropWithValue},
-    {"-e", false, DropWithValue}, {"--entries", false, DropWithValue}, {"-jump-table-density", false, DropWithValue},
-    {"-lto-cache-dir", false, DropWithValue}, {"-lineinfo", false, Drop}, {"--generate-line-info", false, Drop},
+    {"--qpp-config", true, DropWithValue}, {"-qpp-config", true, DropWithValue}, {"-lineinfo-level", true, DropWithValue},
+    {"-e", true, DropWithValue}, {"--entries", true, DropWithValue}, {"-jump-table-density", true, DropWithValue},
+    {"-lto-cache-dir", true, DropWithValue}, {"-lineinfo", false, Drop}, {"--generate-line-info", false, Drop},
     {"--use_fast_math", false, Drop}, {"-use_fast_math", false, Drop}, {"-G", false, Drop},
     {"--device-debug", false, Drop}, {"--extended-lambda", false, Drop}, {"-extended-lambda", false, Drop},
     {"--expt-extended-lambda", false, Drop}, {"--expt-relaxed-constexpr", false, Drop},

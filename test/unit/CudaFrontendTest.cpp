@@ -74,6 +74,20 @@ TEST(NvccOptions, OneRowServesBothReaders) {
   EXPECT_EQ(ptb::findNvccOption("a.cu"), nullptr);
 }
 
+// nvcc's own options that take a value (nvcc 13's --help), written with the value apart: ptb-nvcc reads the
+// value as the option's, not as an input, and clang gets neither (each used to reach clang, which refused it).
+TEST(NvccOptions, NvccOnlyValuesNeverReachClang) {
+  for (const char *spelling : {"--Ofast-compile", "-Ofc", "--fatbin-options", "-jtd", "--jump-table-density",
+                               "-jump-table-density", "-frandom-seed", "--qpp-config", "-qpp-config", "-e",
+                               "--entries"}) {
+    const ptb::NvccOption *o = ptb::findNvccOption(spelling);
+    ASSERT_NE(o, nullptr) << spelling;
+    EXPECT_TRUE(o->takesValue) << spelling;
+    EXPECT_EQ(ptb::translateNvccArgs({spelling, "v", "a.cu"}), (Strings{"a.cu"})) << spelling;
+  }
+  EXPECT_EQ(ptb::translateNvccArgs({"-Ofc=max", "--fatbin-options=-compress-all", "-jtd=5", "a.cu"}), (Strings{"a.cu"}));
+}
+
 // --- translateNvccArgs ---------------------------------------------------------------------------------
 
 TEST(TranslateNvccArgs, RealisticNvccCommandLine) {
