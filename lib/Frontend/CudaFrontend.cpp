@@ -156,13 +156,11 @@ std::vector<std::string> translateNvccArgs(const std::vector<std::string> &args)
                  a.substr(o.spelling.size()).starts_with("=");
         }))
       continue;
-    // Value-carrying nvcc flags glued to their value, dropped whole.
-    if (a.starts_with("-arch=sm_") || a.starts_with("-cudart=") || a.starts_with("--cudart=")) continue;
     if ((a == "-Werror" || a == "--Werror") && i + 1 < args.size() && isNvccWerrorKinds(args[i + 1])) { ++i; continue; }
     if ((a.starts_with("-Werror=") || a.starts_with("--Werror=")) && isNvccWerrorKinds(a.split('=').second)) continue;
     if (a.starts_with("--std=")) { out.push_back("-std=" + a.drop_front(6).str()); continue; }
     if ((a == "-std" || a == "--std") && i + 1 < args.size()) { out.push_back("-std=" + args[++i]); continue; }
-    if (a.starts_with("-Ofast-compile") || a.starts_with("--Ofast-compile")) continue;  // nvcc's, not -Ofast
+    if (a.starts_with("-Ofast-compile")) continue;  // nvcc's single-dash spelling, not clang's -Ofast
     if (a == "-Xcompiler" || a == "--compiler-options") {
       // The next word is a comma-separated list of host-compiler flags: keep those clang knows.
       if (i + 1 < args.size()) addHostCompilerFlags(args[++i], out);

@@ -145,6 +145,7 @@ TEST(TranslateNvccArgs, OfastCompileIsDropped) {
   // __FAST_MATH__ and changes the parse. Reproducer:
   //   translateNvccArgs({"-Ofast-compile=max", "-O2"}) == {"-Ofast-compile=max", "-O2"}, expected {"-O2"}.
   EXPECT_EQ(ptb::translateNvccArgs({"-Ofast-compile=max", "-O2"}), (Strings{"-O2"}));
+  EXPECT_EQ(ptb::translateNvccArgs({"--Ofast-compile=max", "--cudart=static", "-arch=compute_90", "-O2"}), (Strings{"-O2"}));
 }
 
 TEST(TranslateNvccArgs, SeparateValuesOfNvccOnlyFlagsAreDropped) {
