@@ -2,7 +2,6 @@
 #include "Analyzer.h"
 #include "BuiltinVars.h"
 #include "SlotFactsRecorder.h"
-#include "PtbCloneName.h"
 #include "Uniformity.h"
 
 #include "clang/AST/DeclTemplate.h"
@@ -141,7 +140,7 @@ public:
     if (!isSharedVar(v)) {
       if (v->isLocalVarDecl() && !v->isStaticLocal()) {
         destroys(v->getType(), v->getLocation());
-        // `W w;`: the constructor's clone is called as `W w(::ptb::VirtualBlock{}, blockIdx, gridDim);`.
+        // `W w;`: a construction with nothing written after the name (CloneCallSite::Form::DefaultConstruct).
         if (auto *ce = dyn_cast_or_null<CXXConstructExpr>(v->getInit() ? v->getInit()->IgnoreImplicit() : nullptr);
             ce && ce->getNumArgs() == 0 && ce->getParenOrBraceRange().isInvalid() &&
             !v->getType()->isArrayType() && !isa<DecompositionDecl>(v))
@@ -218,13 +217,8 @@ public:
           if (cand && definitionOf(cand) && !a.sm.isInSystemHeader(cand->getLocation())) {
             CallHit h{definitionOf(cand), ule->getNameLoc(), a.lparenAfter(ule->getEndLoc()), call->getBeginLoc(),
                       call->getNumArgs() > 0, false};
-            if (h.nameLoc.isFileID() && h.lparenLoc.isValid() && ule->getName().isIdentifier()) {
-              unsigned extent = a.extentOf(call);
-              edit(h, CallEdit::Kind::Replace, h.nameLoc, Lexer::MeasureTokenLength(h.nameLoc, a.sm, a.ctx.getLangOpts()),
-                   ptbCloneName(h.callee), extent);
-              edit(h, CallEdit::Kind::Open, h.lparenLoc.getLocWithOffset(1), 0,
-                   std::string("blockIdx, gridDim") + (h.hasArgs ? ", " : ""), extent);
-            }
+            if (h.nameLoc.isFileID() && h.lparenLoc.isValid() && ule->getName().isIdentifier())
+              named(h, Lexer::MeasureTokenLength(h.nameLoc, a.sm, a.ctx.getLangOpts()), a.extentOf(call));
             f.calls.push_back(h);
             break;
           }
@@ -255,21 +249,14 @@ public:
       if (q.rfind("nvcuda::wmma::", 0) == 0) f.warpOps.push_back({q, loc});
     }
     if (isBlockBarrier(n) || n == "__barrier_sync") {
-      BarrierHit h{n.str(), true, loc, {}, ""};
+      BarrierHit h{n.str(), true, loc, std::nullopt, ""};
       if (n == "__barrier_sync") {
         Expr::EvalResult id;
         const Expr *arg = call->getNumArgs() == 1 ? call->getArg(0) : nullptr;
         if (!arg || arg->isValueDependent() || !arg->EvaluateAsInt(id, a.ctx) || id.Val.getInt() != 0)
           h.unrewritable = "it is a named barrier (an id other than 0, or one not known at compile time)";
       }
-      if (h.unrewritable.empty()) {
-        std::string to = n == "__syncthreads"         ? "::ptb::task_sync"
-                         : n == "__syncthreads_count" ? "::ptb::task_sync_count"
-                         : n == "__syncthreads_and"   ? "::ptb::task_sync_and"
-                         : n == "__syncthreads_or"    ? "::ptb::task_sync_or"
-                                                      : "::ptb::task_barrier_sync";
-        renameCallee(call, to, h);
-      }
+      if (h.unrewritable.empty()) calleeName(call, h);
       f.barriers.push_back(h);
       return true;
     }
@@ -289,7 +276,7 @@ public:
     CgClass cg = classifyCg(callee, call);
     switch (cg.what) {
     case CgClass::BlockSync: {
-      BarrierHit h{cg.kind, true, loc, {}, ""};
+      BarrierHit h{cg.kind, true, loc, std::nullopt, ""};
       if (cg.kind != "cg::thread_block::sync")
         h.unrewritable = "the group may be a tile of the block rather than the block (a generic thread_group)";
       else if (n != "sync")
@@ -297,7 +284,7 @@ public:
       else if (auto *me = dyn_cast<MemberExpr>(call->getCallee()->IgnoreParenImpCasts()))
         groupMemberSync(call, me, h);  // thread_block::sync is a static member in CUDA 13: not always a CXXMemberCallExpr
       else
-        renameCallee(call, "::ptb::task_group_sync", h);
+        calleeName(call, h);
       f.barriers.push_back(h);
       return true;
     }
@@ -345,8 +332,7 @@ public:
     return true;
   }
 
-  // The constructor's clone takes a ::ptb::VirtualBlock first, then the virtual indices: `W w(a)` becomes
-  // `W w(::ptb::VirtualBlock{}, blockIdx, gridDim, a)`, `W{a}` `W{::ptb::VirtualBlock{}, blockIdx, gridDim, a}`.
+  // A constructor's call: the clone's arguments go where its '(' or '{' opens, or after the variable's name.
   bool VisitCXXConstructExpr(CXXConstructExpr *e) {
     auto *ctor = e->getConstructor();
     const FunctionDecl *def = ctor ? definitionOf(ctor) : nullptr;
@@ -423,16 +409,30 @@ private:
   void refuse(CallHit &h, std::string why) {
     h.viaOperatorOrImplicit = true;
     h.why = std::move(why);
-    h.edits.clear();
+    h.site.reset();
   }
 
-  void edit(CallHit &h, CallEdit::Kind kind, SourceLocation at, unsigned length, std::string text, unsigned extent) {
-    h.edits.push_back({kind, at, length, std::move(text), extent});
+  // The call's site, of `form`, with its callee and extent.
+  CloneCallSite &site(CallHit &h, CloneCallSite::Form form, unsigned extent) {
+    h.site.emplace();
+    h.site->form = form;
+    h.site->callee = h.callee;
+    h.site->extent = extent;
+    return *h.site;
   }
 
-  // A call by name (`f(x)`, `obj.f(x)`, `p->f()`, `W::s()`, `Base::f()`, `f()` in a member function): the
-  // name becomes the clone's and the virtual indices go first among the arguments. A call that cannot be
-  // located keeps no edits; the gathering of calls says why when the call needs its clone.
+  // A call by name whose name token is at h.nameLoc, `length` characters, and its '(' at h.lparenLoc.
+  void named(CallHit &h, unsigned length, unsigned extent) {
+    CloneCallSite &s = site(h, CloneCallSite::Form::Named, extent);
+    s.name = h.nameLoc;
+    s.nameLength = length;
+    s.open = h.lparenLoc;
+    s.args = h.hasArgs;
+  }
+
+  // A call by name (`f(x)`, `obj.f(x)`, `p->f()`, `W::s()`, `Base::f()`, `f()` in a member function): its
+  // name and its '('. A call that cannot be located has no site; the gathering of calls says why when the
+  // call needs its clone.
   void namedForm(const CallExpr *call, const DeclarationNameInfo &name, SourceLocation end, CallHit &h) {
     SourceLocation nameLoc = name.getLoc();
     // A call written in a macro argument is edited where it is written.
@@ -460,22 +460,15 @@ private:
     default:
       return refuse(h, "it is a destructor, which cannot be cloned");
     }
-    unsigned extent = a.extentOf(call);
-    edit(h, CallEdit::Kind::Replace, nameLoc, length, ptbCloneName(h.callee), extent);
-    edit(h, CallEdit::Kind::Open, h.lparenLoc.getLocWithOffset(1), 0,
-         std::string("blockIdx, gridDim") + (h.hasArgs ? ", " : ""), extent);
+    named(h, length, a.extentOf(call));
   }
 
-  // An overloaded operator written as an operator. The call is written as one of the clone, a member
-  // (`a + b` -> `(a).operatorPlus__ptb(blockIdx, gridDim, b)`, `x[i]` -> `x.operatorSubscript__ptb(blockIdx,
-  // gridDim, i)`, `f(a)` -> `f.operatorCall__ptb(blockIdx, gridDim, a)`, `-a` -> `(a).operatorMinus__ptb(blockIdx,
-  // gridDim)`, `a++` -> `(a).operatorPlusPlus__ptb(blockIdx, gridDim, 0)`) or not (`a + b` ->
-  // `freeOperatorPlus__ptb(blockIdx, gridDim, a, b)`).
+  // An overloaded operator written as an operator (`a + b`, `x[i]`, `f(a)`, `-a`, `a++`): where its operator
+  // and operands are, for writing it as a call of the clone (a member's or a free one).
   void operatorForm(const CXXOperatorCallExpr *op, CallHit &h) {
     OverloadedOperatorKind kind = op->getOperator();
     auto *m = dyn_cast<CXXMethodDecl>(h.callee);
     const bool member = m && !m->isStatic();
-    const std::string name = ptbCloneName(h.callee), vi = "blockIdx, gridDim";
     const unsigned n = op->getNumArgs();
     if (m && m->isVirtual()) return refuse(h, "it is a virtual function");
     if (kind == OO_Arrow) return refuse(h, "it is operator->, which a member access calls");
@@ -505,8 +498,12 @@ private:
         return refuse(h, inMacro);
       unsigned written = 0;
       for (unsigned i = 1; i < n; ++i) if (!isa<CXXDefaultArgExpr>(op->getArg(i))) ++written;
-      edit(h, CallEdit::Kind::Replace, open, 1, "." + name + "(" + vi + (written ? ", " : ""), extent);
-      if (kind == OO_Subscript) edit(h, CallEdit::Kind::Replace, opTok, 1, ")", extent);
+      CloneCallSite &s =
+          site(h, kind == OO_Call ? CloneCallSite::Form::CallOperator : CloneCallSite::Form::SubscriptOperator, extent);
+      s.member = member;
+      s.args = written > 0;
+      s.open = open;
+      if (kind == OO_Subscript) s.op = opTok;
       return;
     }
     // The operator's own token must be where the call says it is.
@@ -526,19 +523,26 @@ private:
       SourceLocation end = a.afterTokenAt(a.boundaryLoc(op->getEndLoc(), false));
       if (!sameFile({begin, firstEnd, second, end}) || !(offset(firstEnd) <= offset(opTok) && offset(afterOp) <= offset(second)))
         return refuse(h, inMacro);
-      edit(h, CallEdit::Kind::Open, begin, 0, member ? "(" : name + "(" + vi + ", ", extent);
-      edit(h, CallEdit::Kind::Replace, firstEnd, offset(second) - offset(firstEnd),
-           member ? ")." + name + "(" + vi + ", " : std::string(", "), extent);
-      edit(h, CallEdit::Kind::Close, end, 0, ")", extent);
+      CloneCallSite &s = site(h, CloneCallSite::Form::BinaryOperator, extent);
+      s.member = member;
+      s.begin = begin;
+      s.firstEnd = firstEnd;
+      s.second = second;
+      s.end = end;
     } else if (postfix) {  // a++
       if (!sameFile({begin, firstEnd}) || offset(firstEnd) > offset(opTok)) return refuse(h, inMacro);
-      edit(h, CallEdit::Kind::Open, begin, 0, member ? "(" : name + "(" + vi + ", ", extent);
-      edit(h, CallEdit::Kind::Replace, firstEnd, offset(afterOp) - offset(firstEnd),
-           member ? ")." + name + "(" + vi + ", 0)" : std::string(", 0)"), extent);
+      CloneCallSite &s = site(h, CloneCallSite::Form::PostfixOperator, extent);
+      s.member = member;
+      s.begin = begin;
+      s.firstEnd = firstEnd;
+      s.end = afterOp;
     } else if (n == 1) {  // @a
       if (!sameFile({begin, firstEnd}) || offset(afterOp) > offset(begin)) return refuse(h, inMacro);
-      edit(h, CallEdit::Kind::Replace, opTok, offset(begin) - offset(opTok), member ? "(" : name + "(" + vi + ", ", extent);
-      edit(h, CallEdit::Kind::Close, firstEnd, 0, member ? ")." + name + "(" + vi + ")" : std::string(")"), extent);
+      CloneCallSite &s = site(h, CloneCallSite::Form::PrefixOperator, extent);
+      s.member = member;
+      s.op = opTok;
+      s.begin = begin;
+      s.firstEnd = firstEnd;
     } else {
       refuse(h, "the operator cannot be written as a call");
     }
@@ -549,23 +553,20 @@ private:
   void constructForm(const CXXConstructExpr *e, CallHit &h) {
     unsigned written = 0;
     for (const Expr *arg : e->arguments()) if (!isa<CXXDefaultArgExpr>(arg)) ++written;
-    std::string text = "::ptb::VirtualBlock{}, blockIdx, gridDim";
     SourceLocation open = e->getParenOrBraceRange().getBegin();
     if (open.isInvalid())
       if (auto it = castParens.find(e); it != castParens.end()) open = it->second;
-    SourceLocation at;
+    SourceLocation at, afterName;
     if (open.isValid()) {
       open = a.editableLoc(open);
       Token t;
       if (open.isInvalid() || Lexer::getRawToken(open, t, a.sm, a.ctx.getLangOpts()) || !t.isOneOf(tok::l_paren, tok::l_brace))
         return refuse(h, "the call is written inside a macro definition");
       at = open.getLocWithOffset(1);
-      if (written) text += ", ";
     } else if (auto it = defaultInits.find(e); it != defaultInits.end()) {
       SourceLocation name = a.editableLoc(it->second);
       if (name.isInvalid()) return refuse(h, "the call is written inside a macro definition");
-      at = a.afterTokenAt(name);
-      text = "(" + text + ")";
+      at = afterName = a.afterTokenAt(name);
     } else {
       return refuse(h, "the constructor is called implicitly (a conversion, a copy, or a member or base without "
                        "a written initializer)");
@@ -574,7 +575,11 @@ private:
       return refuse(h, "it is an inherited constructor");
     h.viaOperatorOrImplicit = false;
     h.nameLoc = at;
-    edit(h, CallEdit::Kind::Open, at, 0, text, a.extentOf(e));
+    CloneCallSite &s = site(h, afterName.isValid() ? CloneCallSite::Form::DefaultConstruct : CloneCallSite::Form::Construct,
+                            a.extentOf(e));
+    s.args = written > 0;
+    if (afterName.isValid()) s.end = afterName;
+    else s.open = open;
   }
 
   void evaluatedElsewhere(const Expr *x, const char *what, SourceLocation used) {
@@ -597,7 +602,7 @@ private:
         c.viaOperatorOrImplicit = true;
         c.why = std::string("it is called from ") + what + ", whose text is the declaration's";
       }
-      c.edits.clear();
+      c.site.reset();
       c.callLoc = used;
       f.calls.push_back(c);
     }
@@ -624,35 +629,46 @@ private:
     h.unrewritable = "it is written inside the definition of macro " + (m.empty() ? std::string("?") : m);
   }
 
-  // A barrier called by name (`__syncthreads()`, `cg::sync(block)`): the name, with its qualifier, becomes
-  // `to`. `__syncthreads()` that is a whole macro expansion (`#define SYNC __syncthreads()`) is replaced
-  // there, macro name and arguments included.
-  void renameCallee(const CallExpr *call, const std::string &to, BarrierHit &h) {
+  void taskBarrier(BarrierHit &h, TaskBarrierSite::Form form, SourceLocation at, unsigned length) {
+    h.site.emplace();
+    h.site->form = form;
+    h.site->kind = h.kind;
+    h.site->at = at;
+    h.site->length = length;
+  }
+
+  // A barrier called by name (`__syncthreads()`, `cg::sync(block)`): where its name, with its qualifier,
+  // is written. `__syncthreads()` that is a whole macro expansion (`#define SYNC __syncthreads()`): the
+  // macro's use, macro name and arguments included.
+  void calleeName(const CallExpr *call, BarrierHit &h) {
     const Expr *callee = call->getCallee()->IgnoreParenImpCasts();
     SourceLocation b = writtenAt(callee->getBeginLoc()), e = writtenAt(callee->getEndLoc());
     if (b.isValid() && e.isValid() && a.sm.getFileID(b) == a.sm.getFileID(e)) {
-      h.edits.push_back({b, tokenEnd(e) - a.sm.getFileOffset(b), to});
+      taskBarrier(h, TaskBarrierSite::Form::Name, b, tokenEnd(e) - a.sm.getFileOffset(b));
       return;
     }
     // The name alone is a macro's whole expansion (`#define SYNC __syncthreads`), or with the call's
-    // parentheses (`#define SYNC() __syncthreads()`, no arguments): the macro's use is replaced.
-    if (wholeExpansion(callee->getBeginLoc(), callee->getEndLoc(), to, h)) return;
-    if (call->getNumArgs() == 0 && wholeExpansion(call->getBeginLoc(), call->getRParenLoc(), to + "()", h)) return;
+    // parentheses (`#define SYNC() __syncthreads()`, no arguments): the macro's use is the barrier's text.
+    if (wholeExpansion(callee->getBeginLoc(), callee->getEndLoc(), TaskBarrierSite::Form::Name, h)) return;
+    if (call->getNumArgs() == 0 &&
+        wholeExpansion(call->getBeginLoc(), call->getRParenLoc(), TaskBarrierSite::Form::NameAndCall, h))
+      return;
     notWritten(callee->getBeginLoc(), h);
   }
 
-  bool wholeExpansion(SourceLocation b, SourceLocation e, const std::string &to, BarrierHit &h) {
+  bool wholeExpansion(SourceLocation b, SourceLocation e, TaskBarrierSite::Form form, BarrierHit &h) {
     SourceLocation mb, me;
     const LangOptions &lo = a.ctx.getLangOpts();
     if (!b.isMacroID() || !e.isMacroID() || !Lexer::isAtStartOfMacroExpansion(b, a.sm, lo, &mb) ||
         !Lexer::isAtEndOfMacroExpansion(e, a.sm, lo, &me) || !mb.isFileID() || !me.isFileID() ||
         a.sm.getFileID(mb) != a.sm.getFileID(me) || a.sm.getFileOffset(mb) > a.sm.getFileOffset(me))
       return false;
-    h.edits.push_back({mb, tokenEnd(me) - a.sm.getFileOffset(mb), to});
+    taskBarrier(h, form, mb, tokenEnd(me) - a.sm.getFileOffset(mb));
     return true;
   }
 
-  // `block.sync()` / `p->sync()` on a cooperative_groups::thread_block: ::ptb::task_group_sync(block).
+  // `block.sync()` / `p->sync()` on a cooperative_groups::thread_block: where the object begins, and its
+  // `.sync()`.
   void groupMemberSync(const CallExpr *call, const MemberExpr *me, BarrierHit &h) {
     if (me->isImplicitAccess() || me->getOperatorLoc().isInvalid()) {
       h.unrewritable = "the group it is called on is not written (an implicit object)";
@@ -666,8 +682,10 @@ private:
       notWritten(call->getBeginLoc(), h);
       return;
     }
-    h.edits.push_back({ob, 0, std::string("::ptb::task_group_sync(") + (me->isArrow() ? "*" : "")});
-    h.edits.push_back({op, tokenEnd(rp) - a.sm.getFileOffset(op), ")"});
+    taskBarrier(h, TaskBarrierSite::Form::Member, ob, 0);
+    h.site->memberOp = op;
+    h.site->memberLength = tokenEnd(rp) - a.sm.getFileOffset(op);
+    h.site->arrow = me->isArrow();
   }
 
   Analyzer &a;

@@ -1,6 +1,6 @@
 // Facts of one function body, gathered once per function (Analyzer::factsOf, Analyzer.h) and shared by
 // every kernel that reaches it: the built-in variables it reads, its barriers, warp-level operations, calls
-// (with the edits that would send each to a PTB clone), shared variables, returns and blockers. Internal to
+// (with how each is written, for sending it to a PTB clone), shared variables, returns and blockers. Internal to
 // lib/Analysis.
 #pragma once
 
@@ -9,6 +9,7 @@
 
 #include "clang/AST/ExprCXX.h"
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,9 +29,9 @@ struct BarrierHit {
   std::string kind;
   bool blockWide;
   SourceLocation loc;
-  // A block barrier in a parking task body (docs/ptb-transform.md, "Parking"): the edits that make it a
-  // task barrier, or why it cannot be one.
-  std::vector<TaskBarrierEdit> edits;
+  // A block barrier in a parking task body (docs/ptb-transform.md, "Parking"): how it is written, for
+  // making it a task barrier, or why it cannot be one.
+  std::optional<TaskBarrierSite> site;
   std::string unrewritable;
 };
 // A warp-level collective (shuffle, vote, __syncwarp, a tile's operation, WMMA, warp-collective asm): it
@@ -47,7 +48,8 @@ struct CallHit {
   bool viaOperatorOrImplicit;  // cannot be sent to a clone by a text edit (`why` says why)
   bool system = false;         // defined in a system header (cub, thrust, ...): followed for barriers only
   std::string why;
-  std::vector<CallEdit> edits; // what sends the call to the callee's clone (empty when it cannot be)
+  std::optional<CloneCallSite> site;  // how it is written, for sending it to the callee's clone (none when it
+                                      // cannot be)
 };
 
 struct FunctionFacts {

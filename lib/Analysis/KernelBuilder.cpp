@@ -8,6 +8,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <cassert>
 #include <deque>
 #include <functional>
 #include <tuple>
@@ -196,10 +197,9 @@ private:
     return r.barrier.found && !r.bad.found;
   }
 
-  // The edits that make a return of a parking kernel's body leave the task first: `return;` ->
-  // `{ ::ptb::task_exit(); return; }`, and `return e;` (e of type void) -> `{ e; ::ptb::task_exit(); return; }`.
-  // False, with why, when its text is not all in the file (written in a macro).
-  bool exitEdits(const ReturnStmt *r, std::vector<TaskBarrierEdit> &out, std::string &why) const {
+  // Where a thread leaves the task at a return of a parking kernel's body (the rewrite makes it leave
+  // first, then return). False, with why, when its text is not all in the file (written in a macro).
+  bool taskExit(const ReturnStmt *r, std::vector<TaskExit> &out, std::string &why) const {
     const LangOptions &lo = a.ctx.getLangOpts();
     SourceLocation kw = r->getReturnLoc(), last = r->getEndLoc();
     std::optional<Token> semi;
@@ -209,14 +209,7 @@ private:
       why = "is written in a macro, where ptb-transform cannot add that exit";
       return false;
     }
-    unsigned kwLength = Lexer::MeasureTokenLength(kw, sm, lo);
-    if (r->getRetValue()) {
-      out.push_back({kw, kwLength, "{"});
-      out.push_back({semi->getLocation(), 1, "; ::ptb::task_exit(); return; }"});
-    } else {
-      out.push_back({kw, kwLength, "{ ::ptb::task_exit(); return"});
-      out.push_back({semi->getLocation(), 1, "; }"});
-    }
+    out.push_back({r->getRetValue() ? TaskExit::Form::ReturnVoidValue : TaskExit::Form::Return, kw, semi->getLocation()});
     return true;
   }
 
@@ -294,13 +287,13 @@ private:
       refused = true;
     }
     if (refused) return;
-    // Every thread leaves a parking task through ::ptb::task_exit(), where it leaves: before each return
-    // of the kernel's body and at its end (runtime/include/ptb/barriers.cuh says why there). A return
-    // whose text cannot be edited leaves the kernel as it is.
-    std::vector<TaskBarrierEdit> exits;
+    // Every thread leaves a parking task (the runtime's task exit) where it leaves: before each return of
+    // the kernel's body and at its end (runtime/include/ptb/barriers.cuh says why there). A return whose
+    // text cannot be edited leaves the kernel as it is.
+    std::vector<TaskExit> exits;
     for (const ReturnSite &r : k.returns) {
       std::string why;
-      if (!exitEdits(r.stmt, exits, why)) {
+      if (!taskExit(r.stmt, exits, why)) {
         k.blockers.push_back({"thread-dependent return before a barrier",
                               "a barrier can follow a thread-dependent return, so each thread must leave the task where "
                               "it returns, and the return at " + r.loc.str() + " " + why,
@@ -315,13 +308,7 @@ private:
                             k.loc, k.decl->getLocation()});
       return;
     }
-    // On a line of its own before the closing brace, indented one step more (a brace that ends a line
-    // of code gets it on that line).
-    llvm::StringRef line = sm.getBufferData(sm.getFileID(close)).substr(0, sm.getFileOffset(close));
-    llvm::StringRef indent = line.substr(line.rfind('\n') + 1);
-    exits.push_back({close, 0, indent.trim(" \t").empty() ? "  ::ptb::task_exit();\n" + indent.str()
-                               : indent.ends_with(" ")   ? "::ptb::task_exit(); "
-                                                         : " ::ptb::task_exit(); "});
+    exits.push_back({TaskExit::Form::BodyEnd, close, {}});
     for (const Follows &fo : follows) {
       if (!fo.barrier) continue;
       Blocker p;
@@ -333,23 +320,23 @@ private:
     }
 
     // The twin parks: the clones, now with the functions whose barriers must become task barriers too,
-    // and the edits of every block barrier in the kernel's text and in the clones' texts.
+    // and every block barrier in the kernel's text and in the clones' texts.
     k.virtualizedCalls.clear();
     k.virtualizedCallees.clear();
     std::map<const FunctionDecl *, std::set<const FunctionDecl *>> sources;
     collectClones(k, bodies, true, &sources);
-    std::set<std::tuple<unsigned, unsigned, std::string>> seen;
-    auto addEdits = [&](const FunctionDecl *fn) {
+    std::set<std::tuple<unsigned, unsigned, int, std::string>> seen;
+    auto addBarriers = [&](const FunctionDecl *fn) {
       for (const BarrierHit &h : a.factsOf(fn).barriers)
-        if (h.blockWide && h.unrewritable.empty())
-          for (const TaskBarrierEdit &e : h.edits)
-            if (seen.insert({e.at.getRawEncoding(), e.length, e.text}).second) k.taskBarrierEdits.push_back(e);
+        if (h.blockWide && h.unrewritable.empty() && h.site &&
+            seen.insert({h.site->at.getRawEncoding(), h.site->length, int(h.site->form), h.site->kind}).second)
+          k.taskBarriers.push_back(*h.site);
     };
-    for (const FunctionDecl *body : bodies) addEdits(body);
-    for (const TaskBarrierEdit &e : exits) k.taskBarrierEdits.push_back(e);
+    for (const FunctionDecl *body : bodies) addBarriers(body);
+    k.taskExits = exits;
     for (const FunctionDecl *pat : k.virtualizedCallees) {
-      addEdits(pat);
-      for (const FunctionDecl *asCalled : sources[pat]) addEdits(asCalled);
+      addBarriers(pat);
+      for (const FunctionDecl *asCalled : sources[pat]) addBarriers(asCalled);
     }
   }
 
@@ -454,16 +441,18 @@ private:
     };
     std::function<void(const FunctionDecl *callerAsCalled, const FunctionDecl *callerPattern)> gather;
     // Sends the call `c` (in `caller`, an instance of `callerPattern`) to the clone of its callee `pat`.
+    // (Only for a call notRedirectable() accepts, which has a site.)
     auto redirect = [&](const CallHit &c, const FunctionDecl *pat, const FunctionDecl *caller,
                         const FunctionDecl *callerPattern) {
+      assert(c.site && "a call sent to a clone has a site");
       unsigned off = keyOf(c);
       redirectedIn[callerPattern][caller].insert(off);
       if (seenCalls.insert(off).second) {
         k.virtualizedCalls.push_back({pat, sm.getFileLoc(c.nameLoc), c.lparenLoc.isValid() ? sm.getFileLoc(c.lparenLoc) : SourceLocation(),
-                                      c.hasArgs, callerPattern, c.edits});
+                                      c.hasArgs, callerPattern, *c.site});
       } else {
         for (const VirtualizedCall &v : k.virtualizedCalls)
-          if (sm.getFileOffset(v.nameLoc) == off && !sameEdits(v.edits, c.edits))
+          if (sm.getFileOffset(v.nameLoc) == off && !sameSite(v.site, *c.site))
             block("the call of " + pat->getQualifiedNameAsString() + " is " + v.callee->getQualifiedNameAsString() +
                       " in another instantiation, whose clone is called differently; the clone's text serves both",
                   c.callLoc);
@@ -523,7 +512,7 @@ private:
             const VirtualizedCall *sent = nullptr;
             for (const VirtualizedCall &v : k.virtualizedCalls)
               if (sm.getFileOffset(v.nameLoc) == key) sent = &v;
-            if (pat && sent && notRedirectable(*hit, pat).empty() && sameEdits(sent->edits, hit->edits)) {
+            if (pat && sent && notRedirectable(*hit, pat).empty() && sameSite(sent->site, *hit->site)) {
               more.emplace_back(hit, pat, inst, pattern);
               continue;
             }
@@ -551,18 +540,18 @@ private:
     k.virtualizedCallees = order;
   }
 
-  static bool sameEdits(const std::vector<CallEdit> &x, const std::vector<CallEdit> &y) {
-    if (x.size() != y.size()) return false;
-    for (size_t i = 0; i < x.size(); ++i)
-      if (x[i].kind != y[i].kind || x[i].loc != y[i].loc || x[i].length != y[i].length || x[i].text != y[i].text)
-        return false;
-    return true;
+  // Whether two instantiations write one call alike: the same form, tokens and clone, so that one text
+  // serves both (the extent, which only orders edits, aside).
+  static bool sameSite(const CloneCallSite &x, const CloneCallSite &y) {
+    return x.form == y.form && x.member == y.member && x.args == y.args && x.name == y.name && x.open == y.open &&
+           x.op == y.op && x.begin == y.begin && x.firstEnd == y.firstEnd && x.second == y.second && x.end == y.end &&
+           x.nameLength == y.nameLength && ptbCloneName(x.callee) == ptbCloneName(y.callee);
   }
 
   // Why a call to `pat` (which reads blockIdx/gridDim) cannot be sent to a PTB clone, or "".
   std::string notRedirectable(const CallHit &c, const FunctionDecl *pat) const {
     if (c.viaOperatorOrImplicit) return c.why.empty() ? "the call cannot be rewritten in place" : c.why;
-    if (c.edits.empty())
+    if (!c.site)
       return c.nameLoc.isValid() && a.spelledInMacroBody(c.nameLoc) ? "the call is written inside a macro definition"
                                                                    : "the call cannot be rewritten in place";
     if (sm.isInSystemHeader(pat->getLocation())) return "the call cannot be rewritten in place";

@@ -45,13 +45,38 @@ struct Barrier {
   unsigned offset = 0;           // file offset of `loc` in the kernel's file (for ordering)
 };
 
-// One text edit of a parking kernel's twin (docs/ptb-transform.md, "Parking"): a block barrier of the task
-// body, or of a device function cloned for it, becomes the runtime's task barrier (`__syncthreads()` ->
-// `::ptb::task_sync()`). Applied to the copy of the body, never to the original.
-struct TaskBarrierEdit {
-  clang::SourceLocation at;  // a file location in the body's text
-  unsigned length = 0;       // characters replaced (0: an insertion)
-  std::string text;
+// How a block barrier of a parking kernel's task body, or of a device function cloned for it, is written:
+// the tokens the twin edits to make it the runtime's task barrier (docs/ptb-transform.md, "Parking";
+// lib/Rewrite/TaskBarrierEdits.h spells the edits). Locations are file locations in the body's text.
+struct TaskBarrierSite {
+  enum class Form {
+    Name,         // the barrier's name with its qualifier (`__syncthreads`, `cg::sync`), or a macro use that is
+                  // the whole name (`#define SYNC __syncthreads`): the text [at, at + length)
+    NameAndCall,  // a macro use that is the whole call, parentheses included (`#define SYNC() __syncthreads()`):
+                  // the text [at, at + length)
+    Member,       // `block.sync()` / `p->sync()` on a thread_block: the object begins at `at`, and from its
+                  // '.' or '->' to the call's ')' is [memberOp, memberOp + memberLength)
+  };
+  Form form = Form::Name;
+  std::string kind;  // the barrier (Barrier::kind): "__syncthreads", ..., "__barrier_sync", "cg::thread_block::sync"
+  clang::SourceLocation at;
+  unsigned length = 0;
+  clang::SourceLocation memberOp;
+  unsigned memberLength = 0;
+  bool arrow = false;  // Member: `p->sync()`
+};
+
+// Where a thread of a parking kernel's task leaves it (docs/ptb-transform.md, "Parking"): a return of the
+// kernel's body, or the end of the body. File locations; lib/Rewrite/TaskBarrierEdits.h spells the edits.
+struct TaskExit {
+  enum class Form {
+    Return,           // `return;`
+    ReturnVoidValue,  // `return e;`, e of type void
+    BodyEnd,          // the body's closing brace, at `at`
+  };
+  Form form = Form::Return;
+  clang::SourceLocation at;         // the `return` keyword, or the closing brace
+  clang::SourceLocation semicolon;  // a return's ';'
 };
 
 struct ReturnSite {
@@ -98,16 +123,29 @@ struct Parameter {
   bool pack = false;
 };
 
-// One text edit of a call that sends it to the callee's PTB clone, at a location in the file's text.
-// Edits of nested calls can meet at one offset: there the closing ones come first (inner call first),
-// then the opening ones (outer call first), then the replacement of the token found there.
-struct CallEdit {
-  enum class Kind { Close, Open, Replace };
-  Kind kind = Kind::Replace;
-  clang::SourceLocation loc;  // a file location (a call in a macro argument: where it is written)
-  unsigned length = 0;        // characters replaced (0: an insertion)
-  std::string text;
-  unsigned extent = 0;        // length of the call's text: orders the edits of nested calls at one offset
+// How a call that can be sent to its callee's PTB clone is written: its form and the tokens the rewrite
+// edits (lib/Rewrite/CallCloneEdits.h spells the edits). File locations (a call in a macro argument:
+// where it is written).
+struct CloneCallSite {
+  enum class Form {
+    Named,              // `f(x)`, `obj.f(x)`, `p->f()`, `W::s()`, `a.operator+(b)`: the name is [name,
+                        // name + nameLength), its '(' at `open`
+    CallOperator,       // `f(a)` on an object: the '(' at `open`
+    SubscriptOperator,  // `x[i]`: the '[' at `open`, the ']' at `op`
+    BinaryOperator,     // `a @ b`: `a` begins at `begin` and ends before `firstEnd`, `b` begins at `second`,
+                        // the call ends before `end`
+    PostfixOperator,    // `a++`: `a` is [begin, firstEnd), the operator ends before `end`
+    PrefixOperator,     // `@a`: the operator at `op`, `a` is [begin, firstEnd)
+    Construct,          // `W w(a)`, `W w{a}`, `W(a)`, `new W(a)`, `m(a)`: the '(' or '{' at `open`
+    DefaultConstruct,   // `W w;`: the variable's name ends before `end`
+  };
+  Form form = Form::Named;
+  const clang::FunctionDecl *callee = nullptr;  // as called (the clone's name is ptbCloneName(callee))
+  bool member = false;  // operators: the callee is a non-static member
+  bool args = false;    // Named, CallOperator, SubscriptOperator, Construct: arguments are written
+  clang::SourceLocation name, open, op, begin, firstEnd, second, end;
+  unsigned nameLength = 0;
+  unsigned extent = 0;  // length of the call's text: orders the edits of nested calls at one offset
 };
 
 // A call from the kernel (or from a cloned callee) to a __device__ function that reads blockIdx/gridDim,
@@ -115,11 +153,11 @@ struct CallEdit {
 struct VirtualizedCall {
   const clang::FunctionDecl *callee = nullptr;  // the callee's pattern definition
   clang::SourceLocation nameLoc;                // the callee's name token; for an operator or a constructor
-                                                // the location that identifies the call (its first edit)
+                                                // the location that identifies the call
   clang::SourceLocation lparenLoc;              // the call's '(' (named calls)
   bool hasArgs = false;
   const clang::FunctionDecl *caller = nullptr;  // pattern of the function whose body holds the call
-  std::vector<CallEdit> edits;                  // the edits that send it to the clone
+  CloneCallSite site;                           // how it is written, for the edits that send it to the clone
 };
 
 struct Kernel {
@@ -156,7 +194,9 @@ struct Kernel {
   // or a warp-level operation can follow the return, the kernel gets a blocker instead and this is empty.
   std::vector<Blocker> parkedReturns;
   bool parks() const { return !parkedReturns.empty(); }
-  std::vector<TaskBarrierEdit> taskBarrierEdits;  // for a parking kernel: its barriers' edits, clones' included
+  // For a parking kernel: its block barriers, the clones' included, and where its threads leave the task.
+  std::vector<TaskBarrierSite> taskBarriers;
+  std::vector<TaskExit> taskExits;
 
   bool usesVirtualIndex() const;  // blockIdx or gridDim reached by any route
 };

@@ -8,8 +8,9 @@
 namespace ptb::rewrite {
 
 void CallRedirects::add(const Kernel &k) {
-  for (const VirtualizedCall &c : k.virtualizedCalls) redirects[c.nameLoc.getRawEncoding()] = c;
-  for (const TaskBarrierEdit &e : k.taskBarrierEdits) taskBarrierEdits[{e.at.getRawEncoding(), e.length}] = e;
+  for (const VirtualizedCall &c : k.virtualizedCalls)
+    redirects[c.nameLoc.getRawEncoding()] = {c.nameLoc, callCloneEdits(c.site, sm)};
+  for (const TaskBarrierEdit &e : taskEdits(k, sm, lo)) taskBarrierEdits[{e.at.getRawEncoding(), e.length}] = e;
 }
 
 std::string CallRedirects::bodyWithRedirects(const FunctionDecl *fd) const {
@@ -25,9 +26,9 @@ std::string CallRedirects::textWithRedirects(SourceLocation b, SourceLocation e)
   // its `.sync()`, taken as an innermost opening).
   std::vector<CallEdit> inside;
   for (auto &entry : redirects) {
-    const VirtualizedCall &call = entry.second;
-    unsigned off = offsetOf(call.nameLoc);
-    if (sm.getFileID(call.nameLoc) != f || off < bo || off >= eo) continue;
+    const Redirect &call = entry.second;
+    unsigned off = offsetOf(call.at);
+    if (sm.getFileID(call.at) != f || off < bo || off >= eo) continue;
     for (const CallEdit &edit : call.edits)
       if (sm.getFileID(edit.loc) == f && offsetOf(edit.loc) >= bo && offsetOf(edit.loc) + edit.length <= eo)
         inside.push_back(edit);

@@ -1,9 +1,12 @@
 // The text of a function body in a twin or a clone: each call of a function that reads blockIdx/gridDim
-// sent to its PTB clone (VirtualizedCall) and, in a parking kernel's body and clones, each block barrier
-// made a task barrier (TaskBarrierEdit). Internal to lib/Rewrite.
+// sent to its PTB clone (VirtualizedCall; the edits: CallCloneEdits.h) and, in a parking kernel's body and
+// clones, each block barrier made a task barrier and the task left at each exit (TaskBarrierEdits.h).
+// Internal to lib/Rewrite.
 #pragma once
 
+#include "CallCloneEdits.h"
 #include "EditContext.h"
+#include "TaskBarrierEdits.h"
 
 #include <map>
 #include <string>
@@ -30,7 +33,11 @@ public:
 
 private:
   EditContext &cx;
-  std::map<unsigned, VirtualizedCall> redirects;  // by the callee name's location (raw encoding)
+  struct Redirect {
+    SourceLocation at;  // what identifies the call (VirtualizedCall::nameLoc)
+    std::vector<CallEdit> edits;
+  };
+  std::map<unsigned, Redirect> redirects;  // by the callee name's location (raw encoding)
   std::map<std::pair<unsigned, unsigned>, TaskBarrierEdit> taskBarrierEdits;  // by (location, length)
 };
 

@@ -13,7 +13,7 @@ void CloneEdits::cloneCallee(const FunctionDecl *fd, const Kernel &k) {
   if (auto *md = dyn_cast<CXXMethodDecl>(fd)) return cloneMember(md);
   std::string name = ptbCloneName(fd);
   std::string leading = "const uint3 blockIdx, const dim3 gridDim";
-  SourceLocation end = afterToken(sm.getExpansionLoc(fd->getBody()->getEndLoc()));
+  SourceLocation end = afterBody(fd);
   FileID f = sm.getFileID(end);
   const FunctionDecl *first = fd->getFirstDecl();
   SourceLocation firstLoc = sm.getExpansionLoc(first->getLocation());
@@ -29,26 +29,25 @@ void CloneEdits::cloneCallee(const FunctionDecl *fd, const Kernel &k) {
                         sm.getExpansionLoc(fd->getFunctionTypeLoc().getLParenLoc()));
   std::string clone = cx.headBeforeUnqualifiedName(fd) + name + "(" + joinNonEmpty(leading, paramList(fd, !priorInMain)) + ")" +
                       headAfterParams(fd);
-  std::string body = twinsApart.guardedClone(
-      fd, lineDirective(f, lineOf(sm.getExpansionLoc(fd->getBody()->getBeginLoc()))) + redirects.bodyWithRedirects(fd), false);
+  std::string body = twinsApart.guardedClone(fd, copiedBody(fd, f), false);
   const EditContext::NamespaceWrap wrap = cx.namespaceWrap(fd);
   std::string text = "\n// PTB clone of " + fd->getQualifiedNameAsString() +
                      ": blockIdx/gridDim are the virtual block's (docs/generated-code.md).\n" + wrap.open + clone + "\n" +
                      body + "\n" + wrap.close;
   if (cx.selected.contains(f)) {
-    cx.addEdit(f, offsetOf(end), 0, text + lineDirective(f, lineOf(end)));
+    insertAt(f, end, text);
     ++cx.stats[cx.canon(f)].clones;
   } else {
     // Defined in a header that is not transformed: the clone goes before the kernel that needs it.
     SourceLocation at = declStart(k.decl);
     FileID kf = sm.getFileID(at);
-    cx.addEdit(kf, offsetOf(at), 0, text + lineDirective(kf, lineOf(at)));
+    insertAt(kf, at, text);
     ++cx.stats[cx.canon(kf)].clones;
   }
   if (priorInMain)
-    cx.declareAfterFirstDeclaration(first, (templateHeader(fd).empty() ? "" : templateHeader(fd) + "\n") +
-                                            cx.headBeforeUnqualifiedName(fd).substr(templateHeader(fd).size()) +
-                                            name + "(" + joinNonEmpty(leading, paramList(fd, true)) + ");");
+    declareAfter(first, fd,
+                 cx.headBeforeUnqualifiedName(fd).substr(templateHeader(fd).size()) + name + "(" +
+                     joinNonEmpty(leading, paramList(fd, true)) + ");");
 }
 
 void CloneEdits::cloneMember(const CXXMethodDecl *md) {
@@ -60,16 +59,15 @@ void CloneEdits::cloneMember(const CXXMethodDecl *md) {
                 : ptbCloneName(d);
   };
   SourceLocation bodyBegin = sm.getExpansionLoc(md->getBody()->getBeginLoc());
-  SourceLocation end = afterToken(sm.getExpansionLoc(md->getBody()->getEndLoc()));
+  SourceLocation end = afterBody(md);
   FileID f = sm.getFileID(end);
   const bool outOfLine = md->isOutOfLine();
   std::string clone = headBeforeName(md) + nameOf(md) + "(" + joinNonEmpty(leading, paramList(md, !outOfLine)) + ")" +
                       redirects.textWithRedirects(afterToken(sm.getExpansionLoc(md->getFunctionTypeLoc().getRParenLoc())), bodyBegin);
-  std::string body = lineDirective(f, lineOf(bodyBegin)) + redirects.bodyWithRedirects(md);
-  cx.addEdit(f, offsetOf(end), 0,
-          "\n// PTB clone of " + md->getQualifiedNameAsString() +
-              ": blockIdx/gridDim are the virtual block's (docs/generated-code.md).\n" +
-              twinsApart.guardedClone(md, clone + "\n" + body, true) + "\n" + lineDirective(f, lineOf(end)));
+  insertAt(f, end,
+           "\n// PTB clone of " + md->getQualifiedNameAsString() +
+               ": blockIdx/gridDim are the virtual block's (docs/generated-code.md).\n" +
+               twinsApart.guardedClone(md, clone + "\n" + copiedBody(md, f), true) + "\n");
   ++cx.stats[cx.canon(f)].clones;
   if (!outOfLine) return;
   // The declaration in the class: the original's, up to its ';', with the clone's name and parameters.

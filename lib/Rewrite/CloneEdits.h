@@ -3,9 +3,7 @@
 // member's in its class. Internal to lib/Rewrite.
 #pragma once
 
-#include "CallRedirects.h"
-#include "EditContext.h"
-#include "TwinsApartEdits.h"
+#include "CopyEdits.h"
 
 #include <set>
 
@@ -13,10 +11,9 @@ namespace ptb::rewrite {
 
 using namespace clang;
 
-class CloneEdits : SourceText {
+class CloneEdits : CopyEdits {
 public:
-  CloneEdits(EditContext &cx, CallRedirects &redirects, TwinsApartEdits &twinsApart)
-      : SourceText(cx), cx(cx), redirects(redirects), twinsApart(twinsApart) {}
+  using CopyEdits::CopyEdits;
 
   void cloneCallee(const FunctionDecl *fd, const Kernel &k);
 
@@ -28,9 +25,6 @@ private:
   // sent to clones too.
   void cloneMember(const CXXMethodDecl *md);
 
-  EditContext &cx;
-  CallRedirects &redirects;
-  TwinsApartEdits &twinsApart;
   std::set<const FunctionDecl *> cloned;
 };
 

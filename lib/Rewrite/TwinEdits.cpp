@@ -10,7 +10,7 @@ void TwinEdits::emitTwin(const Kernel &k) {
   std::string params = paramList(fd, false);
   std::string args = argForward(fd);
   SourceLocation start = declStart(fd);
-  SourceLocation end = afterToken(sm.getExpansionLoc(fd->getBody()->getEndLoc()));
+  SourceLocation end = afterBody(fd);
   const FunctionDecl *first = fd->getFirstDecl();
   bool priorInMain = first != fd && cx.selected.containsLoc(first->getLocation());
   FileID kf = sm.getFileID(end);
@@ -30,7 +30,7 @@ void TwinEdits::emitTwin(const Kernel &k) {
   t += lineDirective(kf, kernelLine);
   t += (tmpl.empty() ? "" : tmpl + "\n") + "static __device__ __forceinline__ void " + name + "__ptb_task(" +
        joinNonEmpty("const uint3 blockIdx, const dim3 gridDim", params) + ")\n";
-  t += lineDirective(kf, lineOf(sm.getExpansionLoc(fd->getBody()->getBeginLoc()))) + redirects.bodyWithRedirects(fd) + "\n";
+  t += copiedBody(fd, kf) + "\n";
   t += lineDirective(kf, kernelLine);
   t += cx.headBeforeUnqualifiedName(fd) + name + "__ptb(" + joinNonEmpty(paramList(fd, false, true), "const ::ptb::Launch ptb_launch") + ")" +
        headAfterParams(fd) + "{\n";
@@ -55,13 +55,13 @@ void TwinEdits::emitTwin(const Kernel &k) {
   else
     t += "  ::ptb::launch(" + joinNonEmpty("ptb_config, " + name + targs + ", " + name + "__ptb" + targs, args) + ");\n}\n";
   const EditContext::NamespaceWrap wrap = cx.namespaceWrap(fd);
-  cx.addEdit(kf, offsetOf(end), 0, wrap.open + t + wrap.close + lineDirective(kf, lineOf(end)));
+  insertAt(kf, end, wrap.open + t + wrap.close);
 
   // Launches may come before the definition: declare the launcher after the first declaration.
   if (priorInMain)
-    cx.declareAfterFirstDeclaration(first, (tmpl.empty() ? "" : tmpl + "\n") + "static inline void " + name +
-                                            "__ptb_launch(" +
-                                            joinNonEmpty("const ::ptb::LaunchConfig& ptb_config", paramList(fd, true)) + ");");
+    declareAfter(first, fd,
+                 "static inline void " + name + "__ptb_launch(" +
+                     joinNonEmpty("const ::ptb::LaunchConfig& ptb_config", paramList(fd, true)) + ");");
 }
 
 } // namespace ptb::rewrite

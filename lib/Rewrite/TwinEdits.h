@@ -3,25 +3,17 @@
 // lib/Rewrite.
 #pragma once
 
-#include "CallRedirects.h"
-#include "EditContext.h"
-#include "TwinsApartEdits.h"
+#include "CopyEdits.h"
 
 namespace ptb::rewrite {
 
 using namespace clang;
 
-class TwinEdits : SourceText {
+class TwinEdits : CopyEdits {
 public:
-  TwinEdits(EditContext &cx, CallRedirects &redirects, TwinsApartEdits &twinsApart)
-      : SourceText(cx), cx(cx), redirects(redirects), twinsApart(twinsApart) {}
+  using CopyEdits::CopyEdits;
 
   void emitTwin(const Kernel &k);
-
-private:
-  EditContext &cx;
-  CallRedirects &redirects;
-  TwinsApartEdits &twinsApart;
 };
 
 } // namespace ptb::rewrite

@@ -2,6 +2,7 @@
 // of one shared translation unit is expected to report. The source is parsed once for the whole suite.
 #include "CudaTestSupport.h"
 #include "InventoryFormat.h"
+#include "TaskBarrierEdits.h"
 
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclTemplate.h"
@@ -12,18 +13,21 @@ using namespace ptbtest;
 
 namespace {
 
-// A parking kernel's edits split: its barriers' (made task barriers) and its exits' (task_exit at each
-// return of the body and at its end: two edits per return, one at the end).
-bool isExitEdit(const ptb::TaskBarrierEdit &e) {
-  return e.text.find("task_exit") != std::string::npos || e.text == "; }" || e.text == "{";
-}
-std::vector<ptb::TaskBarrierEdit> barrierEdits(const ptb::Kernel &k) {
-  std::vector<ptb::TaskBarrierEdit> out;
-  for (const ptb::TaskBarrierEdit &e : k.taskBarrierEdits)
-    if (!isExitEdit(e)) out.push_back(e);
+// A parking kernel's edits, as the rewrite spells them from the inventory's facts (TaskBarrierEdits.h):
+// its barriers' (made task barriers) and its exits' (task_exit at each return of the body and at its end:
+// two edits per return, one at the end).
+std::vector<ptb::rewrite::TaskBarrierEdit> barrierEdits(const ptb::Kernel &k) {
+  std::vector<ptb::rewrite::TaskBarrierEdit> out;
+  for (const ptb::TaskBarrierSite &b : k.taskBarriers)
+    for (const ptb::rewrite::TaskBarrierEdit &e : ptb::rewrite::taskBarrierEdits(b)) out.push_back(e);
   return out;
 }
-size_t exitEdits(const ptb::Kernel &k) { return k.taskBarrierEdits.size() - barrierEdits(k).size(); }
+size_t exitEdits(const ptb::Kernel &k) {
+  const clang::ASTUnit &ast = *inventoryTU()->ast;
+  size_t n = 0;
+  for (const ptb::TaskExit &x : k.taskExits) n += ptb::rewrite::taskExitEdits(x, ast.getSourceManager(), ast.getLangOpts()).size();
+  return n;
+}
 
 const char *const kFile = "inventory.cu";
 
@@ -513,7 +517,8 @@ TEST_F(KernelInventoryTest, BarrierBeforeThreadDependentReturnIsNotABlocker) {
   EXPECT_TRUE(kernel.blockers.empty()) << kernel.blockers.front().detail;
   // Nothing to park: the twin is as before, no edit.
   EXPECT_FALSE(kernel.parks());
-  EXPECT_TRUE(kernel.taskBarrierEdits.empty());
+  EXPECT_TRUE(kernel.taskBarriers.empty());
+  EXPECT_TRUE(kernel.taskExits.empty());
 }
 
 TEST_F(KernelInventoryTest, BarrierEarlierInTheSameLoopCanFollowTheReturn) {
@@ -1009,7 +1014,7 @@ protected:
     unsigned b = sm.getFileOffset(sm.getExpansionLoc(kernel.decl->getBody()->getBeginLoc()));
     unsigned e = sm.getFileOffset(sm.getExpansionLoc(kernel.decl->getBody()->getEndLoc())) + 1;
     std::string text = kParkSource.substr(b, e - b);
-    std::vector<ptb::TaskBarrierEdit> edits = kernel.taskBarrierEdits;
+    std::vector<ptb::rewrite::TaskBarrierEdit> edits = ptb::rewrite::taskEdits(kernel, sm, tu->ast->getLangOpts());
     std::stable_sort(edits.begin(), edits.end(), [&](auto &x, auto &y) {
       unsigned ox = sm.getFileOffset(x.at), oy = sm.getFileOffset(y.at);
       return ox != oy ? ox > oy : x.length > y.length;
@@ -1068,7 +1073,8 @@ TEST_F(KernelInventoryParking, BarriersThatCannotBeRewrittenAreRefusedWithTheRea
     std::string why = refusal(k(c.kernel));
     EXPECT_NE(why.find(std::string("can be followed by ") + c.kind), std::string::npos) << why;
     EXPECT_NE(why.find(c.why), std::string::npos) << why;
-    EXPECT_TRUE(k(c.kernel).taskBarrierEdits.empty());
+    EXPECT_TRUE(k(c.kernel).taskBarriers.empty());
+    EXPECT_TRUE(k(c.kernel).taskExits.empty());
   }
 }
 
