@@ -113,13 +113,13 @@ public:
 
   ASTContext &ctx;
   SourceManager &sm;
-  FileSelection selection;  // a copy: the analyzer outlives the call that made it (Inventory::analysis)
-  SelectedFiles selected;   // the main file and the selected included files
+  FileSelection selection; // a copy: the analyzer outlives the call that made it (Inventory::analysis)
+  SelectedFiles selected;  // the main file and the selected included files
   std::map<const FunctionDecl *, FunctionFacts> memo;
 
 private:
   bool slotDependent(const FunctionDecl *fd, std::set<const FunctionDecl *> &stack);
-  std::map<const FunctionDecl *, bool> slotDependence;  // slotDependent's answers
+  std::map<const FunctionDecl *, bool> slotDependence; // slotDependent's answers
 };
 
 // The text of a token range as written.

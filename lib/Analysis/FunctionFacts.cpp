@@ -38,7 +38,10 @@ std::string withoutInlineNamespace(std::string s) {
 }
 
 // Whether a cooperative-groups function is a barrier, a grid construct, or a block-index read.
-struct CgClass { std::string kind; enum { None, BlockSync, WarpSync, Grid, Cluster, BlockIndex } what; };
+struct CgClass {
+  std::string kind;
+  enum { None, BlockSync, WarpSync, Grid, Cluster, BlockIndex } what;
+};
 
 CgClass classifyCg(const FunctionDecl *fd, const CallExpr *call) {
   std::string q = withoutInlineNamespace(fd->getQualifiedNameAsString());
@@ -49,20 +52,22 @@ CgClass classifyCg(const FunctionDecl *fd, const CallExpr *call) {
   if (q.find("grid_group") != std::string::npos || n == "this_grid" || n == "this_multi_grid" ||
       q.find("multi_grid_group") != std::string::npos)
     return {q, CgClass::Grid};
-  if (q.find("cluster_group") != std::string::npos || n == "this_cluster")
-    return {q, CgClass::Cluster};
+  if (q.find("cluster_group") != std::string::npos || n == "this_cluster") return {q, CgClass::Cluster};
   if (cls == "thread_block" && (n == "group_index" || n == "block_index" || n == "block_rank"))
     return {q, CgClass::BlockIndex};
   if (n == "sync" || n == "barrier_wait" || n == "barrier_arrive") {
     std::string on = cls;
     if (on.empty() && call && call->getNumArgs() == 1)
-      on = withoutInlineNamespace(call->getArg(0)->IgnoreParenImpCasts()->getType().getCanonicalType()
-                                      .getUnqualifiedType().getAsString());
+      on = withoutInlineNamespace(
+          call->getArg(0)->IgnoreParenImpCasts()->getType().getCanonicalType().getUnqualifiedType().getAsString());
     if (on.find("grid_group") != std::string::npos) return {q, CgClass::Grid};
     if (on.find("cluster") != std::string::npos) return {q, CgClass::Cluster};
     if (on.find("thread_block_tile") != std::string::npos || on.find("coalesced") != std::string::npos ||
         on.find("tiled_partition") != std::string::npos)
-      return {"cg::" + std::string(on.find("coalesced") != std::string::npos ? "coalesced_group" : "thread_block_tile") + "::sync", CgClass::WarpSync};
+      return {
+          "cg::" + std::string(on.find("coalesced") != std::string::npos ? "coalesced_group" : "thread_block_tile") +
+              "::sync",
+          CgClass::WarpSync};
     if (on.find("thread_block") != std::string::npos) return {"cg::thread_block::sync", CgClass::BlockSync};
     // A generic group: it may be the whole block, so it counts as a block-wide barrier.
     if (on.find("thread_group") != std::string::npos) return {"cg::thread_group::sync", CgClass::BlockSync};
@@ -96,7 +101,7 @@ public:
     const bool body = at > 0 && lambdas.back().lambda->getBody() == s;
     if (body) lambdas[at - 1].inBody = true;
     bool r = RecursiveASTVisitor::TraverseCompoundStmt(s);
-    if (body) lambdas[at - 1].inBody = false;  // by index: a nested lambda may have grown the vector
+    if (body) lambdas[at - 1].inBody = false; // by index: a nested lambda may have grown the vector
     return r;
   }
 
@@ -142,8 +147,8 @@ public:
         destroys(v->getType(), v->getLocation());
         // `W w;`: a construction with nothing written after the name (CloneCallSite::Form::DefaultConstruct).
         if (auto *ce = dyn_cast_or_null<CXXConstructExpr>(v->getInit() ? v->getInit()->IgnoreImplicit() : nullptr);
-            ce && ce->getNumArgs() == 0 && ce->getParenOrBraceRange().isInvalid() &&
-            !v->getType()->isArrayType() && !isa<DecompositionDecl>(v))
+            ce && ce->getNumArgs() == 0 && ce->getParenOrBraceRange().isInvalid() && !v->getType()->isArrayType() &&
+            !isa<DecompositionDecl>(v))
           defaultInits[ce] = v->getLocation();
       }
       return true;
@@ -175,8 +180,8 @@ public:
     if (has("%clusterid") || has("%cluster_") || has("barrier.cluster"))
       f.blockers.push_back({"thread-block cluster", "inline asm uses cluster registers or barriers",
                             a.locate(s->getAsmLoc()), s->getAsmLoc()});
-    if (has("bar.sync") || has("barrier.sync") || has("bar.red") || has("barrier.red") ||
-        has("bar.arrive") || has("barrier.cta"))
+    if (has("bar.sync") || has("barrier.sync") || has("bar.red") || has("barrier.red") || has("bar.arrive") ||
+        has("barrier.cta"))
       f.barriers.push_back({"bar.sync (inline asm)", true, s->getAsmLoc(), {}, "it is inline asm"});
     if (has("shfl") || has("vote") || has("bar.warp") || has("match.") || has("redux") || has("mma") ||
         has("ldmatrix") || has("stmatrix") || has("elect.sync"))
@@ -185,8 +190,8 @@ public:
   }
 
   bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr *e) {
-    f.blockers.push_back({"dynamic parallelism", "launches a kernel from device code", a.locate(e->getBeginLoc()),
-                          e->getBeginLoc()});
+    f.blockers.push_back(
+        {"dynamic parallelism", "launches a kernel from device code", a.locate(e->getBeginLoc()), e->getBeginLoc()});
     return true;
   }
 
@@ -212,11 +217,13 @@ public:
       if (ule && !isa<CXXOperatorCallExpr>(call)) {
         for (NamedDecl *d : ule->decls()) {
           const FunctionDecl *cand = nullptr;
-          if (auto *ft = dyn_cast<FunctionTemplateDecl>(d->getUnderlyingDecl())) cand = ft->getTemplatedDecl();
-          else cand = dyn_cast<FunctionDecl>(d->getUnderlyingDecl());
+          if (auto *ft = dyn_cast<FunctionTemplateDecl>(d->getUnderlyingDecl()))
+            cand = ft->getTemplatedDecl();
+          else
+            cand = dyn_cast<FunctionDecl>(d->getUnderlyingDecl());
           if (cand && definitionOf(cand) && !a.sm.isInSystemHeader(cand->getLocation())) {
-            CallHit h{definitionOf(cand), ule->getNameLoc(), a.lparenAfter(ule->getEndLoc()), call->getBeginLoc(),
-                      call->getNumArgs() > 0, false};
+            CallHit h{definitionOf(cand),  ule->getNameLoc(),      a.lparenAfter(ule->getEndLoc()),
+                      call->getBeginLoc(), call->getNumArgs() > 0, false};
             if (h.nameLoc.isFileID() && h.lparenLoc.isValid() && ule->getName().isIdentifier())
               named(h, Lexer::MeasureTokenLength(h.nameLoc, a.sm, a.ctx.getLangOpts()), a.extentOf(call));
             f.calls.push_back(h);
@@ -237,13 +244,15 @@ public:
     SourceLocation loc = call->getBeginLoc();
     {
       std::string q = withoutInlineNamespace(callee->getQualifiedNameAsString());
-      static const char *warpOps[] = {"__shfl", "__ballot", "__any", "__all", "__match", "__reduce_", "__activemask",
-                                      "__syncwarp", "__threadfence_block", "__syncthreads", "__barrier"};
+      static const char *warpOps[] = {"__shfl",        "__ballot",   "__any",
+                                      "__all",         "__match",    "__reduce_",
+                                      "__activemask",  "__syncwarp", "__threadfence_block",
+                                      "__syncthreads", "__barrier"};
       for (const char *w : warpOps)
         if (n.starts_with(w)) couple(n.str());
       if (q.rfind("cooperative_groups::", 0) == 0 || q.rfind("nvcuda::wmma::", 0) == 0) couple(q);
-      static const char *collectives[] = {"__shfl", "__ballot_sync", "__any_sync", "__all_sync", "__uni_sync",
-                                          "__match", "__reduce_", "__syncwarp"};
+      static const char *collectives[] = {"__shfl",     "__ballot_sync", "__any_sync", "__all_sync",
+                                          "__uni_sync", "__match",       "__reduce_",  "__syncwarp"};
       for (const char *w : collectives)
         if (n.starts_with(w)) f.warpOps.push_back({n.str(), loc});
       if (q.rfind("nvcuda::wmma::", 0) == 0) f.warpOps.push_back({q, loc});
@@ -282,7 +291,8 @@ public:
       else if (n != "sync")
         h.unrewritable = "it is a split arrive/wait barrier (" + n.str() + ")";
       else if (auto *me = dyn_cast<MemberExpr>(call->getCallee()->IgnoreParenImpCasts()))
-        groupMemberSync(call, me, h);  // thread_block::sync is a static member in CUDA 13: not always a CXXMemberCallExpr
+        groupMemberSync(call, me,
+                        h); // thread_block::sync is a static member in CUDA 13: not always a CXXMemberCallExpr
       else
         calleeName(call, h);
       f.barriers.push_back(h);
@@ -293,14 +303,17 @@ public:
       f.warpOps.push_back({cg.kind, loc});
       return true;
     case CgClass::Grid:
-      f.blockers.push_back({"grid-wide sync", "uses cooperative_groups grid group (" + cg.kind + ")", a.locate(loc), loc});
+      f.blockers.push_back(
+          {"grid-wide sync", "uses cooperative_groups grid group (" + cg.kind + ")", a.locate(loc), loc});
       return true;
     case CgClass::Cluster:
-      f.blockers.push_back({"thread-block cluster", "uses cooperative_groups cluster group (" + cg.kind + ")", a.locate(loc), loc});
+      f.blockers.push_back(
+          {"thread-block cluster", "uses cooperative_groups cluster group (" + cg.kind + ")", a.locate(loc), loc});
       return true;
     case CgClass::BlockIndex:
-      f.blockers.push_back({"block index through a library", "reads the block index through " + cg.kind +
-                            ", which PTB cannot virtualize", a.locate(loc), loc, /*cgBlockIndex=*/true});
+      f.blockers.push_back({"block index through a library",
+                            "reads the block index through " + cg.kind + ", which PTB cannot virtualize", a.locate(loc),
+                            loc, /*cgBlockIndex=*/true});
       return true;
     case CgClass::None: break;
     }
@@ -317,7 +330,8 @@ public:
       refuse(h, "it is called through a user-defined literal");
     } else {
       unsigned written = 0;
-      for (const Expr *arg : call->arguments()) if (!isa<CXXDefaultArgExpr>(arg)) ++written;
+      for (const Expr *arg : call->arguments())
+        if (!isa<CXXDefaultArgExpr>(arg)) ++written;
       h.hasArgs = written > 0;
       const Expr *ce = call->getCallee()->IgnoreParenImpCasts();
       if (auto *dre = dyn_cast<DeclRefExpr>(ce)) {
@@ -385,9 +399,12 @@ public:
     for (const Expr *init : sem->inits()) {
       if (!init || seen.count(init)) continue;
       init = init->IgnoreImplicit();
-      if (auto *d = dyn_cast<CXXDefaultInitExpr>(init)) VisitCXXDefaultInitExpr(const_cast<CXXDefaultInitExpr *>(d));
-      else if (auto *c = dyn_cast<CXXConstructExpr>(init)) VisitCXXConstructExpr(const_cast<CXXConstructExpr *>(c));
-      else if (auto *l = dyn_cast<InitListExpr>(init)) implicitInits(l, written);
+      if (auto *d = dyn_cast<CXXDefaultInitExpr>(init))
+        VisitCXXDefaultInitExpr(const_cast<CXXDefaultInitExpr *>(d));
+      else if (auto *c = dyn_cast<CXXConstructExpr>(init))
+        VisitCXXConstructExpr(const_cast<CXXConstructExpr *>(c));
+      else if (auto *l = dyn_cast<InitListExpr>(init))
+        implicitInits(l, written);
     }
   }
 
@@ -442,23 +459,19 @@ private:
     }
     h.nameLoc = nameLoc;
     h.lparenLoc = a.lparenAfter(end);
-    if (auto *m = dyn_cast<CXXMethodDecl>(h.callee); m && m->isVirtual())
-      return refuse(h, "it is a virtual function");
+    if (auto *m = dyn_cast<CXXMethodDecl>(h.callee); m && m->isVirtual()) return refuse(h, "it is a virtual function");
     if (nameLoc.isMacroID() || h.lparenLoc.isInvalid()) return;
     unsigned length = 0;
     switch (name.getName().getNameKind()) {
-    case DeclarationName::Identifier:
-      length = Lexer::MeasureTokenLength(nameLoc, a.sm, a.ctx.getLangOpts());
-      break;
-    case DeclarationName::CXXOperatorName:  // `a.operator+(b)`, `operator+(a, b)`
+    case DeclarationName::Identifier: length = Lexer::MeasureTokenLength(nameLoc, a.sm, a.ctx.getLangOpts()); break;
+    case DeclarationName::CXXOperatorName: // `a.operator+(b)`, `operator+(a, b)`
     case DeclarationName::CXXConversionFunctionName: {
       SourceLocation last = a.editableLoc(name.getEndLoc());
       if (last.isInvalid() || a.sm.getFileID(last) != a.sm.getFileID(nameLoc)) return;
       length = a.sm.getFileOffset(a.afterTokenAt(last)) - a.sm.getFileOffset(nameLoc);
       break;
     }
-    default:
-      return refuse(h, "it is a destructor, which cannot be cloned");
+    default: return refuse(h, "it is a destructor, which cannot be cloned");
     }
     named(h, length, a.extentOf(call));
   }
@@ -497,7 +510,8 @@ private:
           !close.is(closeKind))
         return refuse(h, inMacro);
       unsigned written = 0;
-      for (unsigned i = 1; i < n; ++i) if (!isa<CXXDefaultArgExpr>(op->getArg(i))) ++written;
+      for (unsigned i = 1; i < n; ++i)
+        if (!isa<CXXDefaultArgExpr>(op->getArg(i))) ++written;
       CloneCallSite &s =
           site(h, kind == OO_Call ? CloneCallSite::Form::CallOperator : CloneCallSite::Form::SubscriptOperator, extent);
       s.member = member;
@@ -507,7 +521,8 @@ private:
       return;
     }
     // The operator's own token must be where the call says it is.
-    static const tok::TokenKind tokens[] = {tok::unknown,
+    static const tok::TokenKind tokens[] = {
+        tok::unknown,
 #define OVERLOADED_OPERATOR(Name, Spelling, Token, Unary, Binary, MemberOnly) tok::Token,
 #include "clang/Basic/OperatorKinds.def"
     };
@@ -518,10 +533,11 @@ private:
     SourceLocation firstEnd = a.afterTokenAt(a.boundaryLoc(first->getEndLoc(), false));
     SourceLocation afterOp = a.afterTokenAt(opTok);
     bool postfix = (kind == OO_PlusPlus || kind == OO_MinusMinus) && n == 2;
-    if (n == 2 && !postfix) {  // a @ b
+    if (n == 2 && !postfix) { // a @ b
       SourceLocation second = a.boundaryLoc(op->getArg(1)->getBeginLoc(), true);
       SourceLocation end = a.afterTokenAt(a.boundaryLoc(op->getEndLoc(), false));
-      if (!sameFile({begin, firstEnd, second, end}) || !(offset(firstEnd) <= offset(opTok) && offset(afterOp) <= offset(second)))
+      if (!sameFile({begin, firstEnd, second, end}) ||
+          !(offset(firstEnd) <= offset(opTok) && offset(afterOp) <= offset(second)))
         return refuse(h, inMacro);
       CloneCallSite &s = site(h, CloneCallSite::Form::BinaryOperator, extent);
       s.member = member;
@@ -529,14 +545,14 @@ private:
       s.firstEnd = firstEnd;
       s.second = second;
       s.end = end;
-    } else if (postfix) {  // a++
+    } else if (postfix) { // a++
       if (!sameFile({begin, firstEnd}) || offset(firstEnd) > offset(opTok)) return refuse(h, inMacro);
       CloneCallSite &s = site(h, CloneCallSite::Form::PostfixOperator, extent);
       s.member = member;
       s.begin = begin;
       s.firstEnd = firstEnd;
       s.end = afterOp;
-    } else if (n == 1) {  // @a
+    } else if (n == 1) { // @a
       if (!sameFile({begin, firstEnd}) || offset(afterOp) > offset(begin)) return refuse(h, inMacro);
       CloneCallSite &s = site(h, CloneCallSite::Form::PrefixOperator, extent);
       s.member = member;
@@ -552,7 +568,8 @@ private:
   // member or base initializer `m(a)`) or a plain `W w;`.
   void constructForm(const CXXConstructExpr *e, CallHit &h) {
     unsigned written = 0;
-    for (const Expr *arg : e->arguments()) if (!isa<CXXDefaultArgExpr>(arg)) ++written;
+    for (const Expr *arg : e->arguments())
+      if (!isa<CXXDefaultArgExpr>(arg)) ++written;
     SourceLocation open = e->getParenOrBraceRange().getBegin();
     if (open.isInvalid())
       if (auto it = castParens.find(e); it != castParens.end()) open = it->second;
@@ -560,7 +577,8 @@ private:
     if (open.isValid()) {
       open = a.editableLoc(open);
       Token t;
-      if (open.isInvalid() || Lexer::getRawToken(open, t, a.sm, a.ctx.getLangOpts()) || !t.isOneOf(tok::l_paren, tok::l_brace))
+      if (open.isInvalid() || Lexer::getRawToken(open, t, a.sm, a.ctx.getLangOpts()) ||
+          !t.isOneOf(tok::l_paren, tok::l_brace))
         return refuse(h, "the call is written inside a macro definition");
       at = open.getLocWithOffset(1);
     } else if (auto it = defaultInits.find(e); it != defaultInits.end()) {
@@ -575,11 +593,13 @@ private:
       return refuse(h, "it is an inherited constructor");
     h.viaOperatorOrImplicit = false;
     h.nameLoc = at;
-    CloneCallSite &s = site(h, afterName.isValid() ? CloneCallSite::Form::DefaultConstruct : CloneCallSite::Form::Construct,
-                            a.extentOf(e));
+    CloneCallSite &s = site(
+        h, afterName.isValid() ? CloneCallSite::Form::DefaultConstruct : CloneCallSite::Form::Construct, a.extentOf(e));
     s.args = written > 0;
-    if (afterName.isValid()) s.end = afterName;
-    else s.open = open;
+    if (afterName.isValid())
+      s.end = afterName;
+    else
+      s.open = open;
   }
 
   void evaluatedElsewhere(const Expr *x, const char *what, SourceLocation used) {
@@ -594,7 +614,8 @@ private:
     }
     if (!inner.indexLocs.empty())
       f.blockers.push_back({"blockIdx/gridDim read where the task cannot reach",
-                            std::string(what) + " reads blockIdx/gridDim at " + a.locate(inner.indexLocs.front()).str() +
+                            std::string(what) + " reads blockIdx/gridDim at " +
+                                a.locate(inner.indexLocs.front()).str() +
                                 ": it is evaluated with the text of the declaration, where blockIdx is the hardware's",
                             a.locate(used), used});
     for (CallHit c : inner.calls) {
@@ -690,18 +711,18 @@ private:
 
   Analyzer &a;
   FunctionFacts &f;
-  SlotFactsRecorder slot;  // f.slot (a default argument's visitor records into facts that are dropped)
+  SlotFactsRecorder slot; // f.slot (a default argument's visitor records into facts that are dropped)
   int lambdaDepth = 0;
   struct OpenLambda {
     const LambdaExpr *lambda;
-    size_t problemsBefore;  // f.slot.problems when the walk entered it
+    size_t problemsBefore; // f.slot.problems when the walk entered it
     bool inBody = false, bodyReadsBuiltins = false;
   };
-  std::vector<OpenLambda> lambdas;  // the lambdas the walk is in, innermost last
-  int nestedFunctionDepth = 0;  // inside a function defined in the body (TraverseDecl)
+  std::vector<OpenLambda> lambdas; // the lambdas the walk is in, innermost last
+  int nestedFunctionDepth = 0;     // inside a function defined in the body (TraverseDecl)
   int nestedDefaults = 0;
-  std::map<const CXXConstructExpr *, SourceLocation> castParens;    // `W(a)`: the cast's '('
-  std::map<const CXXConstructExpr *, SourceLocation> defaultInits;  // `W w;`: the variable's name
+  std::map<const CXXConstructExpr *, SourceLocation> castParens;   // `W(a)`: the cast's '('
+  std::map<const CXXConstructExpr *, SourceLocation> defaultInits; // `W w;`: the variable's name
 };
 
 } // namespace

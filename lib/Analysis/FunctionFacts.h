@@ -36,26 +36,29 @@ struct BarrierHit {
 };
 // A warp-level collective (shuffle, vote, __syncwarp, a tile's operation, WMMA, warp-collective asm): it
 // waits for every non-exited thread its mask names, so a parked thread must never be among them.
-struct WarpHit { std::string kind; SourceLocation loc; };
+struct WarpHit {
+  std::string kind;
+  SourceLocation loc;
+};
 struct CallHit {
   CallHit(const FunctionDecl *callee, SourceLocation nameLoc, SourceLocation lparenLoc, SourceLocation callLoc,
           bool hasArgs, bool viaOperatorOrImplicit, bool system = false)
       : callee(callee), nameLoc(nameLoc), lparenLoc(lparenLoc), callLoc(callLoc), hasArgs(hasArgs),
         viaOperatorOrImplicit(viaOperatorOrImplicit), system(system) {}
-  const FunctionDecl *callee;  // declaration with a body, as called (instantiation or plain)
-  SourceLocation nameLoc, lparenLoc, callLoc;  // nameLoc: the name token, or what identifies an unnamed call
+  const FunctionDecl *callee;                 // declaration with a body, as called (instantiation or plain)
+  SourceLocation nameLoc, lparenLoc, callLoc; // nameLoc: the name token, or what identifies an unnamed call
   bool hasArgs;
-  bool viaOperatorOrImplicit;  // cannot be sent to a clone by a text edit (`why` says why)
-  bool system = false;         // defined in a system header (cub, thrust, ...): followed for barriers only
+  bool viaOperatorOrImplicit; // cannot be sent to a clone by a text edit (`why` says why)
+  bool system = false;        // defined in a system header (cub, thrust, ...): followed for barriers only
   std::string why;
-  std::optional<CloneCallSite> site;  // how it is written, for sending it to the callee's clone (none when it
-                                      // cannot be)
+  std::optional<CloneCallSite> site; // how it is written, for sending it to the callee's clone (none when it
+                                     // cannot be)
 };
 
 struct FunctionFacts {
   bool direct[4] = {false, false, false, false};
   std::set<std::string> macros[4];
-  std::vector<SourceLocation> indexLocs;  // locations of blockIdx/gridDim reads
+  std::vector<SourceLocation> indexLocs; // locations of blockIdx/gridDim reads
   std::vector<BarrierHit> barriers;
   std::vector<WarpHit> warpOps;
   std::vector<Blocker> blockers;
@@ -63,8 +66,8 @@ struct FunctionFacts {
   std::vector<SharedVariable> shared;
   std::vector<const ReturnStmt *> returns;
   std::vector<const LambdaExpr *> lambdasWithoutDefaultCapture;
-  std::string coupling;  // the first construct that couples the threads of a block (see Kernel::tasksIndependent)
-  SlotFacts slot;        // for the fuser; from the body's own text (not from default arguments it evaluates)
+  std::string coupling; // the first construct that couples the threads of a block (see Kernel::tasksIndependent)
+  SlotFacts slot;       // for the fuser; from the body's own text (not from default arguments it evaluates)
 };
 
 } // namespace ptb::analysis

@@ -30,7 +30,9 @@ void writeLocation(llvm::json::OStream &j, const char *key, const Location &l) {
 }
 
 void writeStrings(llvm::json::OStream &j, const char *key, const std::vector<std::string> &v) {
-  j.attributeArray(key, [&] { for (auto &s : v) j.value(s); });
+  j.attributeArray(key, [&] {
+    for (auto &s : v) j.value(s);
+  });
 }
 
 void writeLaunch(llvm::json::OStream &j, const LaunchSite &s) {
@@ -49,7 +51,9 @@ void writeLaunch(llvm::json::OStream &j, const LaunchSite &s) {
 std::string describeLaunch(const LaunchSite &s) {
   std::string out = s.loc.str() + " " + s.formName;
   if (!s.templateArgs.empty()) out += " <" + s.templateArgs + ">";
-  if (s.inMacro) out += s.inMacroBody ? " (in the definition of macro " + s.macro + ")" : " (in an argument of macro " + s.macro + ")";
+  if (s.inMacro)
+    out +=
+        s.inMacroBody ? " (in the definition of macro " + s.macro + ")" : " (in an argument of macro " + s.macro + ")";
   if (!s.enclosingFunction.empty()) out += " in " + s.enclosingFunction;
   if (s.fromDevice) out += " (device code)";
   return out;
@@ -89,9 +93,14 @@ std::string formatInventoryJson(const std::vector<Inventory> &inventories) {
                     j.attributeObject(name(v), [&] {
                       j.attribute("used", u.used());
                       j.attribute("direct", u.direct);
-                      j.attributeArray("macros", [&] { for (auto &m : u.macros) j.value(m); });
+                      j.attributeArray("macros", [&] {
+                        for (auto &m : u.macros) j.value(m);
+                      });
                       j.attributeArray("call_chains", [&] {
-                        for (auto &c : u.callChains) j.array([&] { for (auto &f : c) j.value(f); });
+                        for (auto &c : u.callChains)
+                          j.array([&] {
+                            for (auto &f : c) j.value(f);
+                          });
                       });
                     });
                   }
@@ -115,16 +124,20 @@ std::string formatInventoryJson(const std::vector<Inventory> &inventories) {
                 });
                 j.attributeObject("shared_memory", [&] {
                   auto total = staticSharedBytes(k);
-                  if (total) j.attribute("static_bytes", int64_t(*total));
-                  else j.attribute("static_bytes", nullptr);
+                  if (total)
+                    j.attribute("static_bytes", int64_t(*total));
+                  else
+                    j.attribute("static_bytes", nullptr);
                   j.attributeArray("static", [&] {
                     for (auto &s : k.shared)
                       if (!s.dynamic)
                         j.object([&] {
                           j.attribute("name", s.name);
                           j.attribute("type", s.type);
-                          if (s.bytes) j.attribute("bytes", int64_t(*s.bytes));
-                          else j.attribute("bytes", nullptr);
+                          if (s.bytes)
+                            j.attribute("bytes", int64_t(*s.bytes));
+                          else
+                            j.attribute("bytes", nullptr);
                           writeLocation(j, "location", s.loc);
                         });
                   });
@@ -150,7 +163,9 @@ std::string formatInventoryJson(const std::vector<Inventory> &inventories) {
                     });
                 });
                 j.attribute("ptb_eligible", eligible(k));
-                j.attributeArray("launches", [&] { for (auto &s : k.launches) writeLaunch(j, s); });
+                j.attributeArray("launches", [&] {
+                  for (auto &s : k.launches) writeLaunch(j, s);
+                });
                 j.attributeArray("parked_returns", [&] {
                   for (auto &b : k.parkedReturns)
                     j.object([&] {
@@ -161,7 +176,9 @@ std::string formatInventoryJson(const std::vector<Inventory> &inventories) {
               });
             }
           });
-          j.attributeArray("other_launches", [&] { for (auto &s : inv.otherLaunches) writeLaunch(j, s); });
+          j.attributeArray("other_launches", [&] {
+            for (auto &s : inv.otherLaunches) writeLaunch(j, s);
+          });
           writeStrings(j, "included_files", inv.includedFiles);
         });
       }
@@ -176,7 +193,8 @@ std::string formatInventoryText(const std::vector<Inventory> &inventories) {
   llvm::raw_string_ostream os(out);
   for (const Inventory &inv : inventories) {
     os << inv.mainFile << ": " << inv.kernels.size() << (inv.kernels.size() == 1 ? " kernel\n" : " kernels\n");
-    if (!inv.includedFiles.empty()) os << "included files read with it: " << llvm::join(inv.includedFiles, ", ") << "\n";
+    if (!inv.includedFiles.empty())
+      os << "included files read with it: " << llvm::join(inv.includedFiles, ", ") << "\n";
     for (const Kernel &k : inv.kernels) {
       os << "\n" << k.qualifiedName;
       if (!k.templateParams.empty()) os << " <" << llvm::join(k.templateParams, ", ") << ">";
@@ -203,7 +221,8 @@ std::string formatInventoryText(const std::vector<Inventory> &inventories) {
       for (auto &s : k.shared)
         os << "  shared: " << (s.dynamic ? "dynamic " : "static ") << s.type << " " << s.name
            << (s.bytes ? " (" + std::to_string(*s.bytes) + " bytes)" : "") << " at " << s.loc.str() << "\n";
-      for (auto &b : k.blockers) os << "  blocks PTB: " << b.construct << " at " << b.loc.str() << ": " << b.detail << "\n";
+      for (auto &b : k.blockers)
+        os << "  blocks PTB: " << b.construct << " at " << b.loc.str() << ": " << b.detail << "\n";
       for (auto &b : k.parkedReturns) os << "  parks returning threads: " << b.detail << "\n";
       for (auto &l : k.launches) os << "  launch: " << describeLaunch(l) << "\n";
     }

@@ -45,18 +45,20 @@ public:
       SourceLocation b = sm.getExpansionLoc(k.templ ? k.templ->getBeginLoc() : def->getBeginLoc());
       SourceLocation e = sm.getExpansionLoc(def->getBody()->getBeginLoc());
       if (sm.getFileID(b) == sm.getFileID(e) && sm.getFileOffset(b) <= sm.getFileOffset(e)) {
-        StringRef head = sm.getBufferData(sm.getFileID(b)).substr(sm.getFileOffset(b), sm.getFileOffset(e) - sm.getFileOffset(b));
+        StringRef head =
+            sm.getBufferData(sm.getFileID(b)).substr(sm.getFileOffset(b), sm.getFileOffset(e) - sm.getFileOffset(b));
         size_t at = head.find("__cluster_dims__");
         if (at == StringRef::npos) at = head.find("cluster_dims");
         if (at != StringRef::npos) {
           SourceLocation l = b.getLocWithOffset(at);
-          k.blockers.push_back({"thread-block cluster", "the kernel is declared with __cluster_dims__", a.locate(l), l});
+          k.blockers.push_back(
+              {"thread-block cluster", "the kernel is declared with __cluster_dims__", a.locate(l), l});
         }
       }
     }
     for (const ParmVarDecl *p : def->parameters())
-      k.params.push_back({p->getNameAsString(), p->getType().getAsString(a.ctx.getPrintingPolicy()),
-                          p->isParameterPack()});
+      k.params.push_back(
+          {p->getNameAsString(), p->getType().getAsString(a.ctx.getPrintingPolicy()), p->isParameterPack()});
     for (BuiltinVar v : kBuiltinVars) k.uses[v];
 
     // The bodies to read: the pattern, and every instantiation (they resolve dependent calls).
@@ -77,11 +79,17 @@ public:
       for (auto &b : f.blockers)
         if (seenBlocker.insert(sm.getFileOffset(sm.getFileLoc(b.sloc))).second) k.blockers.push_back(b);
       for (auto &s : f.shared)
-        if (body == def) { SharedVariable sv = s; sv.function = k.qualifiedName; k.shared.push_back(sv); }
+        if (body == def) {
+          SharedVariable sv = s;
+          sv.function = k.qualifiedName;
+          k.shared.push_back(sv);
+        }
       for (auto *l : f.lambdasWithoutDefaultCapture)
-        k.blockers.push_back({"lambda without capture default", "a lambda that reads blockIdx/gridDim must capture it; give it [&] or [=]",
+        k.blockers.push_back({"lambda without capture default",
+                              "a lambda that reads blockIdx/gridDim must capture it; give it [&] or [=]",
                               a.locate(l->getBeginLoc()), l->getBeginLoc()});
-      (void)seenCall; (void)seenShared;
+      (void)seenCall;
+      (void)seenShared;
     }
 
     for (const FunctionDecl *body : bodies)
@@ -123,8 +131,14 @@ private:
       std::vector<std::string> chain;
     };
     What barrier, bad, warp;
-    static void take(What &into, const What &from) { if (!into.found && from.found) into = from; }
-    void merge(const Reach &o) { take(barrier, o.barrier); take(bad, o.bad); take(warp, o.warp); }
+    static void take(What &into, const What &from) {
+      if (!into.found && from.found) into = from;
+    }
+    void merge(const Reach &o) {
+      take(barrier, o.barrier);
+      take(bad, o.bad);
+      take(warp, o.warp);
+    }
   };
 
   static bool isLambdaCall(const CallHit &c) {
@@ -148,7 +162,7 @@ private:
   Reach functionReach(const FunctionDecl *fn, bool library) {
     auto key = std::make_pair(fn, library);
     if (auto it = reachMemo.find(key); it != reachMemo.end()) return it->second;
-    if (!reachStack.insert(key).second) return {};  // recursion: the other members decide
+    if (!reachStack.insert(key).second) return {}; // recursion: the other members decide
     const FunctionFacts &f = a.factsOf(fn);
     Reach r;
     for (const BarrierHit &h : f.barriers) {
@@ -209,37 +223,53 @@ private:
       why = "is written in a macro, where ptb-transform cannot add that exit";
       return false;
     }
-    out.push_back({r->getRetValue() ? TaskExit::Form::ReturnVoidValue : TaskExit::Form::Return, kw, semi->getLocation()});
+    out.push_back(
+        {r->getRetValue() ? TaskExit::Form::ReturnVoidValue : TaskExit::Form::Return, kw, semi->getLocation()});
     return true;
   }
 
   void decideParking(Kernel &k, const std::vector<const FunctionDecl *> &bodies) {
     // What the kernel's text reaches, at the offset where it does (its own barriers, its calls).
-    struct Item { unsigned offset; Location loc; std::string kind, why; std::vector<std::string> chain; enum { Barrier, Bad, Warp } what; };
+    struct Item {
+      unsigned offset;
+      Location loc;
+      std::string kind, why;
+      std::vector<std::string> chain;
+      enum { Barrier, Bad, Warp } what;
+    };
     std::vector<Item> items;
     auto off = [&](SourceLocation l) { return sm.getFileOffset(sm.getFileLoc(l)); };
     for (const FunctionDecl *body : bodies) {
       const FunctionFacts &f = a.factsOf(body);
       for (const BarrierHit &h : f.barriers) {
-        if (!h.blockWide) items.push_back({off(h.loc), a.locate(h.loc), h.kind, "", {}, Item::Warp});
-        else if (!h.unrewritable.empty()) items.push_back({off(h.loc), a.locate(h.loc), h.kind, h.unrewritable, {}, Item::Bad});
-        else items.push_back({off(h.loc), a.locate(h.loc), h.kind, "", {}, Item::Barrier});
+        if (!h.blockWide)
+          items.push_back({off(h.loc), a.locate(h.loc), h.kind, "", {}, Item::Warp});
+        else if (!h.unrewritable.empty())
+          items.push_back({off(h.loc), a.locate(h.loc), h.kind, h.unrewritable, {}, Item::Bad});
+        else
+          items.push_back({off(h.loc), a.locate(h.loc), h.kind, "", {}, Item::Barrier});
       }
       for (const WarpHit &w : f.warpOps) items.push_back({off(w.loc), a.locate(w.loc), w.kind, "", {}, Item::Warp});
       for (const CallHit &c : f.calls) {
         Reach r = callReach(c, false);
-        if (r.bad.found) items.push_back({off(c.callLoc), a.locate(c.callLoc), r.bad.kind, r.bad.why, r.bad.chain, Item::Bad});
-        else if (r.barrier.found) items.push_back({off(c.callLoc), a.locate(c.callLoc), r.barrier.kind, "", r.barrier.chain, Item::Barrier});
-        if (r.warp.found) items.push_back({off(c.callLoc), a.locate(c.callLoc), r.warp.kind, "", r.warp.chain, Item::Warp});
+        if (r.bad.found)
+          items.push_back({off(c.callLoc), a.locate(c.callLoc), r.bad.kind, r.bad.why, r.bad.chain, Item::Bad});
+        else if (r.barrier.found)
+          items.push_back({off(c.callLoc), a.locate(c.callLoc), r.barrier.kind, "", r.barrier.chain, Item::Barrier});
+        if (r.warp.found)
+          items.push_back({off(c.callLoc), a.locate(c.callLoc), r.warp.kind, "", r.warp.chain, Item::Warp});
       }
     }
     // Bad items first at one offset, so that the first one found after a return is the worst.
     std::stable_sort(items.begin(), items.end(), [](const Item &x, const Item &y) {
-      return x.offset != y.offset ? x.offset < y.offset : (x.what != Item::Barrier) > (y.what != Item::Barrier);
+      return x.offset != y.offset ? x.offset<y.offset : (x.what != Item::Barrier)>(y.what != Item::Barrier);
     });
 
     ParentMap bodyParents(const_cast<Stmt *>(k.decl->getBody()));
-    struct Follows { const ReturnSite *ret; const Item *barrier = nullptr, *bad = nullptr; };
+    struct Follows {
+      const ReturnSite *ret;
+      const Item *barrier = nullptr, *bad = nullptr;
+    };
     std::vector<Follows> follows;
     bool needed = false;
     for (const ReturnSite &r : k.returns) {
@@ -250,13 +280,14 @@ private:
       for (const Stmt *p = bodyParents.getParent(r.stmt); p; p = bodyParents.getParent(p)) {
         if (isa<LambdaExpr>(p)) break;
         if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(p))
-          loops.push_back({sm.getFileOffset(sm.getFileLoc(p->getBeginLoc())),
-                           sm.getFileOffset(sm.getFileLoc(p->getEndLoc()))});
+          loops.push_back(
+              {sm.getFileOffset(sm.getFileLoc(p->getBeginLoc())), sm.getFileOffset(sm.getFileLoc(p->getEndLoc()))});
       }
       Follows fo{&r};
       for (const Item &i : items) {
         bool after = i.offset > at;
-        for (auto &[first, last] : loops) if (i.offset >= first && i.offset <= last) after = true;
+        for (auto &[first, last] : loops)
+          if (i.offset >= first && i.offset <= last) after = true;
         if (!after) continue;
         if (i.what != Item::Warp && !fo.barrier) fo.barrier = &i;
         if (i.what != Item::Barrier && !fo.bad) fo.bad = &i;
@@ -264,7 +295,7 @@ private:
       needed = needed || fo.barrier;
       follows.push_back(fo);
     }
-    if (!needed) return;  // no block barrier can follow a thread-dependent return: nothing to park
+    if (!needed) return; // no block barrier can follow a thread-dependent return: nothing to park
 
     auto describe = [](const ReturnSite &r, const Item &i) {
       return "the return at " + r.loc.str() + " depends on " + r.reason + " and can be followed by " + i.kind + " at " +
@@ -280,7 +311,8 @@ private:
                        ? "; a thread that returns waits at the task's barriers until the block has finished the task, "
                          "and a warp-level operation waits for every thread of its mask that has not exited"
                        : "; a thread that returns must wait at every barrier the rest of the task passes, and this "
-                         "one cannot be rewritten to let it: " + fo.bad->why);
+                         "one cannot be rewritten to let it: " +
+                             fo.bad->why);
       bl.loc = fo.ret->loc;
       bl.sloc = fo.ret->stmt->getBeginLoc();
       k.blockers.push_back(bl);
@@ -294,10 +326,12 @@ private:
     for (const ReturnSite &r : k.returns) {
       std::string why;
       if (!taskExit(r.stmt, exits, why)) {
-        k.blockers.push_back({"thread-dependent return before a barrier",
-                              "a barrier can follow a thread-dependent return, so each thread must leave the task where "
-                              "it returns, and the return at " + r.loc.str() + " " + why,
-                              r.loc, r.stmt->getBeginLoc()});
+        k.blockers.push_back(
+            {"thread-dependent return before a barrier",
+             "a barrier can follow a thread-dependent return, so each thread must leave the task where "
+             "it returns, and the return at " +
+                 r.loc.str() + " " + why,
+             r.loc, r.stmt->getBeginLoc()});
         return;
       }
     }
@@ -356,7 +390,12 @@ private:
   // Breadth-first over the call graph from the kernel's bodies: callee chains for builtins, barriers
   // reached through calls, blockers inside callees, and which callees must be cloned for the PTB twin.
   void walkCallees(Kernel &k, const std::vector<const FunctionDecl *> &bodies) {
-    struct Node { const FunctionDecl *fn; std::vector<std::string> chain; SourceLocation reach; bool system; };
+    struct Node {
+      const FunctionDecl *fn;
+      std::vector<std::string> chain;
+      SourceLocation reach;
+      bool system;
+    };
     std::deque<Node> queue;
     std::set<const FunctionDecl *> visited;
     // Reach: for barriers in callees, the location in the kernel body of the call that leads there.
@@ -387,9 +426,11 @@ private:
       // kernel's own uses of grid groups, clusters and the like are classified where it calls them.
       for (auto &b : n.system ? std::vector<Blocker>() : f.blockers) {
         Blocker c = b;
-        c.detail += " (in " + n.fn->getQualifiedNameAsString() + ", reached from the kernel at " + a.locate(n.reach).str() + ")";
+        c.detail += " (in " + n.fn->getQualifiedNameAsString() + ", reached from the kernel at " +
+                    a.locate(n.reach).str() + ")";
         bool dup = false;
-        for (auto &e : k.blockers) if (e.sloc == c.sloc) dup = true;
+        for (auto &e : k.blockers)
+          if (e.sloc == c.sloc) dup = true;
         if (!dup) k.blockers.push_back(c);
       }
       if (!visited.insert(n.fn).second) continue;
@@ -405,23 +446,23 @@ private:
     collectClones(k, bodies, false);
   }
 
-
   // The device functions to clone for the twin and the calls to redirect to the clones: those that read
   // blockIdx/gridDim (directly or below) and, for a parking kernel, those whose block barriers (directly
   // or below) must become task barriers. `sources`: each cloned pattern and the functions as called that
   // stand for it (instantiations), whose facts hold the barriers of dependent code.
   void collectClones(Kernel &k, const std::vector<const FunctionDecl *> &bodies, bool parking,
                      std::map<const FunctionDecl *, std::set<const FunctionDecl *>> *sources = nullptr) {
-    std::map<const FunctionDecl *, bool> needs;  // reads blockIdx/gridDim, directly or below
+    std::map<const FunctionDecl *, bool> needs; // reads blockIdx/gridDim, directly or below
     // Which functions (as called) read blockIdx/gridDim, directly or transitively: fixed point.
     std::function<bool(const FunctionDecl *, std::set<const FunctionDecl *> &)> reads =
         [&](const FunctionDecl *fn, std::set<const FunctionDecl *> &stack) -> bool {
       auto it = needs.find(fn);
       if (it != needs.end()) return it->second;
-      if (!stack.insert(fn).second) return false;  // recursion: decided by the other members
+      if (!stack.insert(fn).second) return false; // recursion: decided by the other members
       const FunctionFacts &f = a.factsOf(fn);
       bool r = !f.indexLocs.empty();
-      for (const CallHit &c : f.calls) if (!c.system) r = reads(c.callee, stack) || r;
+      for (const CallHit &c : f.calls)
+        if (!c.system) r = reads(c.callee, stack) || r;
       stack.erase(fn);
       needs[fn] = r;
       return r;
@@ -436,7 +477,8 @@ private:
     auto keyOf = [&](const CallHit &c) { return sm.getFileOffset(sm.getFileLoc(c.nameLoc)); };
     auto block = [&](const std::string &detail, SourceLocation at) {
       Blocker b{"blockIdx/gridDim read through a call that cannot be redirected", detail, a.locate(at), at};
-      for (auto &e : k.blockers) if (e.sloc == b.sloc) return;
+      for (auto &e : k.blockers)
+        if (e.sloc == b.sloc) return;
       k.blockers.push_back(b);
     };
     std::function<void(const FunctionDecl *callerAsCalled, const FunctionDecl *callerPattern)> gather;
@@ -448,8 +490,9 @@ private:
       unsigned off = keyOf(c);
       redirectedIn[callerPattern][caller].insert(off);
       if (seenCalls.insert(off).second) {
-        k.virtualizedCalls.push_back({pat, sm.getFileLoc(c.nameLoc), c.lparenLoc.isValid() ? sm.getFileLoc(c.lparenLoc) : SourceLocation(),
-                                      c.hasArgs, callerPattern, *c.site});
+        k.virtualizedCalls.push_back({pat, sm.getFileLoc(c.nameLoc),
+                                      c.lparenLoc.isValid() ? sm.getFileLoc(c.lparenLoc) : SourceLocation(), c.hasArgs,
+                                      callerPattern, *c.site});
       } else {
         for (const VirtualizedCall &v : k.virtualizedCalls)
           if (sm.getFileOffset(v.nameLoc) == off && !sameSite(v.site, *c.site))
@@ -468,7 +511,7 @@ private:
       bool fresh = clonedPatterns.insert(pat).second;
       if (gathered.insert(c.callee).second) gather(c.callee, pat);
       if (fresh && c.callee != pat && gathered.insert(pat).second) gather(pat, pat);
-      if (fresh) order.push_back(pat);  // post-order: callees before callers
+      if (fresh) order.push_back(pat); // post-order: callees before callers
     };
     gather = [&](const FunctionDecl *caller, const FunctionDecl *callerPattern) {
       redirectedIn[callerPattern][caller];
@@ -520,14 +563,16 @@ private:
             llvm::raw_string_ostream os(what);
             inst->getNameForDiagnostic(os, a.ctx.getPrintingPolicy(), /*Qualified=*/true);
             SourceLocation at = sent ? sent->nameLoc : pattern->getLocation();
-            block("the call at " + a.locate(at).str() + " is sent to the PTB clone of " +
-                      (sent ? sent->callee->getQualifiedNameAsString() : std::string("a function")) +
-                      " in one instantiation of " + pattern->getQualifiedNameAsString() + " but cannot be in " + os.str() +
-                      (hit ? " (" + (pat ? notRedirectable(*hit, pat) : std::string("its callee has no definition")) + ")"
-                           : " (there it is a built-in operation or another kind of call)") +
-                      "; the clone's text serves every instantiation",
-                  at);
-            keys.insert(key);  // reported once
+            block(
+                "the call at " + a.locate(at).str() + " is sent to the PTB clone of " +
+                    (sent ? sent->callee->getQualifiedNameAsString() : std::string("a function")) +
+                    " in one instantiation of " + pattern->getQualifiedNameAsString() + " but cannot be in " +
+                    os.str() +
+                    (hit ? " (" + (pat ? notRedirectable(*hit, pat) : std::string("its callee has no definition")) + ")"
+                         : " (there it is a built-in operation or another kind of call)") +
+                    "; the clone's text serves every instantiation",
+                at);
+            keys.insert(key); // reported once
           }
         }
       }
@@ -553,12 +598,13 @@ private:
     if (c.viaOperatorOrImplicit) return c.why.empty() ? "the call cannot be rewritten in place" : c.why;
     if (!c.site)
       return c.nameLoc.isValid() && a.spelledInMacroBody(c.nameLoc) ? "the call is written inside a macro definition"
-                                                                   : "the call cannot be rewritten in place";
+                                                                    : "the call cannot be rewritten in place";
     if (sm.isInSystemHeader(pat->getLocation())) return "the call cannot be rewritten in place";
     auto notTransformed = [&](SourceLocation l) {
       return "a file that is not transformed (" + a.locate(l).file + "; --header-filter selects the files that are)";
     };
-    if (pat->isImplicit() || pat->isDefaulted()) return "it is implicitly defined or defaulted: it has no text to clone";
+    if (pat->isImplicit() || pat->isDefaulted())
+      return "it is implicitly defined or defaulted: it has no text to clone";
     auto *m = dyn_cast<CXXMethodDecl>(pat);
     if (!m) {
       // A friend defined in a class: its clone must be a friend in the class too.

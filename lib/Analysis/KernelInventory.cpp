@@ -2,9 +2,7 @@
 
 namespace ptb {
 
-std::string Location::str() const {
-  return file + ":" + std::to_string(line) + ":" + std::to_string(column);
-}
+std::string Location::str() const { return file + ":" + std::to_string(line) + ":" + std::to_string(column); }
 
 bool Kernel::usesVirtualIndex() const {
   auto it = uses.find(BuiltinVar::blockIdx), jt = uses.find(BuiltinVar::gridDim);

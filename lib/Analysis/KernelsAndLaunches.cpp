@@ -52,7 +52,8 @@ private:
     }
     if (!kernelArg) return;
     const Expr *k = kernelArg->IgnoreParenCasts();
-    if (auto *uo = dyn_cast<UnaryOperator>(k); uo && uo->getOpcode() == UO_AddrOf) k = uo->getSubExpr()->IgnoreParenCasts();
+    if (auto *uo = dyn_cast<UnaryOperator>(k); uo && uo->getOpcode() == UO_AddrOf)
+      k = uo->getSubExpr()->IgnoreParenCasts();
     LaunchSite s;
     s.form = n == "cudaLaunchKernel" ? LaunchSite::Form::CudaLaunchKernel : LaunchSite::Form::Other;
     s.formName = n.str();
@@ -96,15 +97,17 @@ private:
       if (!s.inMacroBody) s.loc = locateSpelling(b);
     }
     if (auto *dre = dyn_cast<DeclRefExpr>(calleeExpr); dre && dre->hasExplicitTemplateArgs())
-      s.templateArgs = Lexer::getSourceText(CharSourceRange::getCharRange(
-                                                a.sm.getFileLoc(dre->getLAngleLoc()).getLocWithOffset(1),
-                                                a.sm.getFileLoc(dre->getRAngleLoc())),
-                                            a.sm, a.ctx.getLangOpts()).str();
+      s.templateArgs =
+          Lexer::getSourceText(CharSourceRange::getCharRange(a.sm.getFileLoc(dre->getLAngleLoc()).getLocWithOffset(1),
+                                                             a.sm.getFileLoc(dre->getRAngleLoc())),
+                               a.sm, a.ctx.getLangOpts())
+              .str();
     if (auto *ule = dyn_cast<UnresolvedLookupExpr>(calleeExpr); ule && ule->hasExplicitTemplateArgs())
-      s.templateArgs = Lexer::getSourceText(CharSourceRange::getCharRange(
-                                                a.sm.getFileLoc(ule->getLAngleLoc()).getLocWithOffset(1),
-                                                a.sm.getFileLoc(ule->getRAngleLoc())),
-                                            a.sm, a.ctx.getLangOpts()).str();
+      s.templateArgs =
+          Lexer::getSourceText(CharSourceRange::getCharRange(a.sm.getFileLoc(ule->getLAngleLoc()).getLocWithOffset(1),
+                                                             a.sm.getFileLoc(ule->getRAngleLoc())),
+                               a.sm, a.ctx.getLangOpts())
+              .str();
     if (current) {
       s.enclosingFunction = current->getQualifiedNameAsString();
       s.fromDevice = current->hasAttr<CUDAGlobalAttr>() ||
@@ -179,8 +182,8 @@ KernelsAndLaunches findKernelsAndLaunches(Analyzer &a) {
       &collector);
   finder.addMatcher(cudaKernelCallExpr(unless(isInTemplateInstantiation())).bind("chevron"), &collector);
   finder.addMatcher(callExpr(unless(cudaKernelCallExpr()), unless(isInTemplateInstantiation()),
-                             callee(functionDecl(hasAnyName("cudaLaunchKernel", "cudaLaunchCooperativeKernel", "cudaLaunchKernelExC",
-                                                         "cudaLaunchKernelEx"))))
+                             callee(functionDecl(hasAnyName("cudaLaunchKernel", "cudaLaunchCooperativeKernel",
+                                                            "cudaLaunchKernelExC", "cudaLaunchKernelEx"))))
                         .bind("api"),
                     &collector);
   {

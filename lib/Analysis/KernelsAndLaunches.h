@@ -11,9 +11,9 @@
 namespace ptb::analysis {
 
 struct KernelsAndLaunches {
-  std::vector<const FunctionDecl *> kernels;  // definitions (patterns for templates), in translation-unit order
-  std::map<const FunctionDecl *, std::vector<LaunchSite>> launchesByKernel;  // keyed by the kernel's pattern
-  std::vector<LaunchSite> otherLaunches;  // launches whose kernel is not known (not a __global__ definition)
+  std::vector<const FunctionDecl *> kernels; // definitions (patterns for templates), in translation-unit order
+  std::map<const FunctionDecl *, std::vector<LaunchSite>> launchesByKernel; // keyed by the kernel's pattern
+  std::vector<LaunchSite> otherLaunches; // launches whose kernel is not known (not a __global__ definition)
 };
 
 // Searches only the top-level declarations of the selected files (the translation unit's traversal scope

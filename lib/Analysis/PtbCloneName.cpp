@@ -9,7 +9,8 @@ namespace ptb {
 std::string ptbCloneName(const FunctionDecl *fd) {
   if (auto *ctor = dyn_cast<CXXConstructorDecl>(fd)) return ctor->getParent()->getNameAsString();
   if (OverloadedOperatorKind op = fd->getOverloadedOperator(); op != OO_None) {
-    static const char *const names[] = {"",
+    static const char *const names[] = {
+        "",
 #define OVERLOADED_OPERATOR(Name, Spelling, Token, Unary, Binary, MemberOnly) #Name,
 #include "clang/Basic/OperatorKinds.def"
     };

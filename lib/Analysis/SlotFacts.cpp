@@ -1,6 +1,6 @@
 #include "SlotFacts.h"
-#include "BuiltinVars.h"
 #include "Analyzer.h"
+#include "BuiltinVars.h"
 #include "SlotFactsRecorder.h"
 
 #include "clang/AST/Attr.h"
@@ -40,7 +40,7 @@ bool Analyzer::slotDependent(const FunctionDecl *fd) {
 bool Analyzer::slotDependent(const FunctionDecl *fd, std::set<const FunctionDecl *> &stack) {
   auto it = slotDependence.find(fd);
   if (it != slotDependence.end()) return it->second;
-  if (!stack.insert(fd).second) return false;  // recursion: the fuser refuses to copy it
+  if (!stack.insert(fd).second) return false; // recursion: the fuser refuses to copy it
   const SlotFacts &s = factsOf(fd).slot;
   bool r = s.readsBuiltins || !s.blockBarriers.empty() || s.usesCooperativeGroups || s.declaresShared ||
            !s.fileShared.empty() || !s.problems.empty();
@@ -56,8 +56,7 @@ namespace {
 bool isCgThreadBlock(QualType t) {
   t = t.getNonReferenceType().getCanonicalType().getUnqualifiedType();
   const CXXRecordDecl *r = t->getAsCXXRecordDecl();
-  return r && r->getName() == "thread_block" &&
-         r->getQualifiedNameAsString().rfind("cooperative_groups::", 0) == 0;
+  return r && r->getName() == "thread_block" && r->getQualifiedNameAsString().rfind("cooperative_groups::", 0) == 0;
 }
 
 // The thread_block members that a slot's group (ptb::SlotBlock) offers.
@@ -72,10 +71,12 @@ void SlotFactsRecorder::call(const CallExpr *c) {
   std::string n = fd->getNameAsString();
   std::string q = fd->getQualifiedNameAsString();
   bool cg = q.rfind("cooperative_groups::", 0) == 0;
-  if (isBlockBarrier(n)) out.blockBarriers.push_back(c);
+  if (isBlockBarrier(n))
+    out.blockBarriers.push_back(c);
   else if (n == "__barrier_sync" || n == "__barrier_sync_count")
     out.problems.push_back({c->getBeginLoc(), "calls " + n + " (a raw barrier id cannot be moved to a slot)"});
-  else if (cg && n == "this_thread_block" && c->getNumArgs() == 0) out.blockGroupCalls.push_back(c);
+  else if (cg && n == "this_thread_block" && c->getNumArgs() == 0)
+    out.blockGroupCalls.push_back(c);
   const FunctionDecl *def = nullptr;
   // (A lambda's body is part of the body it is written in, and is scanned and edited with it.)
   auto *method = dyn_cast<CXXMethodDecl>(fd);
@@ -153,8 +154,8 @@ void SlotFactsRecorder::declRef(const DeclRefExpr *e) {
 void SlotFactsRecorder::inlineAsm(const GCCAsmStmt *s, llvm::StringRef text) {
   for (const char *w : {"%tid", "%ntid", "%ctaid", "%nctaid", "bar.", "barrier."})
     if (text.contains(w)) {
-      out.problems.push_back({s->getAsmLoc(), std::string("inline asm uses '") + w +
-                                                  "', which is the hardware block's, not the slot's"});
+      out.problems.push_back(
+          {s->getAsmLoc(), std::string("inline asm uses '") + w + "', which is the hardware block's, not the slot's"});
       return;
     }
 }

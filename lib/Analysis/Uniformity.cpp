@@ -12,13 +12,14 @@ namespace ptb {
 namespace {
 
 bool isPureMathName(llvm::StringRef n) {
-  static const char *names[] = {"min", "max", "umin", "umax", "llmin", "llmax", "ullmin", "ullmax", "abs",
-                                "labs", "llabs", "fminf", "fmaxf", "fmin", "fmax", "fabsf", "fabs", "__mul24",
-                                "__umul24", "__mulhi", "__umulhi", "__popc", "__clz", "__ffs", "__brev"};
-  for (const char *m : names) if (n == m) return true;
+  static const char *names[] = {"min",    "max",   "umin",  "umax",    "llmin",    "llmax",   "ullmin",
+                                "ullmax", "abs",   "labs",  "llabs",   "fminf",    "fmaxf",   "fmin",
+                                "fmax",   "fabsf", "fabs",  "__mul24", "__umul24", "__mulhi", "__umulhi",
+                                "__popc", "__clz", "__ffs", "__brev"};
+  for (const char *m : names)
+    if (n == m) return true;
   return false;
 }
-
 
 // Collects jumps (break/continue) that leave `loop` and returns inside it.
 class LoopExits : public RecursiveASTVisitor<LoopExits> {
@@ -39,9 +40,18 @@ public:
     }
     return RecursiveASTVisitor::TraverseStmt(s);
   }
-  bool VisitBreakStmt(BreakStmt *b) { if (nestedBreakScopes == 0) exits.push_back(b); return true; }
-  bool VisitContinueStmt(ContinueStmt *c) { if (nestedLoops == 0) exits.push_back(c); return true; }
-  bool VisitReturnStmt(ReturnStmt *r) { exits.push_back(r); return true; }
+  bool VisitBreakStmt(BreakStmt *b) {
+    if (nestedBreakScopes == 0) exits.push_back(b);
+    return true;
+  }
+  bool VisitContinueStmt(ContinueStmt *c) {
+    if (nestedLoops == 0) exits.push_back(c);
+    return true;
+  }
+  bool VisitReturnStmt(ReturnStmt *r) {
+    exits.push_back(r);
+    return true;
+  }
   const Stmt *loop;
   int nestedBreakScopes = 0, nestedLoops = 0;
   std::vector<const Stmt *> exits;
@@ -49,8 +59,7 @@ public:
 
 } // namespace
 
-UniformityAnalysis::UniformityAnalysis(const FunctionDecl *fn)
-    : fn(fn), parents(const_cast<Stmt *>(fn->getBody())) {
+UniformityAnalysis::UniformityAnalysis(const FunctionDecl *fn) : fn(fn), parents(const_cast<Stmt *>(fn->getBody())) {
   computeVaryingVariables();
 }
 
@@ -59,25 +68,34 @@ bool UniformityAnalysis::isUniform(const Expr *e, std::string &reason) const {
   e = e->IgnoreParens();
   if (auto *ice = dyn_cast<ImplicitCastExpr>(e)) return isUniform(ice->getSubExpr(), reason);
   if (auto *ce = dyn_cast<ExplicitCastExpr>(e)) return isUniform(ce->getSubExpr(), reason);
-  if (isa<IntegerLiteral, FloatingLiteral, CharacterLiteral, CXXBoolLiteralExpr, CXXNullPtrLiteralExpr,
-          StringLiteral, UnaryExprOrTypeTraitExpr, SizeOfPackExpr, CXXDefaultArgExpr, CXXScalarValueInitExpr,
-          ImplicitValueInitExpr, GNUNullExpr, DependentScopeDeclRefExpr, SubstNonTypeTemplateParmExpr>(e))
+  if (isa<IntegerLiteral, FloatingLiteral, CharacterLiteral, CXXBoolLiteralExpr, CXXNullPtrLiteralExpr, StringLiteral,
+          UnaryExprOrTypeTraitExpr, SizeOfPackExpr, CXXDefaultArgExpr, CXXScalarValueInitExpr, ImplicitValueInitExpr,
+          GNUNullExpr, DependentScopeDeclRefExpr, SubstNonTypeTemplateParmExpr>(e))
     return true;
   if (auto *ref = dyn_cast<DeclRefExpr>(e)) {
     if (auto v = builtinVarOf(ref)) {
-      if (*v == BuiltinVar::threadIdx) { reason = "threadIdx"; return false; }
+      if (*v == BuiltinVar::threadIdx) {
+        reason = "threadIdx";
+        return false;
+      }
       return true;
     }
     const ValueDecl *d = ref->getDecl();
     if (isa<EnumConstantDecl, NonTypeTemplateParmDecl, FunctionDecl>(d)) return true;
     if (auto *v = dyn_cast<VarDecl>(d)) {
-      if (varying.count(v)) { reason = v->getNameAsString() + " (assigned a thread-dependent value)"; return false; }
+      if (varying.count(v)) {
+        reason = v->getNameAsString() + " (assigned a thread-dependent value)";
+        return false;
+      }
       if (v->isLocalVarDeclOrParm()) return true;
       if (v->getType().isConstQualified() || v->isConstexpr() || v->hasAttr<CUDAConstantAttr>()) return true;
       reason = "global variable " + v->getNameAsString() + " (a memory read)";
       return false;
     }
-    if (isa<BindingDecl>(d)) { reason = "structured binding"; return false; }
+    if (isa<BindingDecl>(d)) {
+      reason = "structured binding";
+      return false;
+    }
     return true;
   }
   if (auto *pse = dyn_cast<PseudoObjectExpr>(e)) {
@@ -88,17 +106,29 @@ bool UniformityAnalysis::isUniform(const Expr *e, std::string &reason) const {
   if (auto *ove = dyn_cast<OpaqueValueExpr>(e)) return isUniform(ove->getSourceExpr(), reason);
   if (auto *prop = dyn_cast<MSPropertyRefExpr>(e)) return isUniform(prop->getBaseExpr(), reason);
   if (auto *me = dyn_cast<MemberExpr>(e)) {
-    if (me->isArrow()) { reason = "a read through a pointer (" + me->getMemberDecl()->getNameAsString() + ")"; return false; }
+    if (me->isArrow()) {
+      reason = "a read through a pointer (" + me->getMemberDecl()->getNameAsString() + ")";
+      return false;
+    }
     if (isa<FunctionDecl>(me->getMemberDecl())) return isUniform(me->getBase(), reason);
     return isUniform(me->getBase(), reason);
   }
   if (auto *dme = dyn_cast<CXXDependentScopeMemberExpr>(e)) {
-    if (dme->isArrow()) { reason = "a read through a pointer"; return false; }
+    if (dme->isArrow()) {
+      reason = "a read through a pointer";
+      return false;
+    }
     return dme->isImplicitAccess() || isUniform(dme->getBase(), reason);
   }
-  if (isa<ArraySubscriptExpr>(e)) { reason = "a memory read (array subscript)"; return false; }
+  if (isa<ArraySubscriptExpr>(e)) {
+    reason = "a memory read (array subscript)";
+    return false;
+  }
   if (auto *uo = dyn_cast<UnaryOperator>(e)) {
-    if (uo->getOpcode() == UO_Deref) { reason = "a memory read (dereference)"; return false; }
+    if (uo->getOpcode() == UO_Deref) {
+      reason = "a memory read (dereference)";
+      return false;
+    }
     return isUniform(uo->getSubExpr(), reason);
   }
   if (auto *bo = dyn_cast<BinaryOperator>(e)) return isUniform(bo->getLHS(), reason) && isUniform(bo->getRHS(), reason);
@@ -112,29 +142,40 @@ bool UniformityAnalysis::isUniform(const Expr *e, std::string &reason) const {
     if (n == "__fetch_builtin_x" || n == "__fetch_builtin_y" || n == "__fetch_builtin_z")
       return isUniform(call->getCallee(), reason);
     bool pure = f && (isPureMathName(n) || f->isConstexpr());
-    if (!pure) { reason = "the result of a call" + (n.empty() ? std::string() : " to " + n.str()); return false; }
-    for (const Expr *arg : call->arguments()) if (!isUniform(arg, reason)) return false;
+    if (!pure) {
+      reason = "the result of a call" + (n.empty() ? std::string() : " to " + n.str());
+      return false;
+    }
+    for (const Expr *arg : call->arguments())
+      if (!isUniform(arg, reason)) return false;
     return true;
   }
   if (auto *ctor = dyn_cast<CXXConstructExpr>(e)) {
-    for (const Expr *arg : ctor->arguments()) if (!isUniform(arg, reason)) return false;
+    for (const Expr *arg : ctor->arguments())
+      if (!isUniform(arg, reason)) return false;
     return true;
   }
   if (auto *il = dyn_cast<InitListExpr>(e)) {
-    for (const Expr *i : il->inits()) if (!isUniform(i, reason)) return false;
+    for (const Expr *i : il->inits())
+      if (!isUniform(i, reason)) return false;
     return true;
   }
   if (auto *ewc = dyn_cast<ExprWithCleanups>(e)) return isUniform(ewc->getSubExpr(), reason);
   if (auto *mte = dyn_cast<MaterializeTemporaryExpr>(e)) return isUniform(mte->getSubExpr(), reason);
   if (auto *pe = dyn_cast<ParenListExpr>(e)) {
-    for (const Expr *i : const_cast<ParenListExpr *>(pe)->exprs()) if (!isUniform(i, reason)) return false;
+    for (const Expr *i : const_cast<ParenListExpr *>(pe)->exprs())
+      if (!isUniform(i, reason)) return false;
     return true;
   }
   if (auto *ue = dyn_cast<CXXUnresolvedConstructExpr>(e)) {
-    for (const Expr *i : ue->arguments()) if (!isUniform(i, reason)) return false;
+    for (const Expr *i : ue->arguments())
+      if (!isUniform(i, reason)) return false;
     return true;
   }
-  if (auto *ule = dyn_cast<UnresolvedLookupExpr>(e)) { (void)ule; return true; }
+  if (auto *ule = dyn_cast<UnresolvedLookupExpr>(e)) {
+    (void)ule;
+    return true;
+  }
   reason = std::string("an expression the analysis does not know (") + e->getStmtClassName() + ")";
   return false;
 }
@@ -152,7 +193,10 @@ bool UniformityAnalysis::controlledUniformly(const Stmt *s, std::string &reason,
         if (x == s) continue;
         std::string why;
         if (!controlledUniformly(x, why, false)) {
-          reason = "a thread-dependent " + std::string(isa<ReturnStmt>(x) ? "return" : isa<BreakStmt>(x) ? "break" : "continue") +
+          reason = "a thread-dependent " +
+                   std::string(isa<ReturnStmt>(x)  ? "return"
+                               : isa<BreakStmt>(x) ? "break"
+                                                   : "continue") +
                    " in an enclosing loop (" + why + ")";
           return false;
         }
@@ -196,7 +240,12 @@ bool UniformityAnalysis::isReachedUniformly(const Stmt *s, std::string &reason) 
 }
 
 void UniformityAnalysis::computeVaryingVariables() {
-  struct Assign { const ValueDecl *var; const Expr *value; const Stmt *at; bool escapes; };
+  struct Assign {
+    const ValueDecl *var;
+    const Expr *value;
+    const Stmt *at;
+    bool escapes;
+  };
   struct Collector : RecursiveASTVisitor<Collector> {
     std::vector<Assign> assigns;
     bool VisitDeclStmt(DeclStmt *ds) {
@@ -213,7 +262,10 @@ void UniformityAnalysis::computeVaryingVariables() {
     }
     static const ValueDecl *target(const Expr *e) {
       e = e->IgnoreParenImpCasts();
-      while (auto *m = dyn_cast<MemberExpr>(e)) { if (m->isArrow()) return nullptr; e = m->getBase()->IgnoreParenImpCasts(); }
+      while (auto *m = dyn_cast<MemberExpr>(e)) {
+        if (m->isArrow()) return nullptr;
+        e = m->getBase()->IgnoreParenImpCasts();
+      }
       while (auto *a = dyn_cast<ArraySubscriptExpr>(e)) {
         const Expr *base = a->getBase()->IgnoreParenImpCasts();
         if (base->getType()->isPointerType()) return nullptr;
@@ -272,11 +324,14 @@ void UniformityAnalysis::computeVaryingVariables() {
       bool v = a.escapes;
       if (!v) {
         const Expr *value = a.value;
-        if (auto *b = dyn_cast_or_null<BinaryOperator>(value)) value = b;  // x = y / x += y: both sides
+        if (auto *b = dyn_cast_or_null<BinaryOperator>(value)) value = b; // x = y / x += y: both sides
         v = value && !isUniform(value, why);
       }
       if (!v && a.at) v = !controlledUniformly(a.at, why, false);
-      if (v) { varying.insert(a.var); changed = true; }
+      if (v) {
+        varying.insert(a.var);
+        changed = true;
+      }
     }
   }
 }

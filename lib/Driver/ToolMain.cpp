@@ -16,11 +16,15 @@
 
 namespace ptb {
 
-void splitAtDashDash(int argc, char **argv, std::vector<std::string> &toolArgs, std::vector<std::string> &compilerArgs) {
+void splitAtDashDash(int argc, char **argv, std::vector<std::string> &toolArgs,
+                     std::vector<std::string> &compilerArgs) {
   bool after = false;
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
-    if (!after && a == "--" && i > 0) { after = true; continue; }
+    if (!after && a == "--" && i > 0) {
+      after = true;
+      continue;
+    }
     (after ? compilerArgs : toolArgs).push_back(a);
   }
 }
@@ -31,9 +35,13 @@ void addParseOptions(CLI::App &app, ParseRequest &request) {
   app.add_option("--cuda-path", request.cudaPath, "CUDA installation (else CUDA_PATH, nvcc on PATH, /usr/local/cuda)");
   // One value per occurrence (repeat the option), so `--extra-arg -DX file.cu` leaves file.cu a file.
   app.add_option("--extra-arg", request.extraArgs, "Compiler argument to append (repeat for more)")
-      ->expected(1)->take_all()->allow_extra_args(false);
+      ->expected(1)
+      ->take_all()
+      ->allow_extra_args(false);
   app.add_option("--extra-arg-before", request.extraArgsBefore, "Compiler argument to prepend (repeat for more)")
-      ->expected(1)->take_all()->allow_extra_args(false);
+      ->expected(1)
+      ->take_all()
+      ->allow_extra_args(false);
 }
 
 int parseCommandLine(CLI::App &app, std::vector<std::string> toolArgs) {
@@ -78,7 +86,7 @@ namespace fs = llvm::sys::fs;
 // Where an output goes, found before anything is written.
 struct Destination {
   const OutputFile *out = nullptr;
-  std::string target;     // the file to replace or create (symbolic links followed), or the special file
+  std::string target; // the file to replace or create (symbolic links followed), or the special file
   enum Kind { Create, Replace, WriteThrough } kind = Create;
   bool exists = false;
   fs::UniqueID id;        // when it exists
@@ -105,7 +113,8 @@ bool followDanglingLinks(std::string &path, std::string &error) {
       return false;
     }
     std::string link(buf, static_cast<size_t>(n));
-    if (llvm::sys::path::is_absolute(link)) path = link;
+    if (llvm::sys::path::is_absolute(link))
+      path = link;
     else {
       llvm::SmallString<256> p(parentOf(path));
       llvm::sys::path::append(p, link);
@@ -175,7 +184,7 @@ bool resolve(const OutputFile &out, Destination &d, std::string &error) {
       d.kind = Destination::Replace;
       return true;
     }
-    default:  // a device node, FIFO or socket: written through, never replaced
+    default: // a device node, FIFO or socket: written through, never replaced
       d.kind = Destination::WriteThrough;
       return true;
     }
@@ -191,7 +200,7 @@ void keepModeAndOwner(int fd, const fs::file_status &st) {
   fs::file_status mine;
   if (!fs::status(fd, mine) && (mine.getUser() != st.getUser() || mine.getGroup() != st.getGroup()))
     if (fs::changeFileOwnership(fd, st.getUser(), st.getGroup()))
-      (void)fs::changeFileOwnership(fd, mine.getUser(), st.getGroup());  // the group alone, if permitted
+      (void)fs::changeFileOwnership(fd, mine.getUser(), st.getGroup()); // the group alone, if permitted
   (void)fs::setPermissions(fd, st.permissions());
 }
 
@@ -213,7 +222,7 @@ bool writeOrExplain(const std::vector<OutputFile> &outputs, const std::vector<Re
     if (!resolve(outputs[i], dests[i], error)) return false;
 
   // No output replaces a file the tool read (but -i its own input), and no two outputs are one file.
-  std::map<fs::UniqueID, const ReadFile *> readIds;  // each file once (every parse reads the same headers)
+  std::map<fs::UniqueID, const ReadFile *> readIds; // each file once (every parse reads the same headers)
   if (llvm::any_of(dests, [](const Destination &d) { return d.exists; }))
     for (const ReadFile &r : reads) {
       fs::UniqueID id;
@@ -233,8 +242,7 @@ bool writeOrExplain(const std::vector<OutputFile> &outputs, const std::vector<Re
     for (size_t j = 0; j < i; ++j) {
       const Destination &a = dests[j], &b = dests[i];
       if (a.exists != b.exists || (a.exists ? a.id != b.id : a.key != b.key)) continue;
-      error = a.out->what + " and " + b.out->what + " would both be written to '" + b.out->path +
-              "' (nothing written)";
+      error = a.out->what + " and " + b.out->what + " would both be written to '" + b.out->path + "' (nothing written)";
       return false;
     }
 

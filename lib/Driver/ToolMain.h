@@ -41,15 +41,15 @@ std::string documentationPage(const char *argv0, llvm::StringRef page);
 struct OutputFile {
   std::string path;
   std::string contents;
-  std::string what;           // for messages: "the output of 'a.cu'", "the --export-fixes file"
-  std::string replacesInput;  // -i: the input this output rewrites in place; "" : it may replace no input
+  std::string what;          // for messages: "the output of 'a.cu'", "the --export-fixes file"
+  std::string replacesInput; // -i: the input this output rewrites in place; "" : it may replace no input
 };
 
 // A file the tool read (an input, a header the parse opened, a configuration file): no output may
 // replace it, except the output whose replacesInput it is.
 struct ReadFile {
   std::string path;
-  std::string role;  // for messages: "the input", "a file the parse read", "the --config file"
+  std::string role; // for messages: "the input", "a file the parse read", "the --config file"
 };
 
 // Writes the outputs, or nothing (docs/outputs.md). First the checks: an output that is (by identity:

@@ -5,9 +5,9 @@
 #include "clang/Driver/Driver.h"
 #include "clang/Driver/Options.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Option/ArgList.h"
 #include "llvm/Option/OptTable.h"
-#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -106,9 +106,10 @@ namespace {
 
 // nvcc's -Werror takes a kind (or a comma-separated list of kinds); clang's -Werror takes none.
 bool isNvccWerrorKinds(llvm::StringRef value) {
-  static const llvm::StringRef kinds[] = {"all-warnings", "cross-execution-space-call", "reorder",
-                                          "default-stream-launch", "missing-launch-bounds", "ext-lambda-captures-this",
-                                          "deprecated-declarations"};
+  static const llvm::StringRef kinds[] = {
+      "all-warnings",           "cross-execution-space-call", "reorder",
+      "default-stream-launch",  "missing-launch-bounds",      "ext-lambda-captures-this",
+      "deprecated-declarations"};
   llvm::SmallVector<llvm::StringRef, 4> parts;
   value.split(parts, ',', -1, false);
   if (parts.empty()) return false;
@@ -122,8 +123,8 @@ bool clangKnowsFlag(const std::string &flag) {
   const llvm::opt::OptTable &table = clang::driver::getDriverOptTable();
   const char *argv[] = {flag.c_str()};
   unsigned missingIndex = 0, missingCount = 0;
-  llvm::opt::InputArgList args = table.ParseArgs(argv, missingIndex, missingCount,
-                                                 llvm::opt::Visibility(clang::driver::options::ClangOption));
+  llvm::opt::InputArgList args =
+      table.ParseArgs(argv, missingIndex, missingCount, llvm::opt::Visibility(clang::driver::options::ClangOption));
   for (const llvm::opt::Arg *a : args)
     if (a->getOption().getKind() == llvm::opt::Option::UnknownClass) return false;
   return true;
@@ -148,7 +149,10 @@ std::vector<std::string> translateNvccArgs(const std::vector<std::string> &args)
   for (size_t i = 0; i < args.size(); ++i) {
     llvm::StringRef a = args[i];
     if (const NvccOption *o = findNvccOption(a)) {
-      if (o->forClang == ForClang::DropWithValue) { ++i; continue; }
+      if (o->forClang == ForClang::DropWithValue) {
+        ++i;
+        continue;
+      }
       if (o->forClang == ForClang::Drop) continue;
     }
     if (llvm::any_of(nvccOptions(), [&](const NvccOption &o) {
@@ -156,11 +160,20 @@ std::vector<std::string> translateNvccArgs(const std::vector<std::string> &args)
                  a.substr(o.spelling.size()).starts_with("=");
         }))
       continue;
-    if ((a == "-Werror" || a == "--Werror") && i + 1 < args.size() && isNvccWerrorKinds(args[i + 1])) { ++i; continue; }
+    if ((a == "-Werror" || a == "--Werror") && i + 1 < args.size() && isNvccWerrorKinds(args[i + 1])) {
+      ++i;
+      continue;
+    }
     if ((a.starts_with("-Werror=") || a.starts_with("--Werror=")) && isNvccWerrorKinds(a.split('=').second)) continue;
-    if (a.starts_with("--std=")) { out.push_back("-std=" + a.drop_front(6).str()); continue; }
-    if ((a == "-std" || a == "--std") && i + 1 < args.size()) { out.push_back("-std=" + args[++i]); continue; }
-    if (a.starts_with("-Ofast-compile")) continue;  // nvcc's single-dash spelling, not clang's -Ofast
+    if (a.starts_with("--std=")) {
+      out.push_back("-std=" + a.drop_front(6).str());
+      continue;
+    }
+    if ((a == "-std" || a == "--std") && i + 1 < args.size()) {
+      out.push_back("-std=" + args[++i]);
+      continue;
+    }
+    if (a.starts_with("-Ofast-compile")) continue; // nvcc's single-dash spelling, not clang's -Ofast
     if (a == "-Xcompiler" || a == "--compiler-options") {
       // The next word is a comma-separated list of host-compiler flags: keep those clang knows.
       if (i + 1 < args.size()) addHostCompilerFlags(args[++i], out);
@@ -170,13 +183,23 @@ std::vector<std::string> translateNvccArgs(const std::vector<std::string> &args)
       addHostCompilerFlags(a.split('=').second, out);
       continue;
     }
-    if ((a == "-x" || a == "--x") && i + 1 < args.size() && args[i + 1] == "cu") { ++i; continue; }
+    if ((a == "-x" || a == "--x") && i + 1 < args.size() && args[i + 1] == "cu") {
+      ++i;
+      continue;
+    }
     if (a == "--x=cu") continue;
     // Long spellings of flags clang takes short; a separate value follows as it is.
-    static const std::pair<llvm::StringRef, llvm::StringRef> renamed[] = {
-        {"--compile", "-c"}, {"--output-file", "-o"}, {"--include-path", "-I"}, {"--define-macro", "-D"},
-        {"--undefine-macro", "-U"}, {"--pre-include", "-include"}, {"--system-include", "-isystem"},
-        {"--debug", "-g"}, {"--profile", "-pg"}, {"--shared", "-shared"}, {"--verbose", "-v"}};
+    static const std::pair<llvm::StringRef, llvm::StringRef> renamed[] = {{"--compile", "-c"},
+                                                                          {"--output-file", "-o"},
+                                                                          {"--include-path", "-I"},
+                                                                          {"--define-macro", "-D"},
+                                                                          {"--undefine-macro", "-U"},
+                                                                          {"--pre-include", "-include"},
+                                                                          {"--system-include", "-isystem"},
+                                                                          {"--debug", "-g"},
+                                                                          {"--profile", "-pg"},
+                                                                          {"--shared", "-shared"},
+                                                                          {"--verbose", "-v"}};
     bool done = false;
     for (const auto &[from, to] : renamed) {
       if (a == from) {
@@ -198,14 +221,22 @@ std::vector<std::string> translateNvccArgs(const std::vector<std::string> &args)
     }
     if (done) continue;
     if ((a == "-ftemplate-depth" || a == "--ftemplate-depth" || a == "-ftemplate-backtrace-limit" ||
-         a == "--ftemplate-backtrace-limit") && i + 1 < args.size()) {
+         a == "--ftemplate-backtrace-limit") &&
+        i + 1 < args.size()) {
       out.push_back(a.ltrim('-').str().insert(0, "-") + "=" + args[++i]);
       continue;
     }
-    if (a == "-m" && i + 1 < args.size() && args[i + 1] == "64") { ++i; out.push_back("-m64"); continue; }
-    if (a == "-O3" || a == "-O2" || a == "-O1" || a == "-O0") { out.push_back(a.str()); continue; }
-    if (a.starts_with("-O") && a.size() > 2 && !std::isdigit(a[2]) && a[2] != 's' && a[2] != 'z' &&
-        a[2] != 'f' && a[2] != 'g')
+    if (a == "-m" && i + 1 < args.size() && args[i + 1] == "64") {
+      ++i;
+      out.push_back("-m64");
+      continue;
+    }
+    if (a == "-O3" || a == "-O2" || a == "-O1" || a == "-O0") {
+      out.push_back(a.str());
+      continue;
+    }
+    if (a.starts_with("-O") && a.size() > 2 && !std::isdigit(a[2]) && a[2] != 's' && a[2] != 'z' && a[2] != 'f' &&
+        a[2] != 'g')
       continue; // e.g. nvcc's -Ofast-compile
     out.push_back(a.str());
   }
@@ -221,7 +252,8 @@ const char *frontendIncludeDir() { return "/ptb-transform-frontend/include"; }
 
 // In memory, over the real file system: clang's header search sees the directory through the parse's
 // file manager, and no file is ever written or read from a shared location.
-llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> frontendFileSystem(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> base) {
+llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>
+frontendFileSystem(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> base) {
   auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
   auto add = [&](const char *name, const char *text) {
     llvm::SmallString<128> path(frontendIncludeDir());
@@ -248,7 +280,8 @@ clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(const CudaInstall &cuda,
     std::vector<std::string> rest(in.begin() + 1, in.end());
     std::vector<std::string> flags = translateNvccArgs(rest);
     bool hasStd = false;
-    for (auto &f : flags) if (llvm::StringRef(f).starts_with("-std=")) hasStd = true;
+    for (auto &f : flags)
+      if (llvm::StringRef(f).starts_with("-std=")) hasStd = true;
     clang::tooling::CommandLineArguments out{in[0]};
     // Our flags first, so a user's -x or include order after them still wins where it should.
     for (const char *f : {"-x", "cuda", "--cuda-gpu-arch=sm_90", "-nocudalib", "-Wno-unknown-cuda-version",
@@ -277,7 +310,10 @@ clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(const CudaInstall &cuda,
     // Drop "-o file" pairs.
     clang::tooling::CommandLineArguments cleaned;
     for (size_t i = 0; i < out.size(); ++i) {
-      if (out[i] == "-o" && i + 1 < out.size()) { ++i; continue; }
+      if (out[i] == "-o" && i + 1 < out.size()) {
+        ++i;
+        continue;
+      }
       cleaned.push_back(out[i]);
     }
     return cleaned;
@@ -287,7 +323,8 @@ clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(const CudaInstall &cuda,
 namespace {
 // `__x` and `_X`: reserved to the implementation (the toolkit's and the C library's own macros).
 bool isReservedName(llvm::StringRef name) {
-  return name.starts_with("__") || (name.size() > 1 && name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1])));
+  return name.starts_with("__") ||
+         (name.size() > 1 && name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1])));
 }
 } // namespace
 
@@ -298,14 +335,16 @@ std::string takeUserMacros(std::vector<std::string> &args) {
     llvm::StringRef a = args[i];
     bool define = a.starts_with("-D") || a.starts_with("--define-macro");
     bool undefine = a.starts_with("-U") || a.starts_with("--undefine-macro");
-    llvm::StringRef flag = a.starts_with("--define-macro") ? "--define-macro" : a.starts_with("--undefine-macro") ? "--undefine-macro" : a.take_front(2);
+    llvm::StringRef flag = a.starts_with("--define-macro")     ? "--define-macro"
+                           : a.starts_with("--undefine-macro") ? "--undefine-macro"
+                                                               : a.take_front(2);
     if (!define && !undefine) {
       kept.push_back(args[i]);
       continue;
     }
     llvm::StringRef rest = a.substr(flag.size());
     if (flag.starts_with("--")) {
-      if (!rest.empty() && !rest.consume_front("=")) {  // --define-macroX: not this flag
+      if (!rest.empty() && !rest.consume_front("=")) { // --define-macroX: not this flag
         kept.push_back(args[i]);
         continue;
       }
@@ -324,8 +363,10 @@ std::string takeUserMacros(std::vector<std::string> &args) {
       continue;
     }
     if (separate) ++i;
-    if (undefine) header += "#undef " + name.str() + "\n";
-    else header += "#define " + nameAndParams.str() + " " + (spec.contains('=') ? value.str() : std::string("1")) + "\n";
+    if (undefine)
+      header += "#undef " + name.str() + "\n";
+    else
+      header += "#define " + nameAndParams.str() + " " + (spec.contains('=') ? value.str() : std::string("1")) + "\n";
   }
   args = std::move(kept);
   if (header.empty()) return "";

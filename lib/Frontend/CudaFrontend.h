@@ -14,10 +14,10 @@ namespace ptb {
 
 // A CUDA toolkit found on disk.
 struct CudaInstall {
-  std::string root;     // e.g. /usr/local/cuda
-  std::string version;  // from version.json / cuda.h, "" if unknown
-  std::string how;      // which rule found it: "--cuda-path", "CUDA_PATH", "nvcc on PATH", "/usr/local/cuda"
-  std::string warning;  // "" or why a rule before `how` was passed over (CUDA_PATH names no toolkit)
+  std::string root;    // e.g. /usr/local/cuda
+  std::string version; // from version.json / cuda.h, "" if unknown
+  std::string how;     // which rule found it: "--cuda-path", "CUDA_PATH", "nvcc on PATH", "/usr/local/cuda"
+  std::string warning; // "" or why a rule before `how` was passed over (CUDA_PATH names no toolkit)
 };
 
 // Looks for CUDA in this order: `explicitPath` (--cuda-path), $CUDA_PATH, the directory above the `nvcc`

@@ -16,7 +16,8 @@ void print(llvm::raw_ostream &os, const Diagnostic &d) {
   }
   os << (d.level == clang::DiagnosticsEngine::Note      ? "note"
          : d.level == clang::DiagnosticsEngine::Warning ? "warning"
-                                                        : "error") << ": " << d.message << "\n";
+                                                        : "error")
+     << ": " << d.message << "\n";
 }
 
 void print(llvm::raw_ostream &os, llvm::Error error) {

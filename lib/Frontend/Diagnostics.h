@@ -20,8 +20,8 @@ void report(clang::DiagnosticsEngine &diags, clang::SourceLocation loc, clang::D
 // A diagnostic with its location as text coordinates: a file, and a line and column when they are known.
 struct Diagnostic {
   clang::DiagnosticsEngine::Level level = clang::DiagnosticsEngine::Error;
-  std::string file;               // "" : no file
-  unsigned line = 0, column = 0;  // 0 : the whole file
+  std::string file;              // "" : no file
+  unsigned line = 0, column = 0; // 0 : the whole file
   std::string message;
 };
 

@@ -33,7 +33,8 @@ bool isUnder(llvm::StringRef path, llvm::StringRef dir) {
 }
 } // namespace
 
-std::optional<FileSelection> FileSelection::make(llvm::StringRef mainFile, const std::optional<std::string> &headerFilter,
+std::optional<FileSelection> FileSelection::make(llvm::StringRef mainFile,
+                                                 const std::optional<std::string> &headerFilter,
                                                  const std::vector<std::string> &excludedRoots, std::string &error) {
   FileSelection s;
   if (!headerFilter) {

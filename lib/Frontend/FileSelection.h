@@ -50,10 +50,10 @@ public:
 private:
   enum class Mode { MainOnly, Directory, Regex };
   Mode mode = Mode::MainOnly;
-  std::string directory;  // Mode::Directory: absolute, without a trailing separator
+  std::string directory; // Mode::Directory: absolute, without a trailing separator
   std::string pattern;
   std::shared_ptr<llvm::Regex> regex;
-  std::vector<std::string> excluded;  // absolute roots, and their real paths
+  std::vector<std::string> excluded; // absolute roots, and their real paths
 };
 
 // Caches FileSelection::selects per FileID for one translation unit.

@@ -12,9 +12,9 @@
 namespace ptb {
 
 struct LocalInclude {
-  unsigned offset = 0;  // of the quoted name (opening quote) in the including file
-  unsigned length = 0;  // of the quoted name, quotes included
-  std::string target;   // the file it found, absolute
+  unsigned offset = 0; // of the quoted name (opening quote) in the including file
+  unsigned length = 0; // of the quoted name, quotes included
+  std::string target;  // the file it found, absolute
 };
 
 // The local includes in `text`, the contents of the file at `includerPath`, in text order: every

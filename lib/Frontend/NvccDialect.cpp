@@ -13,7 +13,7 @@ namespace {
 struct RawToken {
   clang::tok::TokenKind kind;
   unsigned offset;
-  llvm::StringRef identifier;  // for raw identifiers
+  llvm::StringRef identifier; // for raw identifiers
 };
 
 // `<<` or `>>` followed by a blank, a line continuation or a comment: the only texts that can need work.
@@ -35,10 +35,10 @@ bool mayHaveSpacedChevrons(llvm::StringRef text) {
 std::string normalizeLaunchChevrons(llvm::StringRef text, bool &changed) {
   changed = false;
   if (!mayHaveSpacedChevrons(text)) return text.str();
-  std::string buffer = text.str();  // null-terminated, as the lexer needs
+  std::string buffer = text.str(); // null-terminated, as the lexer needs
   clang::LangOptions lo;
   lo.CPlusPlus = lo.CPlusPlus11 = lo.CPlusPlus14 = lo.CPlusPlus17 = true;
-  lo.CUDA = true;  // `<<<` and `>>>` are tokens
+  lo.CUDA = true; // `<<<` and `>>>` are tokens
   lo.LineComment = true;
   const clang::SourceLocation base = clang::SourceLocation::getFromRawEncoding(1);
   clang::Lexer lexer(base, lo, buffer.data(), buffer.data(), buffer.data() + buffer.size());
@@ -69,7 +69,8 @@ std::string normalizeLaunchChevrons(llvm::StringRef text, bool &changed) {
     int depth = 0;
     for (size_t j = i + (spaced ? 2 : 1); j < toks.size(); ++j) {
       TokenKind k = toks[j].kind;
-      if (k == clang::tok::l_paren || k == clang::tok::l_square || k == clang::tok::l_brace) ++depth;
+      if (k == clang::tok::l_paren || k == clang::tok::l_square || k == clang::tok::l_brace)
+        ++depth;
       else if (k == clang::tok::r_paren || k == clang::tok::r_square || k == clang::tok::r_brace) {
         if (--depth < 0) break;
       } else if (depth == 0 && (k == clang::tok::semi || k == clang::tok::greatergreatergreater)) {
@@ -91,7 +92,9 @@ namespace {
 // crt/math_functions.hpp's min/max, which nvcc declares __host__ __device__ and clang's CUDA wrapper
 // makes __device__ only; crt/math_functions.h's host int min/max.
 std::string minMaxOverloads() {
-  struct Sig { const char *ret, *a, *b; };
+  struct Sig {
+    const char *ret, *a, *b;
+  };
   static const Sig sigs[] = {
       {"int", "int", "int"},
       {"unsigned int", "unsigned int", "unsigned int"},
@@ -153,11 +156,14 @@ std::vector<FrontendHeader> nvccCompatibilityHeaders(const std::string &clangRes
   llvm::sys::path::append(clangOmp, "include", "omp.h");
   static const std::string gccOmp = gccOmpHeader();
   if (!gccOmp.empty() && !llvm::sys::fs::exists(clangOmp))
-    headers.push_back({"omp.h", "// ptb-transform's parse only: GCC's omp.h (what nvcc's host compiler uses), with its\n"
-                                "// two-argument __malloc__ attribute, which clang 19 rejects, made one-argument.\n"
-                                "#pragma once\n#pragma push_macro(\"__malloc__\")\n#undef __malloc__\n"
-                                "#define __malloc__(...) __malloc__\n#include \"" + gccOmp + "\"\n"
-                                "#pragma pop_macro(\"__malloc__\")\n"});
+    headers.push_back(
+        {"omp.h", "// ptb-transform's parse only: GCC's omp.h (what nvcc's host compiler uses), with its\n"
+                  "// two-argument __malloc__ attribute, which clang 19 rejects, made one-argument.\n"
+                  "#pragma once\n#pragma push_macro(\"__malloc__\")\n#undef __malloc__\n"
+                  "#define __malloc__(...) __malloc__\n#include \"" +
+                      gccOmp +
+                      "\"\n"
+                      "#pragma pop_macro(\"__malloc__\")\n"});
 
   std::string compat =
       "// ptb-transform's parse only (never in an output): what nvcc's host headers supply and clang 19's\n"

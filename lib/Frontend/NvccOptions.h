@@ -10,14 +10,14 @@ namespace ptb {
 
 // What the front end does with an nvcc option when it builds clang's command (translateNvccArgs).
 enum class ForClang {
-  Keep,           // passed on, or translated by a rule of its own (-I, -std, -Xcompiler, ...)
-  Drop,           // dropped alone
-  DropWithValue,  // dropped with its value: the next word, or glued by '=' (`-odir out`, `-odir=out`)
+  Keep,          // passed on, or translated by a rule of its own (-I, -std, -Xcompiler, ...)
+  Drop,          // dropped alone
+  DropWithValue, // dropped with its value: the next word, or glued by '=' (`-odir out`, `-odir=out`)
 };
 
 struct NvccOption {
-  llvm::StringRef spelling;  // one spelling; nvcc names most options twice (--long and -short)
-  bool takesValue;           // ptb-nvcc: written `-opt value` or `-opt=value`
+  llvm::StringRef spelling; // one spelling; nvcc names most options twice (--long and -short)
+  bool takesValue;          // ptb-nvcc: written `-opt value` or `-opt=value`
   ForClang forClang;
 };
 

@@ -116,7 +116,7 @@ bool runOne(const ParseRequest &request, clang::tooling::CompilationDatabase &db
 
 // Reads a pipe to its end, at most kMaxPipedInputBytes. False with `why` set on failure.
 bool readPipe(const std::string &file, std::string &text, std::string &why) {
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);  // a FIFO: waits for a writer
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC); // a FIFO: waits for a writer
   if (fd < 0) {
     why = std::string("cannot read the input: ") + std::strerror(errno);
     return false;
@@ -153,7 +153,7 @@ bool readInputs(ParseRequest &request) {
       ok = false;
     };
     std::string abs = absolutePath(file);
-    if (request.inputTexts.count(abs)) continue;  // the same pipe given twice: read once
+    if (request.inputTexts.count(abs)) continue; // the same pipe given twice: read once
     struct stat st;
     if (::stat(file.c_str(), &st) != 0) {
       fail(std::string("cannot read the input: ") + std::strerror(errno));
@@ -165,8 +165,10 @@ bool readInputs(ParseRequest &request) {
     }
     if (S_ISFIFO(st.st_mode)) {
       std::string text, why;
-      if (readPipe(file, text, why)) request.inputTexts[abs] = std::move(text);
-      else fail(why);
+      if (readPipe(file, text, why))
+        request.inputTexts[abs] = std::move(text);
+      else
+        fail(why);
       continue;
     }
     const char *what = S_ISDIR(st.st_mode)    ? "a directory"
@@ -187,13 +189,13 @@ std::optional<std::string> inputText(const ParseRequest &request, const std::str
   return (*buf)->getBuffer().str();
 }
 
-bool forEachTranslationUnit(const ParseRequest &request,
-                            llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> onTranslationUnit) {
+bool forEachTranslationUnit(
+    const ParseRequest &request,
+    llvm::function_ref<void(clang::CompilerInstance &, clang::ASTContext &)> onTranslationUnit) {
   ParseRequest mainOnly = request;
   mainOnly.headerFilter = "";
-  return forEachTranslationUnit(mainOnly, [&](clang::CompilerInstance &ci, clang::ASTContext &ctx, const FileSelection &) {
-    onTranslationUnit(ci, ctx);
-  });
+  return forEachTranslationUnit(mainOnly, [&](clang::CompilerInstance &ci, clang::ASTContext &ctx,
+                                              const FileSelection &) { onTranslationUnit(ci, ctx); });
 }
 
 bool forEachTranslationUnit(

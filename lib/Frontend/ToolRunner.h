@@ -17,11 +17,11 @@ namespace ptb {
 
 struct ParseRequest {
   std::vector<std::string> files;
-  std::string buildDir;                        // -p: directory with compile_commands.json
-  std::vector<std::string> argsAfterDashDash;  // compiler arguments after `--`
-  std::vector<std::string> extraArgs;          // --extra-arg (appended)
-  std::vector<std::string> extraArgsBefore;    // --extra-arg-before (prepended)
-  std::string cudaPath;                        // --cuda-path
+  std::string buildDir;                       // -p: directory with compile_commands.json
+  std::vector<std::string> argsAfterDashDash; // compiler arguments after `--`
+  std::vector<std::string> extraArgs;         // --extra-arg (appended)
+  std::vector<std::string> extraArgsBefore;   // --extra-arg-before (prepended)
+  std::string cudaPath;                       // --cuda-path
   // --header-filter: which included files are the user's, to be read and rewritten with the main file
   // (FileSelection::make). Only the tools that pass the selection on use it.
   std::optional<std::string> headerFilter;

@@ -39,10 +39,11 @@ std::vector<std::string> fusionProblems(const std::vector<SlotKernel> &kernels, 
                        std::to_string(limits.maxThreads) + " are allowed");
   if (staticShared > limits.maxStaticShared)
     problems.push_back("the slots' static __shared__ variables would take " + std::to_string(staticShared) +
-                       " bytes; a kernel's static shared memory is limited to " + std::to_string(limits.maxStaticShared));
+                       " bytes; a kernel's static shared memory is limited to " +
+                       std::to_string(limits.maxStaticShared));
   if (shared > limits.maxShared)
-    problems.push_back("the fused block would use " + std::to_string(shared) + " bytes of shared memory; an SM offers " +
-                       std::to_string(limits.maxShared));
+    problems.push_back("the fused block would use " + std::to_string(shared) +
+                       " bytes of shared memory; an SM offers " + std::to_string(limits.maxShared));
   if (minBlocks > 1) {
     if (minBlocks * threads > limits.maxThreadsPerSm)
       problems.push_back(std::to_string(minBlocks) + " blocks of " + std::to_string(threads) +
@@ -61,7 +62,8 @@ std::vector<std::string> fusionProblems(const std::vector<SlotKernel> &kernels, 
 unsigned launchRegisters(unsigned threads, unsigned minBlocks, const FusionLimits &limits) {
   if (threads == 0 || minBlocks == 0) return 0;
   const unsigned r = limits.registersPerSm / (minBlocks * threads) / limits.registerUnit * limits.registerUnit;
-  const unsigned top = (limits.maxRegistersPerThread + limits.registerUnit - 1) / limits.registerUnit * limits.registerUnit;
+  const unsigned top =
+      (limits.maxRegistersPerThread + limits.registerUnit - 1) / limits.registerUnit * limits.registerUnit;
   return std::min(r, top);
 }
 
@@ -92,9 +94,8 @@ std::vector<std::string> budgetProblems(const std::vector<SlotKernel> &kernels, 
     problems.push_back("the register budgets need " + std::to_string(need) + " registers per block; " +
                        std::to_string(minBlocks) + " block" + (minBlocks > 1 ? "s" : "") + " of " +
                        std::to_string(first) + " threads per SM " + (minBlocks > 1 ? "hold " : "holds ") +
-                       std::to_string(r) + " per thread, " +
-                       std::to_string(static_cast<uint64_t>(r) * first) + " per block (" +
-                       std::to_string(limits.registersPerSm) + " per SM)");
+                       std::to_string(r) + " per thread, " + std::to_string(static_cast<uint64_t>(r) * first) +
+                       " per block (" + std::to_string(limits.registersPerSm) + " per SM)");
   return problems;
 }
 

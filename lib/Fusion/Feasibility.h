@@ -13,24 +13,24 @@ namespace ptb {
 // Limits a fused block must respect.
 struct FusionLimits {
   unsigned maxThreads = 1024;
-  unsigned maxSlots = 15;           // named barriers 1..15 (0 is __syncthreads)
-  uint64_t maxShared = 227 * 1024;  // per block, static + dynamic (H100, opt-in)
-  uint64_t maxStaticShared = 48 * 1024;  // static __shared__ variables of one kernel (ptxas' limit)
-  unsigned maxThreadsPerSm = 2048;       // for candidates asking for several fused blocks per SM
+  unsigned maxSlots = 15;               // named barriers 1..15 (0 is __syncthreads)
+  uint64_t maxShared = 227 * 1024;      // per block, static + dynamic (H100, opt-in)
+  uint64_t maxStaticShared = 48 * 1024; // static __shared__ variables of one kernel (ptxas' limit)
+  unsigned maxThreadsPerSm = 2048;      // for candidates asking for several fused blocks per SM
   uint64_t maxSharedPerSm = 228 * 1024;
   unsigned registersPerSm = 65536;
-  unsigned minRegisterCap = 32;          // a register cap below this (min blocks per SM) spills too much
-  unsigned maxRegistersPerThread = 255;  // at launch (ptxas' largest count)
-  unsigned registerUnit = 8;             // registers per thread are allocated in units of 8 (256 per warp)
-  unsigned warpgroup = 128;              // threads that setmaxnreg changes together (4 consecutive warps)
+  unsigned minRegisterCap = 32;         // a register cap below this (min blocks per SM) spills too much
+  unsigned maxRegistersPerThread = 255; // at launch (ptxas' largest count)
+  unsigned registerUnit = 8;            // registers per thread are allocated in units of 8 (256 per warp)
+  unsigned warpgroup = 128;             // threads that setmaxnreg changes together (4 consecutive warps)
   unsigned maxBlocksPerSm = 32;
 };
 
 // The size of a fused block with `slots[i]` slots of kernels[i].
 struct FusedShape {
   unsigned threads = 0, slots = 0;
-  uint64_t staticShared = 0;   // the slots' __shared__ variables and the runtime's bookkeeping
-  uint64_t dynamicShared = 0;  // the slots' dynamic shared memory, each rounded up to 16 bytes
+  uint64_t staticShared = 0;  // the slots' __shared__ variables and the runtime's bookkeeping
+  uint64_t dynamicShared = 0; // the slots' dynamic shared memory, each rounded up to 16 bytes
 };
 FusedShape fusedShape(const std::vector<SlotKernel> &kernels, const std::vector<unsigned> &slots);
 // Shared memory (static, per block) of a fused block, without dynamic shared memory.

@@ -46,9 +46,11 @@ std::string emitFusedKernel(const std::vector<SlotKernel> &kernels, const std::v
     std::vector<std::string> each;
     for (size_t i = 0; i < kernels.size(); ++i)
       each.push_back(std::to_string(budgets[i]) + " for " + kernels[i].qualifiedName);
-    t += "// Register budgets (registers per thread): " + llvm::join(each, ", ") + ", through setmaxnreg on sm_90a;\n"
-         "// launched with " + std::to_string(entryRegs) + " per thread (" + std::to_string(minBlocks) +
-         " block" + (minBlocks > 1 ? "s" : "") + " per SM), which every slot keeps on other targets.\n";
+    t += "// Register budgets (registers per thread): " + llvm::join(each, ", ") +
+         ", through setmaxnreg on sm_90a;\n"
+         "// launched with " +
+         std::to_string(entryRegs) + " per thread (" + std::to_string(minBlocks) + " block" +
+         (minBlocks > 1 ? "s" : "") + " per SM), which every slot keeps on other targets.\n";
   }
   std::vector<std::string> kparams = sig;
   for (size_t i = 0; i < kernels.size(); ++i) kparams.push_back("const ::ptb::Launch ptb_launch" + std::to_string(i));
@@ -84,11 +86,14 @@ std::string emitFusedKernel(const std::vector<SlotKernel> &kernels, const std::v
     for (unsigned j = 0; j < slots[i]; ++j, ++slot) {
       const unsigned bar = slot + 1, end = first + n;
       const bool last = budgeted ? j + 1 == slots[i] : slot + 1 == total;
-      if (budgeted && slots[i] == 1) t += "    {\n";
-      else t += ((budgeted ? j : slot) == 0 ? "  " + in : std::string(" else ")) + (last ? "{\n" : "if (ptb_t < " + u(end) + ") {\n");
+      if (budgeted && slots[i] == 1)
+        t += "    {\n";
+      else
+        t += ((budgeted ? j : slot) == 0 ? "  " + in : std::string(" else ")) +
+             (last ? "{\n" : "if (ptb_t < " + u(end) + ") {\n");
       std::string local = first ? "ptb_t - " + u(first) : "ptb_t";
-      t += in + "    ::ptb::run_slot_tasks<::ptb::TaskSync::" + std::string(k.tasksIndependent ? "none" : "block") + ", " +
-           std::to_string(bar) + ", " + std::to_string(n) + ">(ptb_launch" + std::to_string(i) + ", ptb_slot_[" +
+      t += in + "    ::ptb::run_slot_tasks<::ptb::TaskSync::" + std::string(k.tasksIndependent ? "none" : "block") +
+           ", " + std::to_string(bar) + ", " + std::to_string(n) + ">(ptb_launch" + std::to_string(i) + ", ptb_slot_[" +
            std::to_string(slot) + "], " + local + ", blockIdx.x * " + u(slots[i]) + " + " + u(j) +
            ", [&](const uint3 ptb_block, const dim3 ptb_grid) {\n";
       t += in + "      " + k.slotFunction + "<" + std::to_string(bar) + ", " + std::to_string(n) +
@@ -109,13 +114,14 @@ std::string emitFusedKernel(const std::vector<SlotKernel> &kernels, const std::v
     lparams.push_back("const ::ptb::LaunchConfig& ptb_config" + std::to_string(i));
     for (size_t j = 0; j < k.paramTypes.size(); ++j)
       lparams.push_back(k.paramTypes[j] + " k" + std::to_string(i) + "_" + k.paramNames[j]);
-    parts.push_back("{ptb_config" + std::to_string(i) + ", dim3(" + u(k.request.block[0]) + ", " + u(k.request.block[1]) +
-                    ", " + u(k.request.block[2]) + "), " + u(slots[i]) + "}");
+    parts.push_back("{ptb_config" + std::to_string(i) + ", dim3(" + u(k.request.block[0]) + ", " +
+                    u(k.request.block[1]) + ", " + u(k.request.block[2]) + "), " + u(slots[i]) + "}");
   }
   t += "// Runs the kernels' launches fused; returns false when it ran the original kernels one after the other\n"
        "// instead (launch mode `original`, another block shape, streams that differ, a block that does not fit).\n";
   t += "static inline bool " + name + "_launch(" + llvm::join(lparams, ", ") + ") {\n";
-  t += "  const ::ptb::FusedPart ptb_parts[" + std::to_string(kernels.size()) + "] = {" + llvm::join(parts, ", ") + "};\n";
+  t += "  const ::ptb::FusedPart ptb_parts[" + std::to_string(kernels.size()) + "] = {" + llvm::join(parts, ", ") +
+       "};\n";
   t += "  if (::ptb::launch_fused(reinterpret_cast<const void*>(&" + name + "), ptb_parts" +
        (args.empty() ? "" : ", " + llvm::join(args, ", ")) + ")) return true;\n";
   for (size_t i = 0; i < kernels.size(); ++i) {
@@ -134,12 +140,13 @@ std::string emitCandidateTable(const std::vector<SlotKernel> &kernels, const std
                                const std::vector<FusedCandidate> &fused) {
   if (fused.empty()) return "";
   std::string t = "\n// The fused kernels of this file, for a tuning harness (fuse-kernels; docs/fuse-kernels.md).\n";
-  t += "struct " + base + "_candidate {\n  const char* ratio;\n  unsigned threads;\n  const void* kernel;\n  decltype(&" +
+  t += "struct " + base +
+       "_candidate {\n  const char* ratio;\n  unsigned threads;\n  const void* kernel;\n  decltype(&" +
        fused.front().name + "_launch) launch;\n};\n";
   t += "static const " + base + "_candidate " + base + "_candidates[] = {\n";
   for (const FusedCandidate &c : fused) {
-    t += "    {\"" + c.label() + "\", " + u(fusedShape(kernels, c.slots).threads) + ", reinterpret_cast<const void*>(&" + c.name + "), &" + c.name +
-         "_launch},\n";
+    t += "    {\"" + c.label() + "\", " + u(fusedShape(kernels, c.slots).threads) +
+         ", reinterpret_cast<const void*>(&" + c.name + "), &" + c.name + "_launch},\n";
   }
   t += "};\n";
   return t;
@@ -149,8 +156,9 @@ std::string emitDecisionLauncher(const std::vector<SlotKernel> &kernels, const s
                                  const std::vector<FusedCandidate> &fused, const std::vector<FusionDecision> &decisions,
                                  const std::string &file) {
   const std::string n = std::to_string(kernels.size());
-  std::string t = "\n// What ran fastest at each problem size the tuning harness measured (fuse-kernels --decisions-from " +
-                  file + "):\n// each kernel's tasks there, and the kernels fused, in two streams or one after the other.\n";
+  std::string t =
+      "\n// What ran fastest at each problem size the tuning harness measured (fuse-kernels --decisions-from " + file +
+      "):\n// each kernel's tasks there, and the kernels fused, in two streams or one after the other.\n";
   t += "static const ::ptb::FusedDecision<" + n + "> " + base + "_decisions[] = {\n";
   for (const FusionDecision &d : decisions) {
     std::vector<std::string> tasks;
@@ -164,12 +172,12 @@ std::string emitDecisionLauncher(const std::vector<SlotKernel> &kernels, const s
         if (fused[i].slots == d.slots && fused[i].minBlocks == d.minBlocks && fused[i].budgets == d.budgets)
           index = static_cast<int>(i);
     }
-    t += "    {{" + llvm::join(tasks, ", ") + "}, ::ptb::FusedChoice::" + choice + ", " + std::to_string(index) + ", \"" +
-         d.label + "\"}," + (d.measured.empty() ? "" : "  // " + d.measured) + "\n";
+    t += "    {{" + llvm::join(tasks, ", ") + "}, ::ptb::FusedChoice::" + choice + ", " + std::to_string(index) +
+         ", \"" + d.label + "\"}," + (d.measured.empty() ? "" : "  // " + d.measured) + "\n";
   }
   t += "};\n";
   std::vector<std::string> lparams, args, counts;
-  std::vector<std::string> launches[2];  // [0]: one after the other; [1]: the last kernel on the side stream
+  std::vector<std::string> launches[2]; // [0]: one after the other; [1]: the last kernel on the side stream
   for (size_t i = 0; i < kernels.size(); ++i) {
     const SlotKernel &k = kernels[i];
     const std::string c = "ptb_config" + std::to_string(i);
@@ -201,7 +209,8 @@ std::string emitDecisionLauncher(const std::vector<SlotKernel> &kernels, const s
     t += "  if (ptb_d.choice == ::ptb::FusedChoice::fused) return " + base + "_candidates[ptb_d.candidate].launch(" +
          llvm::join(args, ", ") + ");\n";
   t += "  if (ptb_d.choice == ::ptb::FusedChoice::streams";
-  for (size_t i = 0; i + 1 < kernels.size(); ++i) t += " && ptb_config" + std::to_string(i) + ".stream == " + last + ".stream";
+  for (size_t i = 0; i + 1 < kernels.size(); ++i)
+    t += " && ptb_config" + std::to_string(i) + ".stream == " + last + ".stream";
   t += ") {\n    const ::ptb::SideStream ptb_side(" + last + ".stream);\n";
   for (const std::string &l : launches[1]) t += "    " + l;
   t += "    return false;\n  }\n";

@@ -22,7 +22,7 @@ struct FusedCandidate {
   std::string name;
   std::vector<unsigned> slots;
   unsigned minBlocks = 1;
-  std::vector<unsigned> budgets;  // registers per thread of each kernel's slots (setmaxnreg), or none
+  std::vector<unsigned> budgets; // registers per thread of each kernel's slots (setmaxnreg), or none
   // "1:2", "1:2/2" with two blocks per SM asked for, "1:2/2@112:32" with register budgets (always with
   // the blocks per SM, which the budgets' launch count depends on).
   std::string label() const;

@@ -64,7 +64,8 @@ std::optional<std::string> assembleFusedOutput(const FusionJob &job, const std::
   auto candidateProblems = [&](const FusedCandidate &c) {
     std::vector<std::string> problems = fusionProblems(kernels, c.slots, limits, c.minBlocks);
     if (!c.budgets.empty())
-      for (const std::string &p : budgetProblems(kernels, c.slots, c.budgets, limits, c.minBlocks)) problems.push_back(p);
+      for (const std::string &p : budgetProblems(kernels, c.slots, c.budgets, limits, c.minBlocks))
+        problems.push_back(p);
     return problems;
   };
   auto candidateName = [&](const FusedCandidate &c, bool several) {
@@ -79,7 +80,7 @@ std::optional<std::string> assembleFusedOutput(const FusionJob &job, const std::
     return name;
   };
   std::vector<FusedCandidate> candidates;
-  std::vector<FusionDecision> decisions = job.decisions;  // with the blocks per SM of budgeted ones resolved
+  std::vector<FusionDecision> decisions = job.decisions; // with the blocks per SM of budgeted ones resolved
   if (!job.decisions.empty()) {
     // --decisions-from: the fused decisions' candidates, each once, in the candidate table's usual order
     // (ratio, then blocks per SM); each must be feasible (an error at its decide line).
@@ -107,8 +108,9 @@ std::optional<std::string> assembleFusedOutput(const FusionJob &job, const std::
       return std::tie(a.slots, a.minBlocks, a.budgets) < std::tie(b.slots, b.minBlocks, b.budgets);
     });
   }
-  std::vector<std::vector<unsigned>> ratios =
-      !job.decisions.empty() ? std::vector<std::vector<unsigned>>{} : job.allRatios ? feasibleRatios(kernels, limits) : job.ratios;
+  std::vector<std::vector<unsigned>> ratios = !job.decisions.empty() ? std::vector<std::vector<unsigned>>{}
+                                              : job.allRatios        ? feasibleRatios(kernels, limits)
+                                                                     : job.ratios;
   const bool budgetsOnly = job.decisions.empty() && !job.plain;
   if (ratios.empty() && job.decisions.empty() && !budgetsOnly)
     error("no ratio of these kernels fits one block: " +
@@ -119,10 +121,13 @@ std::optional<std::string> assembleFusedOutput(const FusionJob &job, const std::
   if (job.decisions.empty())
     for (const RegisterBudget &b : job.budgets) {
       const bool explicitRatio = !b.slots.empty() || !job.allRatios;
-      const std::vector<std::vector<unsigned>> forRatios = b.slots.empty() ? ratios : std::vector<std::vector<unsigned>>{b.slots};
-      const std::string what = b.slots.empty() ? ratioString(b.registers) : ratioString(b.slots) + "@" + ratioString(b.registers);
+      const std::vector<std::vector<unsigned>> forRatios =
+          b.slots.empty() ? ratios : std::vector<std::vector<unsigned>>{b.slots};
+      const std::string what =
+          b.slots.empty() ? ratioString(b.registers) : ratioString(b.slots) + "@" + ratioString(b.registers);
       if (!b.fits(kernels.size())) {
-        error("register budgets " + what + " do not give one count per kernel (" + std::to_string(kernels.size()) + ")");
+        error("register budgets " + what + " do not give one count per kernel (" + std::to_string(kernels.size()) +
+              ")");
         continue;
       }
       size_t fitting = 0;
@@ -150,10 +155,11 @@ std::optional<std::string> assembleFusedOutput(const FusionJob &job, const std::
       }
       if (!explicitRatio && fitting == 0)
         error("register budgets " + what + " fit no ratio of these kernels" +
-              (firstProblems.empty() ? std::string()
-                                     : " (ratio " + firstProblems[0] + ": " +
-                                           llvm::join(std::vector<std::string>(firstProblems.begin() + 1, firstProblems.end()), "; ") +
-                                           ")"));
+              (firstProblems.empty()
+                   ? std::string()
+                   : " (ratio " + firstProblems[0] + ": " +
+                         llvm::join(std::vector<std::string>(firstProblems.begin() + 1, firstProblems.end()), "; ") +
+                         ")"));
     }
   const size_t plainCount = job.plain ? ratios.size() * job.minBlocks.size() : 0;
   const bool several = plainCount + budgeted.size() > 1 || job.allRatios;
@@ -166,8 +172,7 @@ std::optional<std::string> assembleFusedOutput(const FusionJob &job, const std::
         auto problems = fusionProblems(kernels, r, limits, m);
         if (!problems.empty()) {
           if (!job.allRatios)
-            for (const std::string &p : problems)
-              error("ratio " + c.label() + " cannot be fused: " + p);
+            for (const std::string &p : problems) error("ratio " + c.label() + " cannot be fused: " + p);
           continue;
         }
         c.name = candidateName(c, several);
@@ -203,13 +208,14 @@ std::optional<std::string> assembleFusedOutput(const FusionJob &job, const std::
   }
   for (const FusedCandidate &c : candidates) {
     const std::vector<unsigned> &r = c.slots;
-    out += "#line " + std::to_string(kernels.front().loc.line) + " \"" + quoteForLineDirective(kernels.front().loc.file) + "\"";
+    out += "#line " + std::to_string(kernels.front().loc.line) + " \"" +
+           quoteForLineDirective(kernels.front().loc.file) + "\"";
     out += emitFusedKernel(kernels, r, c.name, c.minBlocks, c.budgets);
     const FusedShape f = fusedShape(kernels, r);
-    std::string registers = c.minBlocks > 1 ? fmt::format("at most {} per thread ({} blocks per SM asked for)",
-                                                          limits.registersPerSm / (c.minBlocks * f.threads) / 8 * 8,
-                                                          c.minBlocks)
-                                            : std::string("see the harness or nvcc -Xptxas -v");
+    std::string registers = c.minBlocks > 1
+                                ? fmt::format("at most {} per thread ({} blocks per SM asked for)",
+                                              limits.registersPerSm / (c.minBlocks * f.threads) / 8 * 8, c.minBlocks)
+                                : std::string("see the harness or nvcc -Xptxas -v");
     if (!c.budgets.empty()) {
       std::vector<std::string> each;
       for (size_t i = 0; i < kernels.size(); ++i)
@@ -219,16 +225,16 @@ std::optional<std::string> assembleFusedOutput(const FusionJob &job, const std::
                               "which every slot keeps on other targets",
                               llvm::join(each, ", "), launch, c.minBlocks, c.minBlocks > 1 ? "s" : "");
     }
-    diagnostics.push_back({clang::DiagnosticsEngine::Note, "", 0, 0,
-                           fmt::format("{}: ratio {}, {} threads, {} slots; shared memory per block: {} B static "
-                                       "(slots' variables and bookkeeping) + {} B dynamic; registers: {}",
-                                       c.name, c.label(), f.threads, f.slots, f.staticShared, f.dynamicShared,
-                                       registers)});
+    diagnostics.push_back(
+        {clang::DiagnosticsEngine::Note, "", 0, 0,
+         fmt::format("{}: ratio {}, {} threads, {} slots; shared memory per block: {} B static "
+                     "(slots' variables and bookkeeping) + {} B dynamic; registers: {}",
+                     c.name, c.label(), f.threads, f.slots, f.staticShared, f.dynamicShared, registers)});
   }
   out += emitCandidateTable(kernels, base, candidates);
   if (!job.decisions.empty()) {
-    out += emitDecisionLauncher(kernels, base, candidates, decisions,
-                                llvm::sys::path::filename(job.decisionsFile).str());
+    out +=
+        emitDecisionLauncher(kernels, base, candidates, decisions, llvm::sys::path::filename(job.decisionsFile).str());
     unsigned counts[3] = {0, 0, 0};
     for (const FusionDecision &d : job.decisions) ++counts[static_cast<int>(d.choice)];
     diagnostics.push_back({clang::DiagnosticsEngine::Note, "", 0, 0,

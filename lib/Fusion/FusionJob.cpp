@@ -21,7 +21,9 @@ llvm::Error failure(const std::string &message) {
 constexpr uint64_t kMaxDynamicShared = 1u << 20;
 
 llvm::Error checkFusedName(llvm::StringRef name) {
-  auto fail = [&](const std::string &why) { return failure("'" + name.str() + "' cannot name a fused kernel: " + why); };
+  auto fail = [&](const std::string &why) {
+    return failure("'" + name.str() + "' cannot name a fused kernel: " + why);
+  };
   if (name.empty()) return fail("it is empty");
   if (!clang::isAsciiIdentifierStart(name[0]) ||
       !llvm::all_of(name, [](char c) { return clang::isAsciiIdentifierContinue(c); }))
@@ -36,8 +38,7 @@ llvm::Error checkFusedName(llvm::StringRef name) {
   lo.CUDA = 1;
   lo.Bool = lo.WChar = lo.CXXOperatorNames = 1;
   clang::IdentifierTable table(lo);
-  if (table.get(name).isKeyword(lo) || table.get(name).isCPlusPlusOperatorKeyword())
-    return fail("it is a C++ keyword");
+  if (table.get(name).isKeyword(lo) || table.get(name).isCPlusPlusOperatorKeyword()) return fail("it is a C++ keyword");
   return llvm::Error::success();
 }
 
@@ -55,7 +56,8 @@ bool parseBlockShape(llvm::StringRef text, unsigned block[3]) {
 llvm::Expected<FusionKernelRequest> parseKernelRequest(llvm::StringRef text) {
   auto [name, rest] = text.split('=');
   if (name.empty() || rest.empty())
-    return failure("'" + text.str() + "': expected NAME=BLOCK[,DYNAMIC_SHARED_BYTES], e.g. stencil=32x8 or hash=256,4096");
+    return failure("'" + text.str() +
+                   "': expected NAME=BLOCK[,DYNAMIC_SHARED_BYTES], e.g. stencil=32x8 or hash=256,4096");
   auto [shape, shmem] = rest.split(',');
   FusionKernelRequest r;
   r.name = name.str();
@@ -63,15 +65,14 @@ llvm::Expected<FusionKernelRequest> parseKernelRequest(llvm::StringRef text) {
     return failure("'" + text.str() + "': block shape '" + shape.str() + "' is not X, XxY or XxYxZ (each 1..1024)");
   if ((rest.contains(',') && shmem.empty()) ||
       (!shmem.empty() && (shmem.getAsInteger(10, r.dynamicShared) || r.dynamicShared > kMaxDynamicShared)))
-    return failure("'" + text.str() + "': dynamic shared memory '" + shmem.str() + "' is not a number of bytes (at most " +
-                   std::to_string(kMaxDynamicShared) + ")");
+    return failure("'" + text.str() + "': dynamic shared memory '" + shmem.str() +
+                   "' is not a number of bytes (at most " + std::to_string(kMaxDynamicShared) + ")");
   return r;
 }
 
 namespace {
 // "a:b[:c...]": two or more counts, each one `accept` takes.
-template <class Accept>
-bool parseCounts(llvm::StringRef text, std::vector<unsigned> &out, Accept accept) {
+template <class Accept> bool parseCounts(llvm::StringRef text, std::vector<unsigned> &out, Accept accept) {
   llvm::SmallVector<llvm::StringRef, 4> parts;
   text.split(parts, ':');
   std::vector<unsigned> r;
@@ -128,7 +129,8 @@ llvm::Expected<RegisterBudget> parseRegisterBudget(llvm::StringRef text) {
   } else if (parseCandidateLabel(text, b.slots, b.minBlocks, b.registers)) {
     return b;
   }
-  return failure("'" + text.str() + "': expected register counts per kernel (R:R, each a multiple of 8 from 24 to 256, "
+  return failure("'" + text.str() +
+                 "': expected register counts per kernel (R:R, each a multiple of 8 from 24 to 256, "
                  "as setmaxnreg takes), optionally for one ratio (A:B[/BLOCKS]@R:R), e.g. 112:32 or 1:2@112:32");
 }
 
@@ -146,12 +148,16 @@ std::string tooDeep(llvm::StringRef json) {
       column = 0;
     }
     if (inString) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') inString = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        inString = false;
       continue;
     }
-    if (c == '"') inString = true;
+    if (c == '"')
+      inString = true;
     else if (c == '[' || c == '{') {
       if (++depth > kMaxConfigNesting) return "line " + std::to_string(line) + ", column " + std::to_string(column);
     } else if ((c == ']' || c == '}') && depth > 0) {
@@ -182,23 +188,19 @@ llvm::Expected<std::vector<FusionJob>> parseFusionConfig(llvm::StringRef json) {
     return failure("invalid JSON: arrays and objects nest deeper than " + std::to_string(kMaxConfigNesting) +
                    " levels at " + at);
   auto parsed = llvm::json::parse(json);
-  if (!parsed)
-    return failure("invalid JSON: " + llvm::toString(parsed.takeError()));
+  if (!parsed) return failure("invalid JSON: " + llvm::toString(parsed.takeError()));
   const llvm::json::Object *root = parsed->getAsObject();
   const llvm::json::Array *fusions = root ? root->getArray("fusions") : nullptr;
-  if (!fusions)
-    return failure("expected an object with a \"fusions\" array");
+  if (!fusions) return failure("expected an object with a \"fusions\" array");
   if (llvm::Error e = checkKeys(*root, {"fusions"}, "")) return std::move(e);
   for (size_t i = 0; i < fusions->size(); ++i) {
     const std::string where = "fusions[" + std::to_string(i) + "]";
     const llvm::json::Object *f = (*fusions)[i].getAsObject();
     const llvm::json::Array *ks = f ? f->getArray("kernels") : nullptr;
-    if (!ks || ks->size() < 2)
-      return failure(where + ": expected \"kernels\": an array of at least two kernels");
-    if (llvm::Error e = checkKeys(*f,
-                                  {"kernels", "ratio", "ratios", "all_ratios", "min_blocks", "reg_budgets", "name",
-                                   "output"},
-                                  where + ": "))
+    if (!ks || ks->size() < 2) return failure(where + ": expected \"kernels\": an array of at least two kernels");
+    if (llvm::Error e =
+            checkKeys(*f, {"kernels", "ratio", "ratios", "all_ratios", "min_blocks", "reg_budgets", "name", "output"},
+                      where + ": "))
       return std::move(e);
     FusionJob job;
     for (size_t ki = 0; ki < ks->size(); ++ki) {
@@ -206,10 +208,9 @@ llvm::Expected<std::vector<FusionJob>> parseFusionConfig(llvm::StringRef json) {
       const llvm::json::Object *k = kv.getAsObject();
       auto name = k ? k->getString("name") : std::nullopt;
       auto block = k ? k->getString("block") : std::nullopt;
-      if (!name || !block)
-        return failure(where + ": each kernel needs \"name\" and \"block\" (e.g. \"32x8\")");
-      if (llvm::Error e = checkKeys(*k, {"name", "block", "dynamic_shared"},
-                                    where + ".kernels[" + std::to_string(ki) + "]: "))
+      if (!name || !block) return failure(where + ": each kernel needs \"name\" and \"block\" (e.g. \"32x8\")");
+      if (llvm::Error e =
+              checkKeys(*k, {"name", "block", "dynamic_shared"}, where + ".kernels[" + std::to_string(ki) + "]: "))
         return std::move(e);
       FusionKernelRequest r;
       r.name = name->str();
@@ -267,13 +268,13 @@ llvm::Expected<std::vector<FusionJob>> parseFusionConfig(llvm::StringRef json) {
         return failure(where + ": \"reg_budgets\" without a ratio need \"ratio\", \"ratios\" or \"all_ratios\"");
     if (auto n = f->getString("name")) {
       job.name = n->str();
-      if (llvm::Error e = checkFusedName(job.name)) return failure(where + ": \"name\": " + llvm::toString(std::move(e)));
+      if (llvm::Error e = checkFusedName(job.name))
+        return failure(where + ": \"name\": " + llvm::toString(std::move(e)));
     }
     if (auto o = f->getString("output")) job.output = o->str();
     jobs.push_back(std::move(job));
   }
-  if (jobs.empty())
-    return failure("\"fusions\" is empty");
+  if (jobs.empty()) return failure("\"fusions\" is empty");
   return jobs;
 }
 

@@ -17,7 +17,7 @@ namespace ptb {
 // One kernel to fuse, as the user names it, with the block shape its slots run (the kernel's launch
 // block) and the most dynamic shared memory one of its blocks uses (for the feasibility check only).
 struct FusionKernelRequest {
-  std::string name;        // name or qualified name
+  std::string name; // name or qualified name
   unsigned block[3] = {0, 1, 1};
   uint64_t dynamicShared = 0;
   unsigned threads() const { return block[0] * block[1] * block[2]; }
@@ -27,11 +27,11 @@ struct FusionKernelRequest {
 struct SlotKernel {
   FusionKernelRequest request;
   std::string name, qualifiedName;
-  std::string slotFunction;      // qualified name of the slot function template
-  std::string kernelRef;         // qualified name of the original kernel (fallback launches)
+  std::string slotFunction; // qualified name of the slot function template
+  std::string kernelRef;    // qualified name of the original kernel (fallback launches)
   Location loc;
-  std::vector<std::string> paramTypes, paramNames;  // types fully qualified (for the fused kernel's signature)
-  uint64_t staticShared = 0;     // bytes of __shared__ variables in the kernel (per slot)
+  std::vector<std::string> paramTypes, paramNames; // types fully qualified (for the fused kernel's signature)
+  uint64_t staticShared = 0;                       // bytes of __shared__ variables in the kernel (per slot)
   bool tasksIndependent = false;
 };
 
@@ -40,7 +40,7 @@ struct FusionFile {
   std::string path;
   std::string text;
   std::vector<SlotKernel> kernels;
-  std::vector<LocalInclude> localIncludes;  // quoted #includes found beside the input; offsets in `text`
+  std::vector<LocalInclude> localIncludes; // quoted #includes found beside the input; offsets in `text`
 };
 
 } // namespace ptb

@@ -33,12 +33,14 @@ std::string spelledQualifiedName(const NamedDecl *d) {
 // The scope prefix ("ns::inner::", or "" at file scope) under which code spells `d`'s enclosing names.
 std::string spelledScope(const NamedDecl *d) {
   const std::string q = spelledQualifiedName(d), n = d->getNameAsString();
-  return q.size() > n.size() && q.compare(q.size() - n.size(), n.size(), n) == 0 ? q.substr(0, q.size() - n.size()) : "";
+  return q.size() > n.size() && q.compare(q.size() - n.size(), n.size(), n) == 0 ? q.substr(0, q.size() - n.size())
+                                                                                 : "";
 }
 
 // The parameters every slot function and slot copy of a device function starts with.
-const char *const kSlotLeadingParams = "const uint3 blockIdx, const dim3 gridDim, const uint3 threadIdx, const dim3 blockDim, "
-                                       "unsigned char* const ptb_dyn_shared";
+const char *const kSlotLeadingParams =
+    "const uint3 blockIdx, const dim3 gridDim, const uint3 threadIdx, const dim3 blockDim, "
+    "unsigned char* const ptb_dyn_shared";
 const char *const kSlotLeadingArgs = "blockIdx, gridDim, threadIdx, blockDim, ptb_dyn_shared";
 
 // The block barriers (SlotFacts::blockBarriers) and what they become in a slot: its named barrier PtbBar
@@ -64,7 +66,7 @@ public:
              "this file was written by fuse-kernels; fuse the original sources instead");
       return false;
     }
-    std::vector<std::pair<unsigned, std::string>> inserts;  // (offset, text)
+    std::vector<std::pair<unsigned, std::string>> inserts; // (offset, text)
     for (const FusionKernelRequest &req : requests) {
       std::vector<const Kernel *> matches;
       for (const Kernel &k : inv.kernels)
@@ -88,9 +90,9 @@ public:
     std::stable_sort(inserts.begin(), inserts.end(), [](auto &a, auto &b) { return a.first < b.first; });
     std::string result;
     unsigned at = 0;
-    std::vector<LocalInclude> locals = localIncludes(buffer, inv.mainFile);  // offsets in `buffer`, ascending
+    std::vector<LocalInclude> locals = localIncludes(buffer, inv.mainFile); // offsets in `buffer`, ascending
     auto local = locals.begin();
-    auto copyUpTo = [&](unsigned end) {  // buffer [at, end), noting where its local includes land in `result`
+    auto copyUpTo = [&](unsigned end) { // buffer [at, end), noting where its local includes land in `result`
       for (; local != locals.end() && local->offset < end; ++local) {
         out.localIncludes.push_back(*local);
         out.localIncludes.back().offset = static_cast<unsigned>(result.size() + (local->offset - at));
@@ -128,8 +130,10 @@ private:
       if (!def || !slotDependent(inv, def)) continue;
       if (std::find(out.begin(), out.end(), def) != out.end()) continue;
       std::string why;
-      if (std::find(path.begin(), path.end(), def) != path.end()) why = "it is recursive";
-      else if (isa<CXXMethodDecl>(def)) why = "it is a member function, constructor or operator";
+      if (std::find(path.begin(), path.end(), def) != path.end())
+        why = "it is recursive";
+      else if (isa<CXXMethodDecl>(def))
+        why = "it is a member function, constructor or operator";
       else if (def->getTemplateSpecializationKind() == TSK_ExplicitSpecialization)
         why = "it is an explicit specialization of a template";
       else if (def->isTemplated() || (def->isTemplateInstantiation() && !def->getPrimaryTemplate()))
@@ -142,7 +146,8 @@ private:
       if (!why.empty()) {
         error(c->getBeginLoc(), who + "it calls '" + def->getQualifiedNameAsString() +
                                     "', which reads the thread/block index, meets at a barrier or uses shared memory, "
-                                    "and cannot be copied for a slot: " + why);
+                                    "and cannot be copied for a slot: " +
+                                    why);
         return false;
       }
       if (!collectClones(def, who, out, path)) return false;
@@ -165,9 +170,10 @@ private:
     llvm::raw_string_ostream os(decl);
     d->getType().print(os, pp, "ptb_slot_" + d->getNameAsString());
     slotCopies.insert(v);
-    cloneTexts.push_back({offsetOf(semi->getEndLoc()),
-                          "\n// Per-slot copies of " + d->getNameAsString() + " (fuse-kernels).\ntemplate <unsigned PtbBar> __shared__ " +
-                              os.str() + ";\n" + lineDirective(mainFile, lineOf(semi->getLocation()))});
+    cloneTexts.push_back({offsetOf(semi->getEndLoc()), "\n// Per-slot copies of " + d->getNameAsString() +
+                                                           " (fuse-kernels).\ntemplate <unsigned PtbBar> __shared__ " +
+                                                           os.str() + ";\n" +
+                                                           lineDirective(mainFile, lineOf(semi->getLocation()))});
     return true;
   }
 
@@ -188,8 +194,9 @@ private:
       if (!t.empty() && seen.insert(t).second) attrs += t + " ";
     }
     bool noinline = f->hasAttr<NoInlineAttr>();
-    return attrs + "static __device__ " + (noinline ? std::string(f->isInlineSpecified() ? "inline __noinline__ " : "__noinline__ ")
-                                                    : std::string("__forceinline__ ")) +
+    return attrs + "static __device__ " +
+           (noinline ? std::string(f->isInlineSpecified() ? "inline __noinline__ " : "__noinline__ ")
+                     : std::string("__forceinline__ ")) +
            (f->isConstexprSpecified() ? "constexpr " : "");
   }
 
@@ -205,7 +212,7 @@ private:
         if (a->isStandardAttributeSyntax()) return "[[" + t + "]]";
         if (a->isGNUAttribute()) return "__attribute__((" + t + "))";
         if (a->isDeclspecAttribute()) return "__declspec(" + t + ")";
-        return t;  // keyword attributes (alignas, ...)
+        return t; // keyword attributes (alignas, ...)
       }
     }
     std::string text;
@@ -229,14 +236,16 @@ private:
     const SlotFacts &facts = factsOf(fd);
     bool ok = true;
     for (auto &p : facts.problems) {
-      error(p.loc, who + (fd->hasAttr<CUDAGlobalAttr>() ? "it " : "the function '" + fd->getNameAsString() + "' it calls ") + p.what);
+      error(p.loc,
+            who + (fd->hasAttr<CUDAGlobalAttr>() ? "it " : "the function '" + fd->getNameAsString() + "' it calls ") +
+                p.what);
       ok = false;
     }
     if (!ok) return false;
     SourceLocation bb = sm.getExpansionLoc(fd->getBody()->getBeginLoc());
     SourceLocation be = afterToken(sm.getExpansionLoc(fd->getBody()->getEndLoc()));
     unsigned bo = offsetOf(bb), eo = offsetOf(be);
-    std::vector<std::tuple<unsigned, unsigned, std::string>> edits;  // offset, length, text
+    std::vector<std::tuple<unsigned, unsigned, std::string>> edits; // offset, length, text
     auto inBody = [&](SourceLocation l) {
       return l.isValid() && sm.getFileID(l) == mainFile && offsetOf(l) >= bo && offsetOf(l) < eo;
     };
@@ -244,7 +253,8 @@ private:
       const Expr *callee = c->getCallee()->IgnoreParenImpCasts();
       SourceLocation nameLoc = sm.getSpellingLoc(callee->getBeginLoc());
       if (!inBody(nameLoc)) {
-        error(c->getBeginLoc(), who + "its barrier is written inside a macro definition; the slot copy cannot rename it");
+        error(c->getBeginLoc(),
+              who + "its barrier is written inside a macro definition; the slot copy cannot rename it");
         ok = false;
         continue;
       }
@@ -272,14 +282,15 @@ private:
         continue;
       }
       if (explicitArgs) {
-        edits.push_back({offsetOf(nameLoc), Lexer::MeasureTokenLength(nameLoc, sm, lo), def->getNameAsString() + "__slot"});
+        edits.push_back(
+            {offsetOf(nameLoc), Lexer::MeasureTokenLength(nameLoc, sm, lo), def->getNameAsString() + "__slot"});
         edits.push_back({offsetOf(dre->getLAngleLoc()) + 1, 0, "PtbBar, PtbThreads, "});
       } else {
         edits.push_back({offsetOf(nameLoc), Lexer::MeasureTokenLength(nameLoc, sm, lo),
                          def->getNameAsString() + "__slot<PtbBar, PtbThreads>"});
       }
-      edits.push_back({offsetOf(lparen->getLocation()) + 1, 0,
-                       std::string(kSlotLeadingArgs) + (c->getNumArgs() ? ", " : "")});
+      edits.push_back(
+          {offsetOf(lparen->getLocation()) + 1, 0, std::string(kSlotLeadingArgs) + (c->getNumArgs() ? ", " : "")});
     }
     auto replaceRange = [&](SourceRange r, const std::string &text, const std::string &what) {
       SourceLocation b = r.getBegin(), e = r.getEnd();
@@ -302,7 +313,8 @@ private:
     PrintingPolicy pp(lo);
     pp.SuppressTagKeyword = false;
     auto dynamicAlias = [&](const VarDecl *v, const std::string &name) {
-      QualType elem = ctx.getAsArrayType(v->getType()) ? ctx.getAsArrayType(v->getType())->getElementType() : v->getType();
+      QualType elem =
+          ctx.getAsArrayType(v->getType()) ? ctx.getAsArrayType(v->getType())->getElementType() : v->getType();
       std::string t = TypeName::getFullyQualifiedName(elem, ctx, pp);
       return t + "* const " + name + " = reinterpret_cast<" + t + "*>(ptb_dyn_shared);";
     };
@@ -346,16 +358,17 @@ private:
     const FunctionDecl *fd = k.decl;
     const std::string who = "kernel '" + k.qualifiedName + "' cannot be fused: ";
     for (const Blocker &b : k.blockers) {
-      if (b.cgBlockIndex) continue;  // a slot's group (what this_thread_block() becomes) gives the task's block index
+      if (b.cgBlockIndex) continue; // a slot's group (what this_thread_block() becomes) gives the task's block index
       error(b.sloc.isValid() ? b.sloc : fd->getLocation(), who + b.construct + ": " + b.detail);
       return false;
     }
     // ptb-transform clones members, constructors and operators that read blockIdx/gridDim; a slot does not.
     for (const VirtualizedCall &c : k.virtualizedCalls)
       if (isa<CXXMethodDecl>(c.callee) || c.callee->isOverloadedOperator()) {
-        error(c.nameLoc, who + "it calls '" + c.callee->getQualifiedNameAsString() +
-                             "', which reads blockIdx/gridDim, and member functions, constructors and operators are not "
-                             "copied for a slot");
+        error(c.nameLoc,
+              who + "it calls '" + c.callee->getQualifiedNameAsString() +
+                  "', which reads blockIdx/gridDim, and member functions, constructors and operators are not "
+                  "copied for a slot");
         return false;
       }
     // A slot meets at its own named barrier with a fixed thread count; its tasks do not park returned
@@ -396,8 +409,8 @@ private:
       const BuiltinUse &u = k.uses.count(v) ? k.uses.at(v) : BuiltinUse{};
       for (const auto &chain : u.callChains)
         if (!allCloned(chain)) {
-          error(fd->getLocation(), who + "it reads " + name(v) + " in library code it calls (" + llvm::join(chain, " -> ") +
-                                       "), which the slot cannot copy");
+          error(fd->getLocation(), who + "it reads " + name(v) + " in library code it calls (" +
+                                       llvm::join(chain, " -> ") + "), which the slot cannot copy");
           return false;
         }
     }
@@ -409,7 +422,7 @@ private:
     }
 
     std::set<const FunctionDecl *> cloneSet(clones.begin(), clones.end());
-    std::set<const VarDecl *> globalsUsed;  // file-scope __shared__ variables the slot uses (one copy per slot)
+    std::set<const VarDecl *> globalsUsed; // file-scope __shared__ variables the slot uses (one copy per slot)
     for (const FunctionDecl *c : clones) {
       std::string cloneBody;
       if (!slotBody(c, who, cloneSet, cloneBody)) return false;
@@ -434,18 +447,19 @@ private:
       std::string result = c->getReturnType().getAsString(PrintingPolicy(lo));
       if (tmpl) {
         const TemplateParameterList *tps = tmpl->getTemplateParameters();
-        head = "template <unsigned PtbBar, unsigned PtbThreads, " +
-               textBetween(afterToken(sm.getExpansionLoc(tps->getLAngleLoc())), sm.getExpansionLoc(tps->getRAngleLoc())) +
-               ">\n";
+        head =
+            "template <unsigned PtbBar, unsigned PtbThreads, " +
+            textBetween(afterToken(sm.getExpansionLoc(tps->getLAngleLoc())), sm.getExpansionLoc(tps->getRAngleLoc())) +
+            ">\n";
         SourceRange rr = pat->getReturnTypeSourceRange();
         if (rr.isValid() && rr.getBegin().isFileID() && rr.getEnd().isFileID()) result = tokenRangeText(rr);
       }
       std::string clone = "\n// Fusion slot copy of " + c->getQualifiedNameAsString() +
                           " (fuse-kernels; docs/fuse-kernels.md).\n" + lineDirective(mainFile, lineOf(declStart(pat))) +
-                          head + slotCopySpecifiers(pat) + result + " " + c->getNameAsString() +
-                          "__slot(" + kSlotLeadingParams + (params.empty() ? "" : ", " + params) + ")" +
-                          exceptionSpec(pat) + "\n" +
-                          lineDirective(mainFile, lineOf(sm.getExpansionLoc(c->getBody()->getBeginLoc()))) + cloneBody + "\n";
+                          head + slotCopySpecifiers(pat) + result + " " + c->getNameAsString() + "__slot(" +
+                          kSlotLeadingParams + (params.empty() ? "" : ", " + params) + ")" + exceptionSpec(pat) + "\n" +
+                          lineDirective(mainFile, lineOf(sm.getExpansionLoc(c->getBody()->getBeginLoc()))) + cloneBody +
+                          "\n";
       SourceLocation end = afterToken(sm.getExpansionLoc(c->getBody()->getEndLoc()));
       cloneTexts.push_back({offsetOf(end), clone + lineDirective(mainFile, lineOf(end))});
     }
@@ -461,7 +475,8 @@ private:
     // The slot function, after the kernel.
     std::string name = fd->getNameAsString() + "__slot";
     unsigned kernelLine = lineOf(declStart(fd));
-    text += "\n// Fusion slot of " + k.qualifiedName + ": threadIdx/blockDim are the slot's, blockIdx/gridDim the task's, "
+    text += "\n// Fusion slot of " + k.qualifiedName +
+            ": threadIdx/blockDim are the slot's, blockIdx/gridDim the task's, "
             "barriers the slot's (fuse-kernels; docs/fuse-kernels.md).\n";
     text += lineDirective(mainFile, kernelLine);
     text += "template <unsigned PtbBar, unsigned PtbThreads>\nstatic __device__ __forceinline__ void " + name + "(" +
@@ -498,10 +513,10 @@ private:
   ASTContext &ctx;
   DiagnosticsEngine &diags;
   const Inventory &inv;
-  std::set<const FunctionDecl *> clonedAlready;                  // slot copies written (one per function)
-  std::map<const FunctionDecl *, std::string> templateCopyBodies;  // a template's slot copy body, by its pattern
-  std::set<const VarDecl *> slotCopies;                          // file-scope __shared__ variables given per-slot copies
-  std::vector<std::pair<unsigned, std::string>> cloneTexts;      // (offset, text) of the slot copies
+  std::set<const FunctionDecl *> clonedAlready;                   // slot copies written (one per function)
+  std::map<const FunctionDecl *, std::string> templateCopyBodies; // a template's slot copy body, by its pattern
+  std::set<const VarDecl *> slotCopies;                     // file-scope __shared__ variables given per-slot copies
+  std::vector<std::pair<unsigned, std::string>> cloneTexts; // (offset, text) of the slot copies
 };
 
 } // namespace

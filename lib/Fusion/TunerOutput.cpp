@@ -67,7 +67,7 @@ std::vector<Word> splitWords(llvm::StringRef line, size_t from, size_t to) {
 bool decisionsFromHarnessOutput(llvm::StringRef text, const std::string &file, const std::vector<std::string> &kernels,
                                 std::vector<FusionDecision> &out, Diagnostic &error) {
   const std::string pair = llvm::join(kernels, "+");
-  std::vector<std::string> others;  // the kernels of the decide lines skipped
+  std::vector<std::string> others; // the kernels of the decide lines skipped
   std::vector<FusionDecision> found;
   llvm::SmallVector<llvm::StringRef, 64> lines;
   text.split(lines, '\n');
@@ -81,9 +81,11 @@ bool decisionsFromHarnessOutput(llvm::StringRef text, const std::string &file, c
     if (line.ends_with("\r")) line = line.drop_back();
     std::vector<Word> head = splitWords(line, 0, line.size());
     if (head.empty() || head[0].text != "decide") continue;
-    if (head.size() < 2) return fail(lineNo, static_cast<unsigned>(line.size() + 1), "expected the kernels (" + pair + ") after 'decide'");
+    if (head.size() < 2)
+      return fail(lineNo, static_cast<unsigned>(line.size() + 1), "expected the kernels (" + pair + ") after 'decide'");
     if (head[1].text != pair) {
-      if (std::find(others.begin(), others.end(), head[1].text.str()) == others.end()) others.push_back(head[1].text.str());
+      if (std::find(others.begin(), others.end(), head[1].text.str()) == others.end())
+        others.push_back(head[1].text.str());
       continue;
     }
     // decide <pair> [scale <s>] tasks <t>...: <choice> [<ratio>] [(<measured>)]
@@ -125,7 +127,8 @@ bool decisionsFromHarnessOutput(llvm::StringRef text, const std::string &file, c
       d.label = body[0].text.str();
     } else if (body[0].text == "fused") {
       if (body.size() < 2)
-        return fail(lineNo, static_cast<unsigned>(rest + 1), "expected the fused candidate's ratio (like 2:1 or 2:1/2) after 'fused'");
+        return fail(lineNo, static_cast<unsigned>(rest + 1),
+                    "expected the fused candidate's ratio (like 2:1 or 2:1/2) after 'fused'");
       d.choice = FusionDecision::Choice::fused;
       d.column = body[1].column;
       if (!parseCandidateLabel(body[1].text, d.slots, d.minBlocks, d.budgets) || d.slots.size() != kernels.size())

@@ -42,12 +42,8 @@ std::vector<CallEdit> callCloneEdits(const CloneCallSite &s, const SourceManager
     edit(Kind::Replace, s.op, between(s.op, s.begin), open);
     edit(Kind::Close, s.firstEnd, 0, s.member ? onFirst + ")" : std::string(")"));
     break;
-  case Form::Construct:
-    edit(Kind::Open, s.open.getLocWithOffset(1), 0, "::ptb::VirtualBlock{}, " + vi + args);
-    break;
-  case Form::DefaultConstruct:
-    edit(Kind::Open, s.end, 0, "(::ptb::VirtualBlock{}, " + vi + ")");
-    break;
+  case Form::Construct: edit(Kind::Open, s.open.getLocWithOffset(1), 0, "::ptb::VirtualBlock{}, " + vi + args); break;
+  case Form::DefaultConstruct: edit(Kind::Open, s.end, 0, "(::ptb::VirtualBlock{}, " + vi + ")"); break;
   }
   return out;
 }

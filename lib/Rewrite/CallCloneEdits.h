@@ -19,9 +19,9 @@ struct CallEdit {
   enum class Kind { Close, Open, Replace };
   Kind kind = Kind::Replace;
   clang::SourceLocation loc;
-  unsigned length = 0;  // characters replaced (0: an insertion)
+  unsigned length = 0; // characters replaced (0: an insertion)
   std::string text;
-  unsigned extent = 0;  // length of the call's text: orders the edits of nested calls at one offset
+  unsigned extent = 0; // length of the call's text: orders the edits of nested calls at one offset
 };
 
 // The edits that send the call written at `site` to the clone: a named call's name becomes the clone's

@@ -37,9 +37,12 @@ std::string CallRedirects::textWithRedirects(SourceLocation b, SourceLocation e)
     const TaskBarrierEdit &edit = entry.second;
     unsigned off = offsetOf(edit.at);
     if (sm.getFileID(edit.at) == f && off >= bo && off + edit.length <= eo)
-      inside.push_back({edit.length ? CallEdit::Kind::Replace : CallEdit::Kind::Open, edit.at, edit.length, edit.text, 0});
+      inside.push_back(
+          {edit.length ? CallEdit::Kind::Replace : CallEdit::Kind::Open, edit.at, edit.length, edit.text, 0});
   }
-  auto rank = [](const CallEdit &x) { return x.kind == CallEdit::Kind::Close ? 0 : x.kind == CallEdit::Kind::Open ? 1 : 2; };
+  auto rank = [](const CallEdit &x) {
+    return x.kind == CallEdit::Kind::Close ? 0 : x.kind == CallEdit::Kind::Open ? 1 : 2;
+  };
   std::stable_sort(inside.begin(), inside.end(), [&](const CallEdit &x, const CallEdit &y) {
     unsigned xo = offsetOf(x.loc), yo = offsetOf(y.loc);
     if (xo != yo) return xo < yo;
@@ -53,7 +56,7 @@ std::string CallRedirects::textWithRedirects(SourceLocation b, SourceLocation e)
   unsigned at = bo;
   for (const CallEdit &edit : inside) {
     unsigned off = offsetOf(edit.loc);
-    if (off < at) {  // not produced by the analysis
+    if (off < at) { // not produced by the analysis
       report(cx.diags, edit.loc, DiagnosticsEngine::Error,
              "internal error: overlapping edits of calls sent to PTB clones; please report this input");
       continue;

@@ -34,11 +34,11 @@ public:
 private:
   EditContext &cx;
   struct Redirect {
-    SourceLocation at;  // what identifies the call (VirtualizedCall::nameLoc)
+    SourceLocation at; // what identifies the call (VirtualizedCall::nameLoc)
     std::vector<CallEdit> edits;
   };
-  std::map<unsigned, Redirect> redirects;  // by the callee name's location (raw encoding)
-  std::map<std::pair<unsigned, unsigned>, TaskBarrierEdit> taskBarrierEdits;  // by (location, length)
+  std::map<unsigned, Redirect> redirects; // by the callee name's location (raw encoding)
+  std::map<std::pair<unsigned, unsigned>, TaskBarrierEdit> taskBarrierEdits; // by (location, length)
 };
 
 } // namespace ptb::rewrite

@@ -27,13 +27,13 @@ void CloneEdits::cloneCallee(const FunctionDecl *fd, const Kernel &k) {
   if (explicitSpec && fd->getFunctionTypeLoc())
     name += textBetween(afterToken(sm.getExpansionLoc(fd->getLocation())),
                         sm.getExpansionLoc(fd->getFunctionTypeLoc().getLParenLoc()));
-  std::string clone = cx.headBeforeUnqualifiedName(fd) + name + "(" + joinNonEmpty(leading, paramList(fd, !priorInMain)) + ")" +
-                      headAfterParams(fd);
+  std::string clone = cx.headBeforeUnqualifiedName(fd) + name + "(" +
+                      joinNonEmpty(leading, paramList(fd, !priorInMain)) + ")" + headAfterParams(fd);
   std::string body = twinsApart.guardedClone(fd, copiedBody(fd, f), false);
   const EditContext::NamespaceWrap wrap = cx.namespaceWrap(fd);
   std::string text = "\n// PTB clone of " + fd->getQualifiedNameAsString() +
-                     ": blockIdx/gridDim are the virtual block's (docs/generated-code.md).\n" + wrap.open + clone + "\n" +
-                     body + "\n" + wrap.close;
+                     ": blockIdx/gridDim are the virtual block's (docs/generated-code.md).\n" + wrap.open + clone +
+                     "\n" + body + "\n" + wrap.close;
   if (cx.selected.contains(f)) {
     insertAt(f, end, text);
     ++cx.stats[cx.canon(f)].clones;
@@ -52,7 +52,8 @@ void CloneEdits::cloneCallee(const FunctionDecl *fd, const Kernel &k) {
 
 void CloneEdits::cloneMember(const CXXMethodDecl *md) {
   const bool ctor = isa<CXXConstructorDecl>(md);
-  const std::string leading = std::string(ctor ? "::ptb::VirtualBlock, " : "") + "const uint3 blockIdx, const dim3 gridDim";
+  const std::string leading =
+      std::string(ctor ? "::ptb::VirtualBlock, " : "") + "const uint3 blockIdx, const dim3 gridDim";
   auto nameOf = [&](const FunctionDecl *d) {
     return ctor ? textBetween(sm.getExpansionLoc(d->getLocation()),
                               sm.getExpansionLoc(d->getFunctionTypeLoc().getLParenLoc()))
@@ -62,8 +63,9 @@ void CloneEdits::cloneMember(const CXXMethodDecl *md) {
   SourceLocation end = afterBody(md);
   FileID f = sm.getFileID(end);
   const bool outOfLine = md->isOutOfLine();
-  std::string clone = headBeforeName(md) + nameOf(md) + "(" + joinNonEmpty(leading, paramList(md, !outOfLine)) + ")" +
-                      redirects.textWithRedirects(afterToken(sm.getExpansionLoc(md->getFunctionTypeLoc().getRParenLoc())), bodyBegin);
+  std::string clone =
+      headBeforeName(md) + nameOf(md) + "(" + joinNonEmpty(leading, paramList(md, !outOfLine)) + ")" +
+      redirects.textWithRedirects(afterToken(sm.getExpansionLoc(md->getFunctionTypeLoc().getRParenLoc())), bodyBegin);
   insertAt(f, end,
            "\n// PTB clone of " + md->getQualifiedNameAsString() +
                ": blockIdx/gridDim are the virtual block's (docs/generated-code.md).\n" +
@@ -85,8 +87,9 @@ void CloneEdits::cloneMember(const CXXMethodDecl *md) {
   }
   FileID df = sm.getFileID(semi->getLocation());
   cx.addEdit(df, offsetOf(semi->getEndLoc()), 0,
-          "\n" + headBeforeName(decl) + nameOf(decl) + "(" + joinNonEmpty(leading, paramList(decl, true)) + ")" +
-              textBetween(afterToken(rparen), semi->getLocation()) + ";\n" + lineDirective(df, lineOf(semi->getLocation())));
+             "\n" + headBeforeName(decl) + nameOf(decl) + "(" + joinNonEmpty(leading, paramList(decl, true)) + ")" +
+                 textBetween(afterToken(rparen), semi->getLocation()) + ";\n" +
+                 lineDirective(df, lineOf(semi->getLocation())));
 }
 
 } // namespace ptb::rewrite

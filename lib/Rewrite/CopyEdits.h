@@ -19,7 +19,6 @@ public:
       : SourceText(cx), cx(cx), redirects(redirects), twinsApart(twinsApart) {}
 
 protected:
-
   // Just after the definition's closing brace, where its copy goes.
   SourceLocation afterBody(const FunctionDecl *fd) const {
     return afterToken(sm.getExpansionLoc(fd->getBody()->getEndLoc()));

@@ -24,7 +24,7 @@ struct Edit {
   FileID file;
   unsigned offset, length;
   std::string text;
-  unsigned order;  // insertion order, to keep edits at one offset stable
+  unsigned order; // insertion order, to keep edits at one offset stable
 };
 
 class EditContext : public SourceText {

@@ -62,15 +62,17 @@ bool IncludeRedirects::redirectIncludes(std::set<FileID> &written) {
     if (!written.count(inc.file) || inc.file == mainFile) continue;
     if (cx.destinationOf(inc.file).empty()) {
       report(cx.diags, inc.where.isValid() ? inc.where : sm.getLocForStartOfFile(inc.file), DiagnosticsEngine::Error,
-             "'" + cx.nameOf(inc.file) + "' is included and changes (kernels made PTB, launches rewritten), but "
-             "its transformed copy cannot go to stdout with the main file: use -o, --output-dir or -i");
+             "'" + cx.nameOf(inc.file) +
+                 "' is included and changes (kernels made PTB, launches rewritten), but "
+                 "its transformed copy cannot go to stdout with the main file: use -o, --output-dir or -i");
       return false;
     }
     if (inPlace) continue;
     if (!inc.includer.isValid() || !cx.selected.contains(inc.includer)) {
       report(cx.diags, inc.where.isValid() ? inc.where : sm.getLocForStartOfFile(inc.file), DiagnosticsEngine::Error,
-             "'" + cx.nameOf(inc.file) + "' changes, but it is included from a file that --header-filter does not "
-             "select, so that #include cannot be pointed at its transformed copy; select that file too");
+             "'" + cx.nameOf(inc.file) +
+                 "' changes, but it is included from a file that --header-filter does not "
+                 "select, so that #include cannot be pointed at its transformed copy; select that file too");
       return false;
     }
     unsigned off = offsetOf(inc.where);
@@ -80,8 +82,9 @@ bool IncludeRedirects::redirectIncludes(std::set<FileID> &written) {
     size_t end = close ? text.find_first_of(std::string(1, close) + "\n", 1) : llvm::StringRef::npos;
     if (!close || end == llvm::StringRef::npos || text[end] != close) {
       report(cx.diags, inc.where, DiagnosticsEngine::Error,
-             "this #include names '" + cx.nameOf(inc.file) + "', which changes, through a macro: it cannot be "
-             "pointed at the transformed copy; write the file name in the #include");
+             "this #include names '" + cx.nameOf(inc.file) +
+                 "', which changes, through a macro: it cannot be "
+                 "pointed at the transformed copy; write the file name in the #include");
       return false;
     }
     std::string from = llvm::sys::path::parent_path(absolutePath(cx.destinationOf(inc.includer))).str();
@@ -99,7 +102,7 @@ bool IncludeRedirects::redirectIncludes(std::set<FileID> &written) {
     std::string includerDir = llvm::sys::path::parent_path(absolutePath(source)).str();
     std::string outputDir = llvm::sys::path::parent_path(absolutePath(dest)).str();
     for (const LocalInclude &li : localIncludes(sm.getBufferData(f), source)) {
-      if (done.count({f.getHashValue(), li.offset})) continue;  // pointed at a transformed copy above
+      if (done.count({f.getHashValue(), li.offset})) continue; // pointed at a transformed copy above
       std::string name = relocatedInclude(li, includerDir, outputDir);
       if (name.empty()) continue;
       cx.addEdit(f, li.offset, li.length, name);

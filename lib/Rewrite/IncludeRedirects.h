@@ -27,9 +27,9 @@ public:
 private:
   // Every entry of a file into the translation unit: the file and where it was included.
   struct Inclusion {
-    FileID file;           // canonical
-    FileID includer;       // canonical; invalid for the main file
-    SourceLocation where;  // the included file name in the includer (for a macro, the macro's end)
+    FileID file;          // canonical
+    FileID includer;      // canonical; invalid for the main file
+    SourceLocation where; // the included file name in the includer (for a macro, the macro's end)
   };
 
   const std::vector<Inclusion> &inclusions();

@@ -30,8 +30,8 @@ private:
 
   EditContext &cx;
   TwinsApartEdits &twinsApart;
-  std::set<std::pair<unsigned, unsigned>> rewrittenLaunchText;  // (file, offset) of launches already edited
-  FileID launchFile;  // the file of the launch being rewritten
+  std::set<std::pair<unsigned, unsigned>> rewrittenLaunchText; // (file, offset) of launches already edited
+  FileID launchFile;                                           // the file of the launch being rewritten
 };
 
 } // namespace ptb::rewrite

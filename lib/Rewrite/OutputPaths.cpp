@@ -24,9 +24,8 @@ std::string includedOutputPath(const OutputLayout &layout, llvm::StringRef mainI
   std::string rel = relativePath(llvm::sys::path::parent_path(absolutePath(mainInput)), included);
   llvm::SmallString<256> renamed(llvm::sys::path::parent_path(rel));
   llvm::sys::path::append(renamed, llvm::sys::path::stem(rel) + ".ptb" + llvm::sys::path::extension(rel));
-  llvm::SmallString<256> out(layout.mode == OutputLayout::Mode::Directory
-                                 ? llvm::StringRef(layout.path)
-                                 : llvm::sys::path::parent_path(mainOut));
+  llvm::SmallString<256> out(layout.mode == OutputLayout::Mode::Directory ? llvm::StringRef(layout.path)
+                                                                          : llvm::sys::path::parent_path(mainOut));
   llvm::sys::path::append(out, renamed);
   llvm::sys::path::remove_dots(out, /*remove_dot_dot=*/true);
   return std::string(out);

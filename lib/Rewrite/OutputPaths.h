@@ -13,7 +13,7 @@ namespace ptb {
 struct OutputLayout {
   enum class Mode { Stdout, File, Directory, InPlace };
   Mode mode = Mode::Stdout;
-  std::string path;  // Mode::File: the -o path; Mode::Directory: --output-dir
+  std::string path; // Mode::File: the -o path; Mode::Directory: --output-dir
 };
 
 // The main output's path for the input `mainInput` ("" for stdout).

@@ -72,7 +72,8 @@ public:
         report(diags, where, opts.strict ? DiagnosticsEngine::Error : DiagnosticsEngine::Warning,
                "kernel '" + k.qualifiedName + "' is left as it is (no PTB twin): " + why);
         if (where != k.decl->getLocation())
-          report(diags, k.decl->getLocation(), DiagnosticsEngine::Note, "kernel '" + k.qualifiedName + "' is defined here");
+          report(diags, k.decl->getLocation(), DiagnosticsEngine::Note,
+                 "kernel '" + k.qualifiedName + "' is defined here");
         result.skippedKernels.push_back(k.qualifiedName);
         continue;
       }
@@ -112,7 +113,8 @@ public:
     if (!includes.redirectIncludes(written)) return false;
 
     std::vector<FileID> order{mainFile};
-    for (FileID f : includes.includedInOrder()) if (written.count(f) && f != mainFile) order.push_back(f);
+    for (FileID f : includes.includedInOrder())
+      if (written.count(f) && f != mainFile) order.push_back(f);
     for (FileID f : includes.includedInOrder())
       if (!written.count(f)) result.unchangedIncludedFiles.push_back(nameOf(f));
 
@@ -159,7 +161,8 @@ private:
     unsigned bom = buffer.starts_with("\xEF\xBB\xBF") ? 3 : 0;
     Edit headEdit{f, 0, bom, head, 0};
     mine.push_back(&headEdit);
-    for (const Edit &e : edits) if (e.file == f) mine.push_back(&e);
+    for (const Edit &e : edits)
+      if (e.file == f) mine.push_back(&e);
     std::string out;
     unsigned at = 0;
     for (const Edit *e : mine) {

@@ -20,11 +20,11 @@ namespace ptb {
 bool isTransformedOutput(llvm::StringRef text);
 
 struct RewriteOptions {
-  std::string kernelFilter;  // ECMAScript-like regex (llvm::Regex) on the kernel's name or qualified name; "" = all
-  bool strict = false;       // kernels or launches left as they are become errors
+  std::string kernelFilter; // ECMAScript-like regex (llvm::Regex) on the kernel's name or qualified name; "" = all
+  bool strict = false;      // kernels or launches left as they are become errors
   std::string runtimeInclude = "ptb/ptb.cuh";
   std::string toolVersion;
-  OutputLayout layout;       // where the outputs go (the paths of included files' copies)
+  OutputLayout layout; // where the outputs go (the paths of included files' copies)
   // Also write the twins part (TwinsApart.h): the main output's twins compiled apart, into a module of
   // their own. Needs file outputs (not stdout, not -i).
   bool twinsApart = false;

@@ -13,20 +13,20 @@ namespace ptb {
 
 // One file the rewrite writes: the main file, or an included file that changed.
 struct FileOutput {
-  std::string source;          // the file's path as clang names it (the main file: as given to the tool)
-  std::string destination;     // where it goes ("" = stdout)
+  std::string source;      // the file's path as clang names it (the main file: as given to the tool)
+  std::string destination; // where it goes ("" = stdout)
   bool isMain = false;
-  bool isTwinsPart = false;        // the twins part of the main file (--twins-apart)
-  std::string output;          // the whole rewritten text
-  clang::tooling::Replacements replacements;  // the same edits, for --export-fixes
-  std::vector<std::string> transformedKernels, skippedKernels;  // defined in this file
+  bool isTwinsPart = false;                                    // the twins part of the main file (--twins-apart)
+  std::string output;                                          // the whole rewritten text
+  clang::tooling::Replacements replacements;                   // the same edits, for --export-fixes
+  std::vector<std::string> transformedKernels, skippedKernels; // defined in this file
   unsigned rewrittenLaunches = 0;                              // written in this file
-  unsigned clonedFunctions = 0;    // PTB clones of device functions added to this file
-  unsigned redirectedIncludes = 0; // #include directives pointed at transformed copies
-  unsigned relocatedIncludes = 0;  // quoted #includes of unchanged files beside the original, pointed at
-                                   // them from the output's directory (LocalIncludes.h)
-  unsigned twinsApart = 0;         // the twins part: twins it defines (the main output declares them)
-  std::string twinsKeptBecause;    // the twins part: why the twins stay in the main output's module
+  unsigned clonedFunctions = 0;                                // PTB clones of device functions added to this file
+  unsigned redirectedIncludes = 0;                             // #include directives pointed at transformed copies
+  unsigned relocatedIncludes = 0; // quoted #includes of unchanged files beside the original, pointed at
+                                  // them from the output's directory (LocalIncludes.h)
+  unsigned twinsApart = 0;        // the twins part: twins it defines (the main output declares them)
+  std::string twinsKeptBecause;   // the twins part: why the twins stay in the main output's module
 };
 
 struct RewriteResult {

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "clang/AST/Decl.h"
-#include "clang/Basic/SourceManager.h"
 #include "clang/AST/DeclTemplate.h"
+#include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -22,11 +22,13 @@ public:
 
   unsigned offsetOf(clang::SourceLocation l) const { return sm.getFileOffset(l); }
 
-  std::string textBetween(clang::SourceLocation b, clang::SourceLocation e) const {  // [b, e)
+  std::string textBetween(clang::SourceLocation b, clang::SourceLocation e) const { // [b, e)
     return sm.getBufferData(sm.getFileID(b)).substr(offsetOf(b), offsetOf(e) - offsetOf(b)).str();
   }
 
-  clang::SourceLocation afterToken(clang::SourceLocation l) const { return clang::Lexer::getLocForEndOfToken(l, 0, sm, lo); }
+  clang::SourceLocation afterToken(clang::SourceLocation l) const {
+    return clang::Lexer::getLocForEndOfToken(l, 0, sm, lo);
+  }
 
   std::string tokenRangeText(clang::SourceRange r) const {
     return clang::Lexer::getSourceText(clang::CharSourceRange::getTokenRange(r), sm, lo).str();
@@ -34,8 +36,10 @@ public:
 
   std::string lineDirective(clang::FileID f, unsigned line) const {
     std::string name;
-    if (f == mainFile) name = mainFileName;
-    else if (auto fe = sm.getFileEntryRefForID(f)) name = fe->getName().str();
+    if (f == mainFile)
+      name = mainFileName;
+    else if (auto fe = sm.getFileEntryRefForID(f))
+      name = fe->getName().str();
     return "#line " + std::to_string(line) + " \"" + quoteForLineDirective(name) + "\"\n";
   }
 
@@ -126,13 +130,11 @@ public:
     return textBetween(afterToken(r), sm.getExpansionLoc(fd->getBody()->getBeginLoc()));
   }
 
-
-
 protected:
   clang::SourceManager &sm;
   const clang::LangOptions &lo;
   clang::FileID mainFile;
-  std::string mainFileName;  // the main file's path as given to the tool (in #line directives)
+  std::string mainFileName; // the main file's path as given to the tool (in #line directives)
 };
 
 } // namespace ptb

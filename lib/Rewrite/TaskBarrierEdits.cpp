@@ -15,7 +15,7 @@ std::string taskBarrierName(const std::string &kind) {
   if (kind == "__syncthreads_and") return "::ptb::task_sync_and";
   if (kind == "__syncthreads_or") return "::ptb::task_sync_or";
   if (kind == "cg::thread_block::sync") return "::ptb::task_group_sync";
-  return "::ptb::task_barrier_sync";  // __barrier_sync(0)
+  return "::ptb::task_barrier_sync"; // __barrier_sync(0)
 }
 
 } // namespace
@@ -40,9 +40,10 @@ std::vector<TaskBarrierEdit> taskExitEdits(const TaskExit &x, const SourceManage
   case TaskExit::Form::BodyEnd: {
     llvm::StringRef line = sm.getBufferData(sm.getFileID(x.at)).substr(0, sm.getFileOffset(x.at));
     llvm::StringRef indent = line.substr(line.rfind('\n') + 1);
-    return {{x.at, 0, indent.trim(" \t").empty() ? "  ::ptb::task_exit();\n" + indent.str()
-                      : indent.ends_with(" ")   ? "::ptb::task_exit(); "
-                                                : " ::ptb::task_exit(); "}};
+    return {{x.at, 0,
+             indent.trim(" \t").empty() ? "  ::ptb::task_exit();\n" + indent.str()
+             : indent.ends_with(" ")    ? "::ptb::task_exit(); "
+                                        : " ::ptb::task_exit(); "}};
   }
   }
   return {};

@@ -16,8 +16,8 @@
 namespace ptb::rewrite {
 
 struct TaskBarrierEdit {
-  clang::SourceLocation at;  // a file location in the body's text
-  unsigned length = 0;       // characters replaced (0: an insertion)
+  clang::SourceLocation at; // a file location in the body's text
+  unsigned length = 0;      // characters replaced (0: an insertion)
   std::string text;
 };
 

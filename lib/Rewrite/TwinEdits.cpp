@@ -32,20 +32,23 @@ void TwinEdits::emitTwin(const Kernel &k) {
        joinNonEmpty("const uint3 blockIdx, const dim3 gridDim", params) + ")\n";
   t += copiedBody(fd, kf) + "\n";
   t += lineDirective(kf, kernelLine);
-  t += cx.headBeforeUnqualifiedName(fd) + name + "__ptb(" + joinNonEmpty(paramList(fd, false, true), "const ::ptb::Launch ptb_launch") + ")" +
-       headAfterParams(fd) + "{\n";
+  t += cx.headBeforeUnqualifiedName(fd) + name + "__ptb(" +
+       joinNonEmpty(paramList(fd, false, true), "const ::ptb::Launch ptb_launch") + ")" + headAfterParams(fd) + "{\n";
   // Tasks whose threads never meet (docs/generated-code.md) need no barrier between them.
   t += std::string("  ::ptb::run_tasks") +
-       (k.parks() ? "<::ptb::TaskSync::parked>" : k.tasksIndependent ? "<::ptb::TaskSync::none>" : "") +
+       (k.parks()            ? "<::ptb::TaskSync::parked>"
+        : k.tasksIndependent ? "<::ptb::TaskSync::none>"
+                             : "") +
        "(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) {\n";
   t += "    " + name + "__ptb_task" + targs + "(" + joinNonEmpty("ptb_block, ptb_grid", args) + ");\n";
   t += "  });\n}\n";
   const std::string launchedBy = twinsApart.apartLaunch(fd);
-  if (!launchedBy.empty())  // the program's compile declares the launch functions; the twins part defines them
-    t += "#endif\n" + lineDirective(kf, kernelLine) + (twinsApart.templateApart.count(fd)         ? twinsApart.launchStruct(fd)
-                                                            : fd->isInAnonymousNamespace() ? ""
-                                                                                           : twinsApart.staticLaunchFunctions(fd));
-  else if (apart)  // the program's compile declares the twin; the twins part defines it
+  if (!launchedBy.empty()) // the program's compile declares the launch functions; the twins part defines them
+    t += "#endif\n" + lineDirective(kf, kernelLine) +
+         (twinsApart.templateApart.count(fd) ? twinsApart.launchStruct(fd)
+          : fd->isInAnonymousNamespace()     ? ""
+                                             : twinsApart.staticLaunchFunctions(fd));
+  else if (apart) // the program's compile declares the twin; the twins part defines it
     t += "#else\n" + lineDirective(kf, kernelLine) + cx.headBeforeUnqualifiedName(fd) + name + "__ptb(" +
          joinNonEmpty(paramList(fd, false, true), "const ::ptb::Launch ptb_launch") + ");\n#endif\n";
   t += (tmpl.empty() ? "" : tmpl + "\n") + "static inline void " + name + "__ptb_launch(" +
@@ -53,7 +56,8 @@ void TwinEdits::emitTwin(const Kernel &k) {
   if (!launchedBy.empty())
     t += "  ::ptb::launch_apart(" + joinNonEmpty("ptb_config, " + name + targs + ", " + launchedBy, args) + ");\n}\n";
   else
-    t += "  ::ptb::launch(" + joinNonEmpty("ptb_config, " + name + targs + ", " + name + "__ptb" + targs, args) + ");\n}\n";
+    t += "  ::ptb::launch(" + joinNonEmpty("ptb_config, " + name + targs + ", " + name + "__ptb" + targs, args) +
+         ");\n}\n";
   const EditContext::NamespaceWrap wrap = cx.namespaceWrap(fd);
   insertAt(kf, end, wrap.open + t + wrap.close);
 

@@ -55,11 +55,11 @@ std::string argumentText(const TemplateArgument &a, const ASTContext &ctx) {
     QualType t = a.getIntegralType();
     if (t->isBooleanType()) return v.getBoolValue() ? "true" : "false";
     if (const auto *b = t->getAs<BuiltinType>(); b && b->getKind() == BuiltinType::Int)
-      return llvm::toString(v, 10, true);  // the common case, written plainly
+      return llvm::toString(v, 10, true); // the common case, written plainly
     std::string type = TypeName::getFullyQualifiedName(t, ctx, policy, true);
     if (v.isUnsigned() || v.isNonNegative())
       return v.getActiveBits() > 64 ? "" : "(" + type + ")" + llvm::toString(v, 10, false) + "ULL";
-    if (v.getSignificantBits() > 64) return "";  // wider than a literal can be
+    if (v.getSignificantBits() > 64) return ""; // wider than a literal can be
     if (v.getSExtValue() == INT64_MIN) return "(" + type + ")(-9223372036854775807LL - 1)";
     return "(" + type + ")(" + llvm::toString(v, 10, true) + "LL)";
   }
@@ -77,9 +77,9 @@ std::string argumentText(const TemplateArgument &a, const ASTContext &ctx) {
       parts.push_back(argumentText(e, ctx));
       if (parts.back().empty()) return "";
     }
-    return parts.empty() ? " " : llvm::join(parts, ", ");  // " ": an empty pack, not a failure
+    return parts.empty() ? " " : llvm::join(parts, ", "); // " ": an empty pack, not a failure
   }
-  default:  // declarations, null pointers, structural values: not written here
+  default: // declarations, null pointers, structural values: not written here
     return "";
   }
 }
@@ -89,7 +89,8 @@ std::string argumentText(const TemplateArgument &a, const ASTContext &ctx) {
 // holds its value).
 bool deviceStorage(const VarDecl *v) {
   auto written = [](const Attr *a) { return a && !a->isImplicit(); };
-  if (!written(v->getAttr<CUDADeviceAttr>()) && !written(v->getAttr<CUDAConstantAttr>()) && !v->hasAttr<HIPManagedAttr>())
+  if (!written(v->getAttr<CUDADeviceAttr>()) && !written(v->getAttr<CUDAConstantAttr>()) &&
+      !v->hasAttr<HIPManagedAttr>())
     return false;
   return !(v->isConstexpr() || (v->getType().isConstQualified() && v->hasConstantInitialization()));
 }
@@ -147,10 +148,10 @@ private:
 
   void function(const FunctionDecl *fd) {
     if (fd->isImplicit() || fd->isTemplated() || fd->isTemplateInstantiation() || !atFileScope(fd)) return;
-    if (fd->isInlined() || !fd->isExternallyVisible()) return;  // weak or internal: a second copy is harmless
-    if (fd->isDeleted() || (!fd->getBody() && !isa<CXXMethodDecl>(fd))) return;  // no symbol
+    if (fd->isInlined() || !fd->isExternallyVisible()) return; // weak or internal: a second copy is harmless
+    if (fd->isDeleted() || (!fd->getBody() && !isa<CXXMethodDecl>(fd))) return; // no symbol
     if (fd->hasAttr<CUDAGlobalAttr>()) {
-      if (fd->getTemplateSpecializationKind() != TSK_Undeclared) return;  // template kernels: a stub per unit
+      if (fd->getTemplateSpecializationKind() != TSK_Undeclared) return; // template kernels: a stub per unit
       if (editable(fd, "kernel '" + fd->getQualifiedNameAsString() + "'")) plan.guards.push_back({fd, true, false});
       return;
     }
@@ -163,7 +164,8 @@ private:
 
   void variable(const VarDecl *v) {
     if (v->isImplicit() || !v->hasGlobalStorage() || v->isTemplated() ||
-        v->getTemplateSpecializationKind() != TSK_Undeclared || v->isThisDeclarationADefinition() != VarDecl::Definition)
+        v->getTemplateSpecializationKind() != TSK_Undeclared ||
+        v->isThisDeclarationADefinition() != VarDecl::Definition)
       return;
     const std::string what = "variable '" + v->getQualifiedNameAsString() + "'";
     if (deviceStorage(v)) {
@@ -173,10 +175,11 @@ private:
     if (v->hasAttr<CUDASharedAttr>() || !atFileScope(v) || v->isLocalVarDeclOrParm()) return;
     if (v->isStaticDataMember()) {
       if (v->isInline() || v->isConstexpr()) return;
-      if (editable(v, "static member '" + v->getQualifiedNameAsString() + "'")) plan.guards.push_back({v, false, false});
+      if (editable(v, "static member '" + v->getQualifiedNameAsString() + "'"))
+        plan.guards.push_back({v, false, false});
       return;
     }
-    if (v->isInline()) return;  // one object per program, constructed once
+    if (v->isInline()) return; // one object per program, constructed once
     if (v->isExternallyVisible() && !v->isConstexpr()) {
       if (!editable(v, what)) return;
       if (externDeclaration(v, ctx).empty()) {
@@ -193,7 +196,7 @@ private:
   ASTContext &ctx;
   SourceManager &sm;
   TwinsApartPlan &plan;
-  std::map<unsigned, std::vector<const VarDecl *>> externGroups;  // by the declaration's first offset
+  std::map<unsigned, std::vector<const VarDecl *>> externGroups; // by the declaration's first offset
 };
 
 } // namespace
@@ -219,21 +222,22 @@ TemplateTwinPlan planTemplateTwin(const FunctionDecl *kernel, const ASTContext &
       plan.keptBecause = "it has an explicit specialization";
       return plan;
     }
-    if (!spec->isDefined()) continue;  // named, never instantiated: never launched
+    if (!spec->isDefined()) continue; // named, never instantiated: never launched
     bool nameable = spec->getLinkageInternal() == Linkage::External;
     std::string list;
     for (const TemplateArgument &a : spec->getTemplateSpecializationArgs()->asArray()) {
       if (!nameable) break;
       std::string text = argumentText(a, ctx);
       nameable = !text.empty();
-      if (text == " ") continue;  // an empty pack
+      if (text == " ") continue; // an empty pack
       list += (list.empty() ? "" : ", ") + text;
     }
     if (!nameable) {
       std::string name;
       llvm::raw_string_ostream os(name);
       spec->getNameForDiagnostic(os, ctx.getPrintingPolicy(), true);
-      plan.keptBecause = "its instantiation '" + name + "' has a template argument that another translation unit "
+      plan.keptBecause = "its instantiation '" + name +
+                         "' has a template argument that another translation unit "
                          "cannot name";
       return plan;
     }

@@ -43,8 +43,8 @@ TwinsApartPlan planTwinsApart(clang::ASTContext &ctx);
 // template argument list the kernel was instantiated with. `keptBecause` is "" when it can go.
 struct TemplateTwinPlan {
   std::string keptBecause;
-  std::string scope;                       // where the struct is, for the instantiations: "" or "a::b::"
-  std::vector<std::string> argumentLists;  // "float", "3, float, -2"
+  std::string scope;                      // where the struct is, for the instantiations: "" or "a::b::"
+  std::vector<std::string> argumentLists; // "float", "3, float, -2"
 };
 TemplateTwinPlan planTemplateTwin(const clang::FunctionDecl *kernel, const clang::ASTContext &ctx);
 

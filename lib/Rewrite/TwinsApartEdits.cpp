@@ -18,7 +18,7 @@ void TwinsApartEdits::planApart(ASTContext &ctx, bool remark) {
   for (const TwinsApartPlan::Guard &g : plan.guards) {
     const std::string keepIf = keepCondition(g.hostPassOnly);
     const auto *fd = dyn_cast<FunctionDecl>(g.decl);
-    if (g.bodyOnly) {  // the declaration stays: `;` for the body
+    if (g.bodyOnly) { // the declaration stays: `;` for the body
       guardMain(sm.getExpansionLoc(fd->getBody()->getBeginLoc()),
                 afterToken(sm.getExpansionLoc(fd->getBody()->getEndLoc())), keepIf, ";");
     } else {
@@ -34,12 +34,13 @@ void TwinsApartEdits::planApart(ASTContext &ctx, bool remark) {
     std::string externs;
     for (const VarDecl *v : group) externs += externDeclaration(v, ctx) + "\n";
     cx.addEdit(mainFile, offsetOf(b), 0,
-            newLineAt(b) + "#ifdef PTB_TWINS_PART\n" + externs + "#else\n" + lineDirective(mainFile, lineOf(b)));
+               newLineAt(b) + "#ifdef PTB_TWINS_PART\n" + externs + "#else\n" + lineDirective(mainFile, lineOf(b)));
     cx.addEdit(mainFile, offsetOf(e), 0, "\n#endif\n" + lineDirective(mainFile, lineOf(e)), true);
   }
 }
 
-void TwinsApartEdits::guardMain(SourceLocation b, SourceLocation e, const std::string &keepIf, const std::string &otherwise) {
+void TwinsApartEdits::guardMain(SourceLocation b, SourceLocation e, const std::string &keepIf,
+                                const std::string &otherwise) {
   cx.addEdit(mainFile, offsetOf(b), 0, newLineAt(b) + "#if " + keepIf + "\n" + lineDirective(mainFile, lineOf(b)));
   cx.addEdit(mainFile, offsetOf(e), 0, guardEnd(otherwise) + lineDirective(mainFile, lineOf(e)), /*first=*/true);
 }
@@ -90,7 +91,8 @@ bool TwinsApartEdits::twinApart(const Kernel &k) const {
 
 std::string TwinsApartEdits::apartLaunch(const FunctionDecl *fd) const {
   if (templateApart.count(fd)) return fd->getNameAsString() + "__ptb_twin" + templateArgsForward(fd) + "::launch";
-  if (auto it = staticApart.find(fd); it != staticApart.end()) return fd->getNameAsString() + "__ptb_apart_" + it->second;
+  if (auto it = staticApart.find(fd); it != staticApart.end())
+    return fd->getNameAsString() + "__ptb_apart_" + it->second;
   return "";
 }
 
@@ -113,38 +115,46 @@ FileOutput TwinsApartEdits::twinsPart(const FileOutput &main) const {
   fo.twinsKeptBecause = plan.keptBecause;
   std::string mainName = llvm::sys::path::filename(main.destination).str();
   fo.output = std::string(kGeneratedMarker) + " " + cx.opts.toolVersion + " from " +
-              llvm::sys::path::filename(main.source).str() + ": its twins part (docs/generated-code.md, \"Twins "
-              "apart\").\n// Compile it and link it with " + mainName + ": the twins that " + mainName +
+              llvm::sys::path::filename(main.source).str() +
+              ": its twins part (docs/generated-code.md, \"Twins "
+              "apart\").\n// Compile it and link it with " +
+              mainName + ": the twins that " + mainName +
               " declares are defined here, in a module of their own\n// that loads only when one of them first runs.\n";
   if (!plan.keptBecause.empty() || twinsApartCount == 0) {
     fo.output += "// No twins apart: " +
                  (plan.keptBecause.empty() ? std::string("no kernel of this file has a twin that can go apart")
-                                           : plan.keptBecause) + ". This file is empty.\n";
+                                           : plan.keptBecause) +
+                 ". This file is empty.\n";
     return fo;
   }
-  fo.output += std::string(kTwinsPartDefine) + "\n"
+  fo.output += std::string(kTwinsPartDefine) +
+               "\n"
                "// What the program's compile uses and this one does not: static functions, static variables.\n"
                "#pragma nv_diag_suppress 177\n"
                "#pragma GCC diagnostic ignored \"-Wunused-function\"\n"
                "#pragma GCC diagnostic ignored \"-Wunused-variable\"\n"
-               "#include \"" + mainName + "\"\n";
+               "#include \"" +
+               mainName + "\"\n";
   std::string instantiations;
   for (const FunctionDecl *kernel : templateApartOrder)
     for (const std::string &args : templateApart.at(kernel).argumentLists)
-      instantiations += "template struct " + templateApart.at(kernel).scope + kernel->getNameAsString() + "__ptb_twin<" + args + ">;\n";
+      instantiations += "template struct " + templateApart.at(kernel).scope + kernel->getNameAsString() +
+                        "__ptb_twin<" + args + ">;\n";
   if (!instantiations.empty())
-    fo.output += "// The twins of this file's template kernels, for each template argument list they were instantiated with.\n" +
-                 instantiations;
+    fo.output +=
+        "// The twins of this file's template kernels, for each template argument list they were instantiated with.\n" +
+        instantiations;
   return fo;
 }
 
 std::string TwinsApartEdits::launchStruct(const FunctionDecl *fd) const {
   const std::string name = fd->getNameAsString(), twin = name + "__ptb" + templateArgsForward(fd);
-  const std::string launch = "static void launch(" +
-                             joinNonEmpty("const ::ptb::LaunchConfig& ptb_config, const void* ptb_original",
-                                          paramList(fd, false)) + ")";
-  const std::string launchArgs = "static cudaError_t launch_args(const void* ptb_original, dim3 ptb_grid, dim3 ptb_block, "
-                                 "void** ptb_args, size_t ptb_shmem, cudaStream_t ptb_stream)";
+  const std::string launch =
+      "static void launch(" +
+      joinNonEmpty("const ::ptb::LaunchConfig& ptb_config, const void* ptb_original", paramList(fd, false)) + ")";
+  const std::string launchArgs =
+      "static cudaError_t launch_args(const void* ptb_original, dim3 ptb_grid, dim3 ptb_block, "
+      "void** ptb_args, size_t ptb_shmem, cudaStream_t ptb_stream)";
   return templateHeader(fd) + "\nstruct " + name + "__ptb_twin {\n#ifdef PTB_TWINS_PART\n  " + launch + " {\n" +
          "    ::ptb::launch_twin(" + joinNonEmpty("ptb_config, ptb_original, " + twin, argForward(fd)) + ");\n  }\n  " +
          launchArgs + " {\n    return ::ptb::launch_kernel_args_twin(ptb_original, " + twin +
@@ -152,19 +162,23 @@ std::string TwinsApartEdits::launchStruct(const FunctionDecl *fd) const {
          ";\n#endif\n};\n";
 }
 
-std::vector<TwinsApartEdits::LaunchFunction> TwinsApartEdits::launchFunctions(const FunctionDecl *fd, const std::string &params) const {
+std::vector<TwinsApartEdits::LaunchFunction> TwinsApartEdits::launchFunctions(const FunctionDecl *fd,
+                                                                              const std::string &params) const {
   const std::string name = fd->getNameAsString(), unique = staticApart.at(fd);
-  return {{"void " + name + "__ptb_apart_" + unique + "(" +
-               joinNonEmpty("const ::ptb::LaunchConfig& ptb_config, const void* ptb_original", params) + ")",
-           "  ::ptb::launch_twin(" + joinNonEmpty("ptb_config, ptb_original, " + name + "__ptb", argForward(fd)) + ");\n"},
-          {"cudaError_t " + name + "__ptb_apart_args_" + unique + "(const void* ptb_original, dim3 ptb_grid, "
-               "dim3 ptb_block, void** ptb_args, size_t ptb_shmem, cudaStream_t ptb_stream)",
-           "  return ::ptb::launch_kernel_args_twin(ptb_original, " + name +
-               "__ptb, ptb_grid, ptb_block, ptb_args, ptb_shmem, ptb_stream);\n"}};
+  return {
+      {"void " + name + "__ptb_apart_" + unique + "(" +
+           joinNonEmpty("const ::ptb::LaunchConfig& ptb_config, const void* ptb_original", params) + ")",
+       "  ::ptb::launch_twin(" + joinNonEmpty("ptb_config, ptb_original, " + name + "__ptb", argForward(fd)) + ");\n"},
+      {"cudaError_t " + name + "__ptb_apart_args_" + unique +
+           "(const void* ptb_original, dim3 ptb_grid, "
+           "dim3 ptb_block, void** ptb_args, size_t ptb_shmem, cudaStream_t ptb_stream)",
+       "  return ::ptb::launch_kernel_args_twin(ptb_original, " + name +
+           "__ptb, ptb_grid, ptb_block, ptb_args, ptb_shmem, ptb_stream);\n"}};
 }
 
 std::string TwinsApartEdits::staticLaunchFunctions(const FunctionDecl *fd) const {
-  std::string text = "// The twin is static: these launch it, with names unique to this file, and the twins part defines them.\n";
+  std::string text =
+      "// The twin is static: these launch it, with names unique to this file, and the twins part defines them.\n";
   for (const LaunchFunction &f : launchFunctions(fd, paramList(fd, false)))
     text += f.head + "\n#ifdef PTB_TWINS_PART\n{\n" + f.body + "}\n#else\n;\n#endif\n";
   return text;
@@ -177,13 +191,14 @@ void TwinsApartEdits::declareBeforeAnonymousNamespace(const FunctionDecl *fd, co
     definitions += f.head + " {\n" + f.body + "}\n";
   }
   const std::string what = fd->getNameAsString() + " (ptb-transform; docs/generated-code.md, \"Twins apart\")";
-  SourceLocation open = sm.getExpansionLoc(ns->getBeginLoc()), close = afterToken(sm.getExpansionLoc(ns->getRBraceLoc()));
+  SourceLocation open = sm.getExpansionLoc(ns->getBeginLoc()),
+                 close = afterToken(sm.getExpansionLoc(ns->getRBraceLoc()));
   cx.addEdit(mainFile, offsetOf(open), 0,
-          newLineAt(open) + "// Launch functions of the twin of " + what + ":\n" + declarations +
-              lineDirective(mainFile, lineOf(open)));
+             newLineAt(open) + "// Launch functions of the twin of " + what + ":\n" + declarations +
+                 lineDirective(mainFile, lineOf(open)));
   cx.addEdit(mainFile, offsetOf(close), 0,
-          "\n#ifdef PTB_TWINS_PART\n// Launch functions of the twin of " + what + ":\n" + definitions + "#endif\n" +
-              lineDirective(mainFile, lineOf(close)));
+             "\n#ifdef PTB_TWINS_PART\n// Launch functions of the twin of " + what + ":\n" + definitions + "#endif\n" +
+                 lineDirective(mainFile, lineOf(close)));
 }
 
 } // namespace ptb::rewrite

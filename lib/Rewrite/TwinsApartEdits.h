@@ -54,9 +54,9 @@ public:
 
   TwinsApartPlan plan;
   std::map<const FunctionDecl *, TwinsApartPlan::Guard> guarded;  // the plan's guards of functions
-  std::map<const FunctionDecl *, TemplateTwinPlan> templateApart;  // template kernels whose twins go apart
-  std::vector<const FunctionDecl *> templateApartOrder;            // the same, in the order of the kernels
-  std::map<const FunctionDecl *, std::string> staticApart;  // static and anonymous-namespace kernels apart: their suffix
+  std::map<const FunctionDecl *, TemplateTwinPlan> templateApart; // template kernels whose twins go apart
+  std::vector<const FunctionDecl *> templateApartOrder;           // the same, in the order of the kernels
+  std::map<const FunctionDecl *, std::string> staticApart; // static and anonymous-namespace kernels apart: their suffix
   unsigned twinsApartCount = 0;
 
 private:

@@ -46,8 +46,10 @@ public:
     setenv(name, value.c_str(), 1);
   }
   ~ScopedEnv() {
-    if (had) setenv(name, saved.c_str(), 1);
-    else unsetenv(name);
+    if (had)
+      setenv(name, saved.c_str(), 1);
+    else
+      unsetenv(name);
   }
 
 private:
@@ -61,7 +63,8 @@ private:
 // One row per spelling: a second row would never be found (findNvccOption answers the first).
 TEST(NvccOptions, EachSpellingOnce) {
   std::set<std::string> seen;
-  for (const ptb::NvccOption &o : ptb::nvccOptions()) EXPECT_TRUE(seen.insert(o.spelling.str()).second) << o.spelling.str();
+  for (const ptb::NvccOption &o : ptb::nvccOptions())
+    EXPECT_TRUE(seen.insert(o.spelling.str()).second) << o.spelling.str();
 }
 
 // Both readers of one row: ptb-nvcc reads the value, the front end drops both.
@@ -77,50 +80,83 @@ TEST(NvccOptions, OneRowServesBothReaders) {
 // nvcc's own options that take a value (nvcc 13's --help), written with the value apart: ptb-nvcc reads the
 // value as the option's, not as an input, and clang gets neither (each used to reach clang, which refused it).
 TEST(NvccOptions, NvccOnlyValuesNeverReachClang) {
-  for (const char *spelling : {"--Ofast-compile", "-Ofc", "--fatbin-options", "-jtd", "--jump-table-density",
-                               "-jump-table-density", "-frandom-seed", "--qpp-config", "-qpp-config", "-e",
-                               "--entries"}) {
+  for (const char *spelling :
+       {"--Ofast-compile", "-Ofc", "--fatbin-options", "-jtd", "--jump-table-density", "-jump-table-density",
+        "-frandom-seed", "--qpp-config", "-qpp-config", "-e", "--entries"}) {
     const ptb::NvccOption *o = ptb::findNvccOption(spelling);
     ASSERT_NE(o, nullptr) << spelling;
     EXPECT_TRUE(o->takesValue) << spelling;
     EXPECT_EQ(ptb::translateNvccArgs({spelling, "v", "a.cu"}), (Strings{"a.cu"})) << spelling;
   }
-  EXPECT_EQ(ptb::translateNvccArgs({"-Ofc=max", "--fatbin-options=-compress-all", "-jtd=5", "a.cu"}), (Strings{"a.cu"}));
+  EXPECT_EQ(ptb::translateNvccArgs({"-Ofc=max", "--fatbin-options=-compress-all", "-jtd=5", "a.cu"}),
+            (Strings{"a.cu"}));
 }
 
 // --- translateNvccArgs ---------------------------------------------------------------------------------
 
 TEST(TranslateNvccArgs, RealisticNvccCommandLine) {
-  Strings nvcc = {"-gencode", "arch=compute_90,code=sm_90",
+  Strings nvcc = {"-gencode",
+                  "arch=compute_90,code=sm_90",
                   "-rdc=true",
-                  "-Xcompiler", "-fPIC,-Wall",
+                  "-Xcompiler",
+                  "-fPIC,-Wall",
                   "--expt-relaxed-constexpr",
                   "-forward-unknown-to-host-compiler",
                   "-O3",
-                  "-I/opt/include", "-I", "/opt/other",
-                  "-DFOO=1", "-D", "BAR",
+                  "-I/opt/include",
+                  "-I",
+                  "/opt/other",
+                  "-DFOO=1",
+                  "-D",
+                  "BAR",
                   "--std=c++17",
-                  "-x", "cu",
-                  "-ccbin", "g++",
+                  "-x",
+                  "cu",
+                  "-ccbin",
+                  "g++",
                   "-lineinfo",
-                  "-c", "kernel.cu", "-o", "kernel.o"};
-  Strings want = {"-fPIC", "-Wall", "-O3", "-I/opt/include", "-I", "/opt/other", "-DFOO=1", "-D", "BAR",
-                  "-std=c++17", "-c", "kernel.cu", "-o", "kernel.o"};
+                  "-c",
+                  "kernel.cu",
+                  "-o",
+                  "kernel.o"};
+  Strings want = {"-fPIC", "-Wall",      "-O3", "-I/opt/include", "-I", "/opt/other", "-DFOO=1", "-D",
+                  "BAR",   "-std=c++17", "-c",  "kernel.cu",      "-o", "kernel.o"};
   EXPECT_EQ(ptb::translateNvccArgs(nvcc), want);
 }
 
 TEST(TranslateNvccArgs, ArchitectureAndDeviceOnlyFlagsAreDropped) {
-  Strings nvcc = {"-arch=sm_90", "-arch", "sm_80", "--generate-code=arch=compute_80,code=sm_80", "-code", "sm_80",
-                  "--gpu-architecture", "sm_90", "-Xptxas", "-v", "-maxrregcount", "64", "--use_fast_math",
-                  "-G", "--extended-lambda", "--expt-extended-lambda", "-dc", "--keep", "-res-usage",
-                  "--default-stream", "per-thread", "-Wno-deprecated-gpu-targets", "-cudart=shared", "-t", "4",
+  Strings nvcc = {"-arch=sm_90",
+                  "-arch",
+                  "sm_80",
+                  "--generate-code=arch=compute_80,code=sm_80",
+                  "-code",
+                  "sm_80",
+                  "--gpu-architecture",
+                  "sm_90",
+                  "-Xptxas",
+                  "-v",
+                  "-maxrregcount",
+                  "64",
+                  "--use_fast_math",
+                  "-G",
+                  "--extended-lambda",
+                  "--expt-extended-lambda",
+                  "-dc",
+                  "--keep",
+                  "-res-usage",
+                  "--default-stream",
+                  "per-thread",
+                  "-Wno-deprecated-gpu-targets",
+                  "-cudart=shared",
+                  "-t",
+                  "4",
                   "a.cu"};
   EXPECT_EQ(ptb::translateNvccArgs(nvcc), (Strings{"a.cu"}));
 }
 
 TEST(TranslateNvccArgs, HostCompilerOptionListsAreUnpacked) {
-  EXPECT_EQ(ptb::translateNvccArgs({"-Xcompiler=-O2,-g", "--compiler-options", "-fno-strict-aliasing,-pthread",
-                                    "-Xcompiler", "-fopenmp"}),
+  EXPECT_EQ(ptb::translateNvccArgs(
+                {"-Xcompiler=-O2,-g", "--compiler-options", "-fno-strict-aliasing,-pthread", "-Xcompiler", "-fopenmp"}),
             (Strings{"-O2", "-g", "-fno-strict-aliasing", "-pthread", "-fopenmp"}));
   // A trailing -Xcompiler without a value is dropped, not crashed on.
   EXPECT_EQ(ptb::translateNvccArgs({"a.cu", "-Xcompiler"}), (Strings{"a.cu"}));
@@ -133,30 +169,53 @@ TEST(TranslateNvccArgs, LongSpellingsBecomeClangFlags) {
 }
 
 TEST(TranslateNvccArgs, ClangFlagsPassThrough) {
-  Strings clang = {"-isystem", "/sys", "-include", "pre.h", "-UNDEBUG", "-std=c++17", "-Wextra", "-x", "cuda",
-                   "-O2", "-Os", "-g", "-fno-exceptions"};
+  Strings clang = {"-isystem", "/sys", "-include", "pre.h", "-UNDEBUG", "-std=c++17",     "-Wextra",
+                   "-x",       "cuda", "-O2",      "-Os",   "-g",       "-fno-exceptions"};
   EXPECT_EQ(ptb::translateNvccArgs(clang), clang);
   EXPECT_EQ(ptb::translateNvccArgs({}), Strings{});
 }
 
 TEST(TranslateNvccArgs, OfastCompileIsDropped) {
-  // Regression test (fixed bug): translateNvccArgs keeps nvcc's -Ofast-compile=<level> (its own comment says it is dropped, but the
-  // test `a[2] != 'f'` that protects -Ofast lets it through). clang reads it as -Ofast, which defines
+  // Regression test (fixed bug): translateNvccArgs keeps nvcc's -Ofast-compile=<level> (its own comment says it is
+  // dropped, but the test `a[2] != 'f'` that protects -Ofast lets it through). clang reads it as -Ofast, which defines
   // __FAST_MATH__ and changes the parse. Reproducer:
   //   translateNvccArgs({"-Ofast-compile=max", "-O2"}) == {"-Ofast-compile=max", "-O2"}, expected {"-O2"}.
   EXPECT_EQ(ptb::translateNvccArgs({"-Ofast-compile=max", "-O2"}), (Strings{"-O2"}));
-  EXPECT_EQ(ptb::translateNvccArgs({"--Ofast-compile=max", "--cudart=static", "-arch=compute_90", "-O2"}), (Strings{"-O2"}));
+  EXPECT_EQ(ptb::translateNvccArgs({"--Ofast-compile=max", "--cudart=static", "-arch=compute_90", "-O2"}),
+            (Strings{"-O2"}));
 }
 
 TEST(TranslateNvccArgs, SeparateValuesOfNvccOnlyFlagsAreDropped) {
   // Regression test (issue 38): `-Werror all-warnings` kept -Werror (clang's, with no value) and left
   // "all-warnings" as an input file; --keep-device-functions and the value of `--keep-dir DIR` got to clang.
-  EXPECT_EQ(ptb::translateNvccArgs({"-Werror", "all-warnings", "--Werror", "cross-execution-space-call,reorder",
-                                    "-Werror=all-warnings", "--keep-device-functions", "-keep-device-functions",
-                                    "--keep-dir", "tmp", "-keep-dir=tmp", "-odir", "out", "--ftz", "true",
-                                    "-prec-div=false", "--diag-error", "20012", "-diag-warn=177", "--cudadevrt",
-                                    "static", "--optimize", "3", "-Xarchive", "-x", "--options-file", "f.txt",
-                                    "-M", "a.cu"}),
+  EXPECT_EQ(ptb::translateNvccArgs({"-Werror",
+                                    "all-warnings",
+                                    "--Werror",
+                                    "cross-execution-space-call,reorder",
+                                    "-Werror=all-warnings",
+                                    "--keep-device-functions",
+                                    "-keep-device-functions",
+                                    "--keep-dir",
+                                    "tmp",
+                                    "-keep-dir=tmp",
+                                    "-odir",
+                                    "out",
+                                    "--ftz",
+                                    "true",
+                                    "-prec-div=false",
+                                    "--diag-error",
+                                    "20012",
+                                    "-diag-warn=177",
+                                    "--cudadevrt",
+                                    "static",
+                                    "--optimize",
+                                    "3",
+                                    "-Xarchive",
+                                    "-x",
+                                    "--options-file",
+                                    "f.txt",
+                                    "-M",
+                                    "a.cu"}),
             (Strings{"a.cu"}));
   // GCC's -Werror alone (a host command line) and -Werror=<warning> stay clang's.
   EXPECT_EQ(ptb::translateNvccArgs({"-Werror", "a.cu", "-Werror=unused-variable"}),
@@ -175,8 +234,20 @@ TEST(TranslateNvccArgs, HostFlagsClangDoesNotKnowAreDropped) {
 }
 
 TEST(TakeUserMacros, UnreservedMacrosMoveToAHeaderInOrder) {
-  Strings args = {"-DN=4", "-x", "cuda", "-D", "M", "-U", "A", "-D__CUDA_NO_HALF_OPERATORS__", "-D_GNU_SOURCE",
-                  "-DF(x)=((x)+1)", "--define-macro=B=2", "-UNDEBUG", "-Dlower", "a.cu"};
+  Strings args = {"-DN=4",
+                  "-x",
+                  "cuda",
+                  "-D",
+                  "M",
+                  "-U",
+                  "A",
+                  "-D__CUDA_NO_HALF_OPERATORS__",
+                  "-D_GNU_SOURCE",
+                  "-DF(x)=((x)+1)",
+                  "--define-macro=B=2",
+                  "-UNDEBUG",
+                  "-Dlower",
+                  "a.cu"};
   std::string header = ptb::takeUserMacros(args);
   EXPECT_EQ(args, (Strings{"-x", "cuda", "-D__CUDA_NO_HALF_OPERATORS__", "-D_GNU_SOURCE", "a.cu"}));
   EXPECT_NE(header.find("#define N 4\n#define M 1\n#undef A\n#define F(x) ((x)+1)\n#define B 2\n#undef NDEBUG\n"
@@ -189,10 +260,10 @@ TEST(TakeUserMacros, UnreservedMacrosMoveToAHeaderInOrder) {
 }
 
 TEST(TranslateNvccArgs, StandardWithSeparateValue) {
-  // Regression test (fixed bug): nvcc accepts `-std c++17` / `--std c++17` (value as the next word; checked: nvcc 13 takes it), but
-  // translateNvccArgs passes "-std", "c++17" through and clang fails: "unknown argument: '-std'", "no such
-  // file or directory: 'c++17'". Reproducer: translateNvccArgs({"-std", "c++17"}) == {"-std", "c++17"},
-  // expected {"-std=c++17"}.
+  // Regression test (fixed bug): nvcc accepts `-std c++17` / `--std c++17` (value as the next word; checked: nvcc 13
+  // takes it), but translateNvccArgs passes "-std", "c++17" through and clang fails: "unknown argument: '-std'", "no
+  // such file or directory: 'c++17'". Reproducer: translateNvccArgs({"-std", "c++17"}) == {"-std", "c++17"}, expected
+  // {"-std=c++17"}.
   EXPECT_EQ(ptb::translateNvccArgs({"-std", "c++17", "a.cu"}), (Strings{"-std=c++17", "a.cu"}));
   EXPECT_EQ(ptb::translateNvccArgs({"--std", "c++20", "a.cu"}), (Strings{"-std=c++20", "a.cu"}));
 }
@@ -209,7 +280,7 @@ TEST(FindCuda, ExplicitPathThatDoesNotExistIsAnErrorNamingIt) {
 
 TEST(FindCuda, ExplicitPathWithoutHeadersIsAnErrorEvenIfCudaIsElsewhere) {
   TempDir dir;
-  dir.file("include/cuda.h", "");  // not cuda_runtime.h
+  dir.file("include/cuda.h", ""); // not cuda_runtime.h
   std::string why;
   auto c = ptb::findCuda(dir.path, why);
   EXPECT_FALSE(c.has_value());
@@ -239,8 +310,8 @@ TEST(FindCuda, FakeRootWithoutVersionFileHasNoVersion) {
 }
 
 TEST(FindCuda, VersionFromCudaHeaderWithoutVersionFile) {
-  // Regression test (fixed bug): CudaInstall::version is documented as "from version.json / cuda.h", but findCuda reads only
-  // version.json; toolkits installed from NVIDIA's wheels (as /usr/local/cuda on the development machine:
+  // Regression test (fixed bug): CudaInstall::version is documented as "from version.json / cuda.h", but findCuda reads
+  // only version.json; toolkits installed from NVIDIA's wheels (as /usr/local/cuda on the development machine:
   // dist-info/, no version.json) get version "". Reproducer: a root with include/cuda_runtime.h and
   // include/cuda.h holding `#define CUDA_VERSION 12040`, no version.json: version is "", expected "12.4".
   TempDir dir;
@@ -271,7 +342,7 @@ TEST(FindCuda, CudaPathEnvironmentVariable) {
 }
 
 TEST(FindCuda, CudaPathWithoutHeadersFallsThrough) {
-  TempDir dir;  // empty: not a toolkit
+  TempDir dir; // empty: not a toolkit
   ScopedEnv env("CUDA_PATH", dir.path);
   std::string why;
   auto c = ptb::findCuda("", why);
@@ -279,7 +350,8 @@ TEST(FindCuda, CudaPathWithoutHeadersFallsThrough) {
     EXPECT_NE(c->how, "CUDA_PATH");
     EXPECT_NE(c->root, dir.path);
     // Not silently (issue 38): the result says CUDA_PATH was passed over, and what is used instead.
-    EXPECT_NE(c->warning.find("CUDA_PATH=" + dir.path + " is not a CUDA installation"), std::string::npos) << c->warning;
+    EXPECT_NE(c->warning.find("CUDA_PATH=" + dir.path + " is not a CUDA installation"), std::string::npos)
+        << c->warning;
     EXPECT_NE(c->warning.find("using " + c->root), std::string::npos) << c->warning;
   } else {
     // Nothing else found here: the message lists what was tried, CUDA_PATH with its value first.
@@ -313,8 +385,16 @@ TEST(FrontendFileSystem, ServesTheRemovedHeaderFromMemoryOnly) {
 TEST(CudaArgumentsAdjuster, NvccCommandBecomesACudaParse) {
   ptb::CudaInstall cuda{"/fake/cuda", "13.0.2", "--cuda-path", ""};
   auto adjust = ptb::cudaArgumentsAdjuster(cuda, "/fake/stubs");
-  Strings in = {"/usr/local/cuda/bin/nvcc", "-gencode", "arch=compute_90,code=sm_90", "-Xcompiler", "-fPIC",
-                "-I/inc", "-c", "k.cu", "-o", "k.o"};
+  Strings in = {"/usr/local/cuda/bin/nvcc",
+                "-gencode",
+                "arch=compute_90,code=sm_90",
+                "-Xcompiler",
+                "-fPIC",
+                "-I/inc",
+                "-c",
+                "k.cu",
+                "-o",
+                "k.o"};
   Strings out = adjust(in, "k.cu");
   ASSERT_GE(out.size(), 3u);
   auto count = [&](const std::string &a) { return std::count(out.begin(), out.end(), a); };
@@ -398,9 +478,9 @@ TEST(MakeCompilationDatabase, NvccCompileCommandsJson) {
   TempDir dir;
   std::string src = dir.path + "/k.cu";
   dir.file("k.cu", "__global__ void k() {}\n");
-  dir.file("compile_commands.json",
-           "[{\"directory\": \"" + dir.path + "\", \"command\": \"/usr/local/cuda/bin/nvcc -rdc=true -DY=2 -c " +
-               src + " -o k.o\", \"file\": \"" + src + "\"}]");
+  dir.file("compile_commands.json", "[{\"directory\": \"" + dir.path +
+                                        "\", \"command\": \"/usr/local/cuda/bin/nvcc -rdc=true -DY=2 -c " + src +
+                                        " -o k.o\", \"file\": \"" + src + "\"}]");
   std::string err;
   auto db = ptb::makeCompilationDatabase(dir.path, {}, err);
   ASSERT_NE(db, nullptr) << err;

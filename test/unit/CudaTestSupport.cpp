@@ -21,7 +21,7 @@ namespace ptbtest {
 const CudaSetup &cudaSetup() {
   static const CudaSetup setup = [] {
     CudaSetup s;
-    if (std::getenv("PTB_UNIT_PRETEND_NO_CUDA")) {  // to check the skip path on a machine that has CUDA
+    if (std::getenv("PTB_UNIT_PRETEND_NO_CUDA")) { // to check the skip path on a machine that has CUDA
       s.why = "PTB_UNIT_PRETEND_NO_CUDA is set";
       return s;
     }
@@ -64,11 +64,13 @@ void DiagCapture::HandleDiagnostic(clang::DiagnosticsEngine::Level level, const 
     if (p.isValid()) where = std::to_string(p.getLine()) + ":" + std::to_string(p.getColumn()) + ": ";
   }
   const char *lv = level == clang::DiagnosticsEngine::Error || level == clang::DiagnosticsEngine::Fatal ? "error"
-                   : level == clang::DiagnosticsEngine::Warning                                     ? "warning"
-                   : level == clang::DiagnosticsEngine::Note                                        ? "note"
-                                                                                                    : "remark";
-  if (level >= clang::DiagnosticsEngine::Error) ++errors;
-  else if (level == clang::DiagnosticsEngine::Warning) ++warnings;
+                   : level == clang::DiagnosticsEngine::Warning                                         ? "warning"
+                   : level == clang::DiagnosticsEngine::Note                                            ? "note"
+                                                                                                        : "remark";
+  if (level >= clang::DiagnosticsEngine::Error)
+    ++errors;
+  else if (level == clang::DiagnosticsEngine::Warning)
+    ++warnings;
   messages.push_back(where + lv + ": " + std::string(text));
 }
 
@@ -122,7 +124,8 @@ std::unique_ptr<ParsedTU> parseOneSide(const std::string &code, const std::strin
   auto files = filesWithCode(code, file);
   std::vector<std::string> command = parseCommand(file, extraArgs, side);
   ASTBuilder builder;
-  clang::tooling::ToolInvocation invocation(command, &builder, files.get(), std::make_shared<clang::PCHContainerOperations>());
+  clang::tooling::ToolInvocation invocation(command, &builder, files.get(),
+                                            std::make_shared<clang::PCHContainerOperations>());
   invocation.setDiagnosticConsumer(tu->diags.get());
   invocation.run();
   tu->ast = std::move(builder.ast);
@@ -151,7 +154,7 @@ public:
   RewriteConsumer(clang::CompilerInstance &ci, const ptb::RewriteOptions &opts, RewriteRun &run)
       : ci(ci), opts(opts), run(run) {}
   void HandleTranslationUnit(clang::ASTContext &ctx) override {
-    if (ci.getDiagnostics().hasErrorOccurred()) return;  // as ToolRunner: only clean ASTs
+    if (ci.getDiagnostics().hasErrorOccurred()) return; // as ToolRunner: only clean ASTs
     run.parsed = true;
     ptb::Inventory inv = ptb::analyzeTranslationUnit(ctx);
     run.rewriteOk = ptb::rewriteTranslationUnit(ci, ctx, inv, opts, run.result);
@@ -223,7 +226,8 @@ unsigned lineOf(const std::string &code, const std::string &needle) {
   size_t at = code.find(needle);
   if (at == std::string::npos) return 0;
   unsigned line = 1;
-  for (size_t i = 0; i < at; ++i) if (code[i] == '\n') ++line;
+  for (size_t i = 0; i < at; ++i)
+    if (code[i] == '\n') ++line;
   return line;
 }
 
@@ -235,13 +239,17 @@ Pos posOf(const std::string &code, const std::string &needle, unsigned skip) {
   p.line = 1;
   size_t lineStart = 0;
   for (size_t i = 0; i < at; ++i)
-    if (code[i] == '\n') { ++p.line; lineStart = i + 1; }
+    if (code[i] == '\n') {
+      ++p.line;
+      lineStart = i + 1;
+    }
   p.column = unsigned(at - lineStart) + 1;
   return p;
 }
 
 ::testing::AssertionResult isAt(const ptb::Location &loc, const std::string &file, Pos pos) {
-  if (pos.line == 0) return ::testing::AssertionFailure() << "test error: the expected position was not found in the source";
+  if (pos.line == 0)
+    return ::testing::AssertionFailure() << "test error: the expected position was not found in the source";
   if (loc.file == file && loc.line == pos.line && loc.column == pos.column) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "location is " << loc.str() << ", expected " << file << ":" << pos.line << ":"
                                        << pos.column;

@@ -2,10 +2,10 @@
 // Feasibility.h, FusedOutput.h): block shapes, --kernel requests, ratios, the tuner's winner and decide lines,
 // JSON batches, the feasibility limits, the ratios --all-ratios emits and the assembly of one output from
 // hand-built slot kernels. No CUDA parse.
-#include "CudaTestSupport.h"  // PTB_KNOWN_BUG
+#include "FusionJob.h"
+#include "CudaTestSupport.h" // PTB_KNOWN_BUG
 #include "Feasibility.h"
 #include "FusedOutput.h"
-#include "FusionJob.h"
 #include "TunerOutput.h"
 
 #include "gtest/gtest.h"
@@ -84,10 +84,10 @@ TEST(ParseKernelRequest, Errors) {
   struct Case {
     const char *text, *mentions;
   };
-  for (Case c : {Case{"k", "expected NAME=BLOCK"}, Case{"=128", "expected NAME=BLOCK"}, Case{"k=", "expected NAME=BLOCK"},
-                 Case{"k=0x3", "block shape '0x3'"}, Case{"k=32x", "block shape '32x'"},
-                 Case{"k=128,lots", "dynamic shared memory 'lots'"}, Case{"k=128,-4", "dynamic shared memory '-4'"},
-                 Case{"k=128,1,2", "dynamic shared memory '1,2'"}}) {
+  for (Case c : {Case{"k", "expected NAME=BLOCK"}, Case{"=128", "expected NAME=BLOCK"},
+                 Case{"k=", "expected NAME=BLOCK"}, Case{"k=0x3", "block shape '0x3'"},
+                 Case{"k=32x", "block shape '32x'"}, Case{"k=128,lots", "dynamic shared memory 'lots'"},
+                 Case{"k=128,-4", "dynamic shared memory '-4'"}, Case{"k=128,1,2", "dynamic shared memory '1,2'"}}) {
     auto r = ptb::parseKernelRequest(c.text);
     ASSERT_FALSE(bool(r)) << c.text;
     const std::string error = llvm::toString(r.takeError());
@@ -184,7 +184,7 @@ TEST(DecisionsFromHarnessOutput, EveryChoiceInFileOrderOtherLinesSkipped) {
   EXPECT_EQ(d[1].minBlocks, 2u);
   EXPECT_EQ(d[1].label, "2:1/2");
   EXPECT_EQ(d[1].line, 5u);
-  EXPECT_EQ(d[1].column, 38u);  // the ratio
+  EXPECT_EQ(d[1].column, 38u); // the ratio
   EXPECT_EQ(d[2].choice, Decision::Choice::streams);
   EXPECT_EQ(d[2].measured, "");
 }
@@ -204,16 +204,18 @@ TEST(DecisionsFromHarnessOutput, LocatedErrors) {
       {"decide tc+cd tasks 10 20: fused 0:1", 1, 33, "'0:1' is not a ratio of 2 kernels"},
       {"decide tc+cd tasks 10 20: fused 1:1/0", 1, 33, "'1:1/0' is not a ratio of 2 kernels"},
       {"decide tc+cd tasks 10 20: best", 1, 27, "expected fused <ratio>, sequential or streams, not 'best'"},
-      {"decide tc+cd tasks 1 2: streams\ndecide tc+cd tasks 1 2: streams", 2, 14, "a second decision for the same task counts (the first is at line 1)"},
+      {"decide tc+cd tasks 1 2: streams\ndecide tc+cd tasks 1 2: streams", 2, 14,
+       "a second decision for the same task counts (the first is at line 1)"},
       {"decide", 1, 7, "expected the kernels (tc+cd) after 'decide'"},
-      {"decide cd+tc tasks 1 2: streams\n", 0, 0, "no 'decide tc+cd ... tasks ...: <decision>' line in the file (it has decisions for cd+tc)"},
+      {"decide cd+tc tasks 1 2: streams\n", 0, 0,
+       "no 'decide tc+cd ... tasks ...: <decision>' line in the file (it has decisions for cd+tc)"},
       {"", 0, 0, "no 'decide tc+cd"},
   };
   for (const Case &c : cases) {
     std::vector<Decision> d = {Decision{}};
     ptb::Diagnostic e;
     EXPECT_FALSE(ptb::decisionsFromHarnessOutput(c.text, "d.txt", kTcCd, d, e)) << c.text;
-    EXPECT_EQ(d.size(), 1u) << c.text;  // untouched
+    EXPECT_EQ(d.size(), 1u) << c.text; // untouched
     EXPECT_EQ(e.file, "d.txt");
     EXPECT_EQ(e.line, c.line) << c.text;
     EXPECT_EQ(e.column, c.column) << c.text;
@@ -311,16 +313,26 @@ TEST(ParseFusionConfig, NegativeDynamicSharedIsAnError) {
 // ---- checkFusedName (--name, "name") ----
 
 TEST(CheckFusedName, Identifiers) {
-  for (const char *ok : {"pair", "gemm_hash", "K2", "fused_1x"}) EXPECT_EQ(messageOf(ptb::checkFusedName(ok)), "") << ok;
+  for (const char *ok : {"pair", "gemm_hash", "K2", "fused_1x"})
+    EXPECT_EQ(messageOf(ptb::checkFusedName(ok)), "") << ok;
 }
 
 TEST(CheckFusedName, RejectsWithTheReason) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"1x-y", "not a C++ identifier"}, {"a-b", "not a C++ identifier"}, {"9lives", "not a C++ identifier"},
-      {"ns::k", "not a C++ identifier"}, {"caf\xc3\xa9", "not a C++ identifier"}, {"_k", "starting with '_'"},
-      {"_K", "starting with '_'"},       {"a__b", "containing '__'"},        {"k_", "ends in '_'"},
-      {"int", "keyword"},               {"class", "keyword"},               {"and", "keyword"},
-      {"constexpr", "keyword"},         {"", "empty"},
+      {"1x-y", "not a C++ identifier"},
+      {"a-b", "not a C++ identifier"},
+      {"9lives", "not a C++ identifier"},
+      {"ns::k", "not a C++ identifier"},
+      {"caf\xc3\xa9", "not a C++ identifier"},
+      {"_k", "starting with '_'"},
+      {"_K", "starting with '_'"},
+      {"a__b", "containing '__'"},
+      {"k_", "ends in '_'"},
+      {"int", "keyword"},
+      {"class", "keyword"},
+      {"and", "keyword"},
+      {"constexpr", "keyword"},
+      {"", "empty"},
   };
   for (const auto &[name, why] : cases) {
     const std::string error = messageOf(ptb::checkFusedName(name));
@@ -337,8 +349,8 @@ TEST(ParseFusionConfig, NameMustBeAnIdentifier) {
 
 // ---- fusionProblems / feasibleRatios / fusedStaticShared ----
 
-ptb::SlotKernel slotKernel(const std::string &name, unsigned x, unsigned y = 1, unsigned z = 1, uint64_t staticShared = 0,
-                           uint64_t dynamicShared = 0) {
+ptb::SlotKernel slotKernel(const std::string &name, unsigned x, unsigned y = 1, unsigned z = 1,
+                           uint64_t staticShared = 0, uint64_t dynamicShared = 0) {
   ptb::SlotKernel k;
   k.request.name = name;
   k.request.block[0] = x;
@@ -380,7 +392,7 @@ TEST(FusionProblems, ThreadLimit) {
 TEST(FusionProblems, SlotLimit) {
   const ptb::FusionLimits limits;
   std::vector<ptb::SlotKernel> ks = {slotKernel("a", 32), slotKernel("b", 32)};
-  EXPECT_TRUE(ptb::fusionProblems(ks, {14, 1}, limits).empty());  // 15 named barriers: 1..15
+  EXPECT_TRUE(ptb::fusionProblems(ks, {14, 1}, limits).empty()); // 15 named barriers: 1..15
   auto p = ptb::fusionProblems(ks, {15, 1}, limits);
   ASSERT_EQ(p.size(), 1u) << joined(p);
   EXPECT_EQ(p[0], "16 slots need 16 named barriers; the hardware has 15 besides __syncthreads' barrier 0");
@@ -419,7 +431,7 @@ TEST(FusionProblems, TotalSharedIncludesDynamic) {
   limits.maxShared = 64 * 1024;
   // Static: 3 x 128 (bookkeeping) + 1000; dynamic 2 x 16000 (a multiple of 16) + 1 x 30000.
   std::vector<ptb::SlotKernel> ks = {slotKernel("a", 32, 1, 1, 0, 16000), slotKernel("b", 32, 1, 1, 1000, 30000)};
-  const uint64_t at21 = 3 * 128 + 1000 + 2 * 16000 + 30000;  // 63384
+  const uint64_t at21 = 3 * 128 + 1000 + 2 * 16000 + 30000; // 63384
   EXPECT_TRUE(ptb::fusionProblems(ks, {2, 1}, limits).empty()) << joined(ptb::fusionProblems(ks, {2, 1}, limits));
   limits.maxShared = at21 - 1;
   auto p = ptb::fusionProblems(ks, {2, 1}, limits);
@@ -438,7 +450,7 @@ TEST(FusionProblems, TotalSharedIncludesDynamic) {
 TEST(FusionProblems, SeveralProblemsAtOnce) {
   std::vector<ptb::SlotKernel> ks = {slotKernel("a", 512, 1, 1, 30000), slotKernel("b", 128)};
   auto p = ptb::fusionProblems(ks, {14, 2}, ptb::FusionLimits{});
-  EXPECT_EQ(p.size(), 4u) << joined(p);  // slots, threads, static shared, total shared
+  EXPECT_EQ(p.size(), 4u) << joined(p); // slots, threads, static shared, total shared
 }
 
 TEST(FeasibleRatios, ThreadsLimitFor128And256) {
@@ -457,7 +469,7 @@ TEST(FeasibleRatios, SlotLimitBinds) {
   // 32-thread kernels: the 15 named barriers bind first (a + b <= 15), 1024 threads = 32 slots never does.
   std::vector<ptb::SlotKernel> ks = {slotKernel("a", 32), slotKernel("b", 32)};
   auto r = ptb::feasibleRatios(ks, ptb::FusionLimits{});
-  EXPECT_EQ(r.size(), 105u);  // pairs a, b >= 1 with a + b <= 15: 14 + 13 + ... + 1
+  EXPECT_EQ(r.size(), 105u); // pairs a, b >= 1 with a + b <= 15: 14 + 13 + ... + 1
   EXPECT_EQ(r.front(), (Ratio{1, 1}));
   EXPECT_EQ(r.back(), (Ratio{14, 1}));
   for (const Ratio &x : r) EXPECT_LE(x[0] + x[1], 15u);
@@ -469,7 +481,7 @@ TEST(FeasibleRatios, SharedLimitBinds) {
   auto r = ptb::feasibleRatios(ks, ptb::FusionLimits{});
   for (const Ratio &x : r) EXPECT_LE(x[0], 2u) << ptb::ratioString(x);
   EXPECT_NE(std::find(r.begin(), r.end(), Ratio{2, 13}), r.end());
-  EXPECT_EQ(std::find(r.begin(), r.end(), Ratio{2, 14}), r.end());  // 16 slots
+  EXPECT_EQ(std::find(r.begin(), r.end(), Ratio{2, 14}), r.end()); // 16 slots
   // Dynamic shared memory: 100000 bytes per slot of b: at most 2 slots of b in 227 KiB.
   std::vector<ptb::SlotKernel> dyn = {slotKernel("a", 64), slotKernel("b", 64, 1, 1, 0, 100000)};
   auto d = ptb::feasibleRatios(dyn, ptb::FusionLimits{});
@@ -515,9 +527,10 @@ TEST(AssembleFusedOutput, OneRatio) {
   EXPECT_NE(out.find("{\"1:2\", 256u, reinterpret_cast<const void*>(&tc__cd__fused), &tc__cd__fused_launch},"),
             std::string::npos)
       << out;
-  EXPECT_EQ(printed(diagnostics).rfind(
-                "note: tc__cd__fused: ratio 1:2, 256 threads, 3 slots; shared memory per block: 384 B static", 0),
-            0u)
+  EXPECT_EQ(
+      printed(diagnostics)
+          .rfind("note: tc__cd__fused: ratio 1:2, 256 threads, 3 slots; shared memory per block: 384 B static", 0),
+      0u)
       << printed(diagnostics);
   EXPECT_EQ(diagnostics.size(), 1u);
 }
@@ -525,7 +538,7 @@ TEST(AssembleFusedOutput, OneRatio) {
 TEST(AssembleFusedOutput, SeveralRatiosGetSuffixesAndTheName) {
   ptb::FusionFile a, b;
   a.path = "/src/a.cu";
-  a.text = "int a_text;";  // no final newline: one is added
+  a.text = "int a_text;"; // no final newline: one is added
   b.path = "/src/b.cu";
   b.text = "int b_text;\n";
   std::vector<ptb::SlotKernel> ks = {slotKernel("x", 64), slotKernel("y", 64)};
@@ -542,7 +555,7 @@ TEST(AssembleFusedOutput, SeveralRatiosGetSuffixesAndTheName) {
   EXPECT_NE(out.find(" xy_1_1("), std::string::npos) << out;
   EXPECT_NE(out.find(" xy_2_1("), std::string::npos) << out;
   EXPECT_NE(out.find("static const xy_candidate xy_candidates[] = {\n    {\"1:1\", 128u,"), std::string::npos) << out;
-  EXPECT_EQ(diagnostics.size(), 2u);  // a note per fused kernel
+  EXPECT_EQ(diagnostics.size(), 2u); // a note per fused kernel
 }
 
 TEST(AssembleFusedOutput, InfeasibleRatioIsALocatedErrorAndNoText) {
@@ -570,7 +583,7 @@ TEST(AssembleFusedOutput, AllRatios) {
   EXPECT_NE(out->find(" a__b__fused_1_1("), std::string::npos);
   EXPECT_NE(out->find(" a__b__fused_1_2("), std::string::npos);
   EXPECT_EQ(out->find(" a__b__fused_2_1("), std::string::npos);
-  EXPECT_EQ(diagnostics.size(), 2u);  // a note per fused kernel
+  EXPECT_EQ(diagnostics.size(), 2u); // a note per fused kernel
   // None fits.
   ks[0].request.block[0] = 1024;
   diagnostics.clear();
@@ -596,7 +609,7 @@ TEST(ResolveJobKernels, TheJobsRequestsAndTheFilesInFirstUseOrder) {
   ASSERT_TRUE(ptb::resolveJobKernels(job, files, kernels, used, diagnostics)) << printed(diagnostics);
   ASSERT_EQ(kernels.size(), 3u);
   EXPECT_EQ(kernels[0].name, "z");
-  EXPECT_EQ(kernels[0].request.threads(), 128u);  // the job's block, not the one the file was prepared with
+  EXPECT_EQ(kernels[0].request.threads(), 128u); // the job's block, not the one the file was prepared with
   EXPECT_EQ(kernels[1].name, "x");
   EXPECT_EQ(used, (std::vector<const ptb::FusionFile *>{&files[1], &files[0]}));
   EXPECT_TRUE(diagnostics.empty());

@@ -27,7 +27,7 @@ TEST(FileSelection, DefaultSelectsTheInputsDirectoryTree) {
   EXPECT_TRUE(s.selectsPath("/src/app/sub/deep/k.cuh"));
   EXPECT_TRUE(s.selectsPath("/src/app/sub/../k.h"));
   EXPECT_FALSE(s.selectsPath("/src/other/k.cuh"));
-  EXPECT_FALSE(s.selectsPath("/src/app2/k.cuh"));  // a sibling whose name starts like the directory
+  EXPECT_FALSE(s.selectsPath("/src/app2/k.cuh")); // a sibling whose name starts like the directory
   EXPECT_FALSE(s.selectsPath("/src/app/../lib/k.cuh"));
   EXPECT_FALSE(s.selectsPath("/usr/include/stdio.h"));
 }
@@ -71,14 +71,15 @@ TEST(RelativePath, FromADirectoryToAFile) {
 
 TEST(OutputLayout, WhereTheCopiesOfIncludedFilesGo) {
   using M = ptb::OutputLayout::Mode;
-  ptb::OutputLayout file{M::File, "out/app.ptb.cu"}, dir{M::Directory, "gen"}, inPlace{M::InPlace, ""}, out{M::Stdout, ""};
+  ptb::OutputLayout file{M::File, "out/app.ptb.cu"}, dir{M::Directory, "gen"}, inPlace{M::InPlace, ""},
+      out{M::Stdout, ""};
   EXPECT_EQ(ptb::mainOutputPath(file, "/src/app/main.cu"), "out/app.ptb.cu");
   EXPECT_EQ(ptb::mainOutputPath(dir, "/src/app/main.cu"), "gen/main.cu");
   EXPECT_EQ(ptb::mainOutputPath(inPlace, "/src/app/main.cu"), "/src/app/main.cu");
   EXPECT_EQ(ptb::mainOutputPath(out, "/src/app/main.cu"), "");
   EXPECT_EQ(ptb::includedOutputPath(file, "/src/app/main.cu", "/src/app/kernel.cu"), "out/kernel.ptb.cu");
   EXPECT_EQ(ptb::includedOutputPath(file, "/src/app/main.cu", "/src/app/sub/k.cuh"), "out/sub/k.ptb.cuh");
-  EXPECT_EQ(ptb::includedOutputPath(file, "/src/app/main.cu", "/src/lib/k.h"), "lib/k.ptb.h");  // out/../lib
+  EXPECT_EQ(ptb::includedOutputPath(file, "/src/app/main.cu", "/src/lib/k.h"), "lib/k.ptb.h"); // out/../lib
   EXPECT_EQ(ptb::includedOutputPath(dir, "/src/app/main.cu", "/src/app/sub/k.cuh"), "gen/sub/k.ptb.cuh");
   EXPECT_EQ(ptb::includedOutputPath(inPlace, "/src/app/main.cu", "/src/app/sub/k.cuh"), "/src/app/sub/k.cuh");
   EXPECT_EQ(ptb::includedOutputPath(out, "/src/app/main.cu", "/src/app/sub/k.cuh"), "");
@@ -103,11 +104,14 @@ ptb::RewriteResult resultWith(const std::string &input, const std::string &heade
 TEST(CollectOutputs, OneIncludedFileFromTwoInputs) {
   std::map<std::string, std::string> files;
   std::string error;
-  EXPECT_EQ(messageOf(ptb::collectOutputs({resultWith("a.cu", "k.cuh", "same"), resultWith("b.cu", "k.cuh", "same")}, files)), "");
+  EXPECT_EQ(
+      messageOf(ptb::collectOutputs({resultWith("a.cu", "k.cuh", "same"), resultWith("b.cu", "k.cuh", "same")}, files)),
+      "");
   EXPECT_EQ(files.size(), 3u);
   EXPECT_EQ(files["out/k.ptb.cuh"], "same");
   files.clear();
-  error = messageOf(ptb::collectOutputs({resultWith("a.cu", "k.cuh", "one"), resultWith("b.cu", "k.cuh", "two")}, files));
+  error =
+      messageOf(ptb::collectOutputs({resultWith("a.cu", "k.cuh", "one"), resultWith("b.cu", "k.cuh", "two")}, files));
   EXPECT_NE(error, "");
   EXPECT_NE(error.find("'out/k.ptb.cuh' would be written twice with different contents (from a.cu and from b.cu, "
                        "which both include k.cuh)"),

@@ -1,7 +1,7 @@
 // --list-kernels output (formatInventoryJson / formatInventoryText) of the shared inventory source of
 // KernelInventoryTest.cpp: the JSON parsed back and checked key by key and value by value.
-#include "CudaTestSupport.h"
 #include "InventoryFormat.h"
+#include "CudaTestSupport.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -65,8 +65,10 @@ protected:
     inv.otherLaunches = tu->inv.otherLaunches;
     for (auto &name : kernels) {
       const ptb::Kernel *kernel = tu->kernel(name);
-      if (!kernel) ADD_FAILURE() << "no kernel " << name;
-      else inv.kernels.push_back(*kernel);
+      if (!kernel)
+        ADD_FAILURE() << "no kernel " << name;
+      else
+        inv.kernels.push_back(*kernel);
     }
     return inv;
   }
@@ -129,10 +131,10 @@ TEST_F(InventoryFormatTest, JsonOneKernelFieldByField) {
   const std::string file = inventoryFileName();
   const llvm::json::Object *k = kernelJson(only({"json_kernel"}));
   ASSERT_NE(k, nullptr);
-  EXPECT_EQ(keysOf(*k), sorted({"name", "qualified_name", "location", "template_parameters", "instantiations",
-                                "parameters", "builtins", "barriers", "returns", "shared_memory", "callees",
-                                "tasks_independent", "task_coupling",
-                                "blockers", "ptb_eligible", "launches", "parked_returns"}));
+  EXPECT_EQ(keysOf(*k),
+            sorted({"name", "qualified_name", "location", "template_parameters", "instantiations", "parameters",
+                    "builtins", "barriers", "returns", "shared_memory", "callees", "tasks_independent", "task_coupling",
+                    "blockers", "ptb_eligible", "launches", "parked_returns"}));
   EXPECT_EQ(k->getString("name"), std::optional<llvm::StringRef>("json_kernel"));
   EXPECT_EQ(k->getString("qualified_name"), std::optional<llvm::StringRef>("json_kernel"));
   expectLocation(k->getObject("location"), file, at("json_kernel(T *p"));
@@ -143,7 +145,9 @@ TEST_F(InventoryFormatTest, JsonOneKernelFieldByField) {
   const llvm::json::Array *params = k->getArray("parameters");
   ASSERT_NE(params, nullptr);
   ASSERT_EQ(params->size(), 2u);
-  struct P { const char *name, *type; };
+  struct P {
+    const char *name, *type;
+  };
   P wantParams[] = {{"p", "T *"}, {"n", "int"}};
   for (size_t i = 0; i < 2; ++i) {
     const llvm::json::Object *p = (*params)[i].getAsObject();
@@ -158,7 +162,12 @@ TEST_F(InventoryFormatTest, JsonOneKernelFieldByField) {
   const llvm::json::Object *builtins = k->getObject("builtins");
   ASSERT_NE(builtins, nullptr);
   EXPECT_EQ(keysOf(*builtins), (Strings{"blockDim", "blockIdx", "gridDim", "threadIdx"}));
-  struct B { const char *var; bool used, direct; Strings macros; std::vector<Strings> chains; };
+  struct B {
+    const char *var;
+    bool used, direct;
+    Strings macros;
+    std::vector<Strings> chains;
+  };
   B wantBuiltins[] = {{"blockIdx", true, true, {"BX"}, {{"readBlock"}}},
                       {"gridDim", false, false, {}, {}},
                       {"threadIdx", true, true, {}, {}},

@@ -25,7 +25,8 @@ std::vector<ptb::rewrite::TaskBarrierEdit> barrierEdits(const ptb::Kernel &k) {
 size_t exitEdits(const ptb::Kernel &k) {
   const clang::ASTUnit &ast = *inventoryTU()->ast;
   size_t n = 0;
-  for (const ptb::TaskExit &x : k.taskExits) n += ptb::rewrite::taskExitEdits(x, ast.getSourceManager(), ast.getLangOpts()).size();
+  for (const ptb::TaskExit &x : k.taskExits)
+    n += ptb::rewrite::taskExitEdits(x, ast.getSourceManager(), ast.getLangOpts()).size();
   return n;
 }
 
@@ -269,11 +270,18 @@ TEST_F(KernelInventoryTest, ListsEveryKernelOfTheMainFileInSourceOrder) {
   EXPECT_EQ(tu->inv.mainFile, kFile);
   Strings got;
   for (auto &kernel : tu->inv.kernels) got.push_back(kernel.qualifiedName);
-  Strings want = {"hd_kernel", "direct_use", "macro_use", "chain_one", "chain_two", "template_chain", "thread_only",
-                  "barriers_all", "ret_uniform", "ret_thread", "ret_local", "ret_memory", "ret_loop",
-                  "cg_misc", "grid_sync", "reads_smid", "clustered", "ret_then_barrier",
-                  "barrier_then_ret", "loop_barrier", "ret_then_call_barrier", "ret_switch", "ptr_alias", "tern_local", "lambda_sync", "macro_call", "lambda_nocap", "lambda_ref", "shared_static", "shared_tpl", "saxpy_t",
-                  "ns::nk", "ns::nt", "json_kernel"};
+  Strings want = {"hd_kernel",        "direct_use",    "macro_use",
+                  "chain_one",        "chain_two",     "template_chain",
+                  "thread_only",      "barriers_all",  "ret_uniform",
+                  "ret_thread",       "ret_local",     "ret_memory",
+                  "ret_loop",         "cg_misc",       "grid_sync",
+                  "reads_smid",       "clustered",     "ret_then_barrier",
+                  "barrier_then_ret", "loop_barrier",  "ret_then_call_barrier",
+                  "ret_switch",       "ptr_alias",     "tern_local",
+                  "lambda_sync",      "macro_call",    "lambda_nocap",
+                  "lambda_ref",       "shared_static", "shared_tpl",
+                  "saxpy_t",          "ns::nk",        "ns::nt",
+                  "json_kernel"};
   // declared_only has no definition: it is not a kernel of this file.
   EXPECT_EQ(got, want);
 }
@@ -362,7 +370,12 @@ TEST_F(KernelInventoryTest, ThreadIdxOnlyKernelHasNoVirtualIndex) {
 
 TEST_F(KernelInventoryTest, BarriersOfEveryKindInSourceOrder) {
   const ptb::Kernel &kernel = k("barriers_all");
-  struct Want { std::string kind; bool blockWide; Pos pos; Strings via; };
+  struct Want {
+    std::string kind;
+    bool blockWide;
+    Pos pos;
+    Strings via;
+  };
   std::vector<Want> want = {
       {"__syncthreads", true, at("__syncthreads();\n  int c"), {}},
       {"__syncthreads_count", true, at("__syncthreads_count(p"), {}},
@@ -529,8 +542,8 @@ TEST_F(KernelInventoryTest, BarrierEarlierInTheSameLoopCanFollowTheReturn) {
   ASSERT_EQ(kernel.parkedReturns.size(), 1u);
   EXPECT_EQ(kernel.parkedReturns[0].construct, "thread-dependent return before a barrier");
   Pos bar = at("__syncthreads();\n    if (threadIdx.x == i) return;");
-  EXPECT_NE(kernel.parkedReturns[0].detail.find("__syncthreads at " + std::string(kFile) + ":" + std::to_string(bar.line) +
-                                                ":" + std::to_string(bar.column)),
+  EXPECT_NE(kernel.parkedReturns[0].detail.find("__syncthreads at " + std::string(kFile) + ":" +
+                                                std::to_string(bar.line) + ":" + std::to_string(bar.column)),
             std::string::npos)
       << kernel.parkedReturns[0].detail;
   EXPECT_EQ(barrierEdits(kernel).size(), 1u);
@@ -550,7 +563,7 @@ TEST_F(KernelInventoryTest, BarrierInACalleeAfterThreadDependentReturnParksThrou
   EXPECT_TRUE(isAt(kernel.parkedReturns[0].loc, kFile, at("return;\n  syncDeeper();")));
   EXPECT_EQ(names(kernel.virtualizedCallees), (Strings{"syncHelper", "syncDeeper"}));
   ASSERT_EQ(kernel.virtualizedCalls.size(), 2u);
-  ASSERT_EQ(barrierEdits(kernel).size(), 1u);  // in syncHelper
+  ASSERT_EQ(barrierEdits(kernel).size(), 1u); // in syncHelper
   EXPECT_EQ(barrierEdits(kernel)[0].text, "::ptb::task_sync");
   // The kernel that reaches the same callees with no thread-dependent return is not affected.
   EXPECT_TRUE(k("barriers_all").virtualizedCallees.empty());
@@ -613,8 +626,8 @@ TEST_F(KernelInventoryTest, LambdaWithoutCaptureDefaultReadingBlockIdxBlocks) {
 }
 
 TEST_F(KernelInventoryTest, LambdaCapturingByReferenceReadingBlockIdxIsEligible) {
-  // Regression test (fixed bug): a lambda with [&] that reads blockIdx is refused with "blockIdx/gridDim read through a call that
-  // cannot be redirected ... operator() ... is a member function": the call f(...) goes to the lambda's
+  // Regression test (fixed bug): a lambda with [&] that reads blockIdx is refused with "blockIdx/gridDim read through a
+  // call that cannot be redirected ... operator() ... is a member function": the call f(...) goes to the lambda's
   // operator(), whose body is part of the kernel's own text (copied into K__ptb_task, where [&] captures
   // the virtual blockIdx parameter), so nothing needs redirecting. The blocker for lambda_nocap even tells
   // the user to "give it [&] or [=]", which then is refused too.
@@ -773,8 +786,10 @@ TEST_F(KernelInventoryTest, VirtualizedCalleesAndCallsTwoDeep) {
   for (auto &c : kernel.virtualizedCalls) {
     ASSERT_NE(c.callee, nullptr);
     ASSERT_NE(c.caller, nullptr);
-    if (c.caller == kernel.decl) fromKernel = &c;
-    else if (c.caller->getNameAsString() == "viaOne") fromViaOne = &c;
+    if (c.caller == kernel.decl)
+      fromKernel = &c;
+    else if (c.caller->getNameAsString() == "viaOne")
+      fromViaOne = &c;
   }
   ASSERT_NE(fromKernel, nullptr);
   ASSERT_NE(fromViaOne, nullptr);
@@ -848,8 +863,8 @@ TEST(KernelInventoryDynamicParallelism, BlocksTheParentOnly) {
 // --- Locals written through an alias (a separate, small parse) -------------------------------------------
 
 TEST(KernelInventoryAliases, ReturnOnLocalWrittenThroughAnAliasIsThreadDependent) {
-  // Regression test (fixed bug): UniformityAnalysis misses writes to a local through a reference: `int &r = v; r = threadIdx.x;`
-  // marks r varying but not v, and in a template kernel `setTid(v)` (a dependent call, no direct callee
+  // Regression test (fixed bug): UniformityAnalysis misses writes to a local through a reference: `int &r = v; r =
+  // threadIdx.x;` marks r varying but not v, and in a template kernel `setTid(v)` (a dependent call, no direct callee
   // in the pattern) is not seen as passing v by non-const reference. Both returns below are classified
   // block-uniform, so the return-before-barrier check does not fire and the rewrite emits twins that can
   // hang (returned threads wait at the worker's next-task barrier while the rest wait at __syncthreads).
@@ -1043,11 +1058,12 @@ TEST_F(KernelInventoryParking, EveryBlockBarrierFormBecomesATaskBarrier) {
   EXPECT_TRUE(kernel.blockers.empty()) << kernel.blockers.front().detail;
   ASSERT_TRUE(kernel.parks());
   std::string text = edited(kernel);
-  for (const char *want : {"  ::ptb::task_sync();\n", "int c = ::ptb::task_sync_count(p[threadIdx.x] > 0);",
-                           "c += ::ptb::task_sync_and(c) + ::ptb::task_sync_or(c);", "::ptb::task_barrier_sync(0);",
-                           "::ptb::task_group_sync(b);\n  ::ptb::task_group_sync(cg::this_thread_block());\n"
-                           "  ::ptb::task_group_sync(b);\n",
-                           "  ::ptb::task_sync();\n  ::ptb::task_sync();\n  ::ptb::task_sync();\n  p[threadIdx.x] = c;"})
+  for (const char *want :
+       {"  ::ptb::task_sync();\n", "int c = ::ptb::task_sync_count(p[threadIdx.x] > 0);",
+        "c += ::ptb::task_sync_and(c) + ::ptb::task_sync_or(c);", "::ptb::task_barrier_sync(0);",
+        "::ptb::task_group_sync(b);\n  ::ptb::task_group_sync(cg::this_thread_block());\n"
+        "  ::ptb::task_group_sync(b);\n",
+        "  ::ptb::task_sync();\n  ::ptb::task_sync();\n  ::ptb::task_sync();\n  p[threadIdx.x] = c;"})
     EXPECT_NE(text.find(want), std::string::npos) << "missing '" << want << "' in:\n" << text;
   EXPECT_EQ(text.find("__syncthreads"), std::string::npos) << text;
   EXPECT_EQ(text.find("__barrier_sync"), std::string::npos) << text;
@@ -1057,13 +1073,16 @@ TEST_F(KernelInventoryParking, EveryBlockBarrierFormBecomesATaskBarrier) {
 TEST_F(KernelInventoryParking, ABarrierReachedThroughASecondCallOfTheSameFunctionCounts) {
   const ptb::Kernel &kernel = k("second_call");
   ASSERT_TRUE(kernel.parks()) << (kernel.blockers.empty() ? "" : kernel.blockers.front().detail);
-  EXPECT_NE(kernel.parkedReturns[0].detail.find("(in g_twice -> f_sync)"), std::string::npos) << kernel.parkedReturns[0].detail;
+  EXPECT_NE(kernel.parkedReturns[0].detail.find("(in g_twice -> f_sync)"), std::string::npos)
+      << kernel.parkedReturns[0].detail;
   // Both calls go to the clone (the one before the return too: every barrier the tool can rewrite is).
-  EXPECT_EQ(kernel.virtualizedCalls.size(), 3u);  // g_twice twice, f_sync in g_twice's clone
+  EXPECT_EQ(kernel.virtualizedCalls.size(), 3u); // g_twice twice, f_sync in g_twice's clone
 }
 
 TEST_F(KernelInventoryParking, BarriersThatCannotBeRewrittenAreRefusedWithTheReason) {
-  struct Case { const char *kernel, *kind, *why; };
+  struct Case {
+    const char *kernel, *kind, *why;
+  };
   for (const Case &c : {Case{"in_macro_body", "__syncthreads", "inside the definition of macro SYNC_BODY"},
                         Case{"member_call", "__syncthreads", "Syncer::sync cannot be sent to a clone"},
                         Case{"asm_barrier", "bar.sync (inline asm)", "it is inline asm"},

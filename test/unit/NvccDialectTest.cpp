@@ -34,9 +34,10 @@ TEST(NvccCompatibilityHeaders, ForcedIncludeHasHostMinMaxAndTheCHeaders) {
   auto it = std::find_if(headers.begin(), headers.end(),
                          [](const ptb::FrontendHeader &h) { return h.name == ptb::kNvccCompatHeader; });
   ASSERT_NE(it, headers.end());
-  EXPECT_NE(it->text.find("static inline __host__ unsigned int max(const int a, const unsigned int b)"), std::string::npos);
+  EXPECT_NE(it->text.find("static inline __host__ unsigned int max(const int a, const unsigned int b)"),
+            std::string::npos);
   EXPECT_NE(it->text.find("#include <time.h>"), std::string::npos);
-  EXPECT_EQ(it->text.find("#include <stdio.h>"), std::string::npos);  // nvcc has no printf in host code either
+  EXPECT_EQ(it->text.find("#include <stdio.h>"), std::string::npos); // nvcc has no printf in host code either
 }
 
 } // namespace

@@ -78,7 +78,10 @@ bool hasDiag(const RewriteRun &run, const std::string &prefix, const std::string
 }
 
 // Follows the output's #line directives: for every other line, the (file, line) it claims to come from.
-struct MappedLine { std::string text, file; unsigned line; };
+struct MappedLine {
+  std::string text, file;
+  unsigned line;
+};
 std::vector<MappedLine> mapLines(const std::string &output) {
   std::vector<MappedLine> out;
   std::string file = "<output>";
@@ -103,13 +106,13 @@ std::vector<MappedLine> mapLines(const std::string &output) {
 
 // The generated code parsed again, host side, with the runtime header (the same parse as the input's).
 // Skips the test when the runtime header is not in the checkout.
-#define EXPECT_PARSES_WITH_RUNTIME(output, file)                                                             \
-  do {                                                                                                       \
-    std::string inc = PTB_TEST_RUNTIME_INCLUDE;                                                              \
-    if (inc.empty() || !llvm::sys::fs::exists(inc + "/ptb/ptb.cuh"))                                        \
-      GTEST_SKIP() << "no runtime header at " << inc << "/ptb/ptb.cuh";                                      \
-    auto reparsed = parseCuda(output, file, {"-I" + inc});                                                   \
-    EXPECT_TRUE(reparsed->ok) << "the rewritten code does not parse:\n" << reparsed->diags->all() << "\n" << output; \
+#define EXPECT_PARSES_WITH_RUNTIME(output, file)                                                                       \
+  do {                                                                                                                 \
+    std::string inc = PTB_TEST_RUNTIME_INCLUDE;                                                                        \
+    if (inc.empty() || !llvm::sys::fs::exists(inc + "/ptb/ptb.cuh"))                                                   \
+      GTEST_SKIP() << "no runtime header at " << inc << "/ptb/ptb.cuh";                                                \
+    auto reparsed = parseCuda(output, file, {"-I" + inc});                                                             \
+    EXPECT_TRUE(reparsed->ok) << "the rewritten code does not parse:\n" << reparsed->diags->all() << "\n" << output;   \
   } while (0)
 
 class PtbRewriteTest : public ::testing::Test {
@@ -132,7 +135,8 @@ TEST_F(PtbRewriteTest, MainSourceIsRewrittenWithWarningsOnly) {
   EXPECT_TRUE(hasDiag(run, std::to_string(asmPos.line) + ":" + std::to_string(asmPos.column) + ": warning:",
                       "kernel 'refused' is left as it is (no PTB twin): %smid read"))
       << run.allDiags();
-  EXPECT_TRUE(hasDiag(run, std::to_string(posOf(kMain, "refused(unsigned").line) + ":", "note: kernel 'refused' is defined here"))
+  EXPECT_TRUE(hasDiag(run, std::to_string(posOf(kMain, "refused(unsigned").line) + ":",
+                      "note: kernel 'refused' is defined here"))
       << run.allDiags();
   EXPECT_TRUE(hasDiag(run, std::to_string(posOf(kMain, "LAUNCH_BODY(p);").line) + ":",
                       "launch of 'plain' is written inside the definition of macro 'LAUNCH_BODY'"))
@@ -164,7 +168,8 @@ TEST_F(PtbRewriteTest, TemplateKernelTwinTaskAndLauncherAsDocumented) {
       "template <typename T>\n"
       "static __device__ __forceinline__ void saxpy__ptb_task(const uint3 blockIdx, const dim3 gridDim, int n, T a, "
       "const T *__restrict__ x, T *y)\n";
-  const std::string body = "{\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = a * x[i] + y[i];\n}\n";
+  const std::string body =
+      "{\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = a * x[i] + y[i];\n}\n";
   const std::string twin =
       "template <typename T>\n"
       "__global__ void __launch_bounds__(256) saxpy__ptb(int n, T a, const T *__restrict__ x, T *y, "
@@ -186,7 +191,8 @@ TEST_F(PtbRewriteTest, TemplateKernelTwinTaskAndLauncherAsDocumented) {
   EXPECT_NE(w, std::string::npos) << out;
   EXPECT_NE(l, std::string::npos) << out;
   // In that order, all after the original definition, which is kept byte for byte.
-  size_t original = out.find("__global__ void __launch_bounds__(256) saxpy(int n, T a, const T *__restrict__ x, T *y) {\n" + body.substr(2));
+  size_t original = out.find(
+      "__global__ void __launch_bounds__(256) saxpy(int n, T a, const T *__restrict__ x, T *y) {\n" + body.substr(2));
   ASSERT_NE(original, std::string::npos) << out;
   EXPECT_LT(original, t);
   EXPECT_LT(t, b);
@@ -197,13 +203,16 @@ TEST_F(PtbRewriteTest, TemplateKernelTwinTaskAndLauncherAsDocumented) {
 TEST_F(PtbRewriteTest, StaticAttributeAndNamespaceCarryOver) {
   const std::string &out = mainRun().result.output;
   EXPECT_NE(out.find("static __global__ void local_kernel__ptb(float *f, const ::ptb::Launch ptb_launch) {"),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
   // ns::nk: twin and launcher inside the namespace, default argument kept on the launcher only.
   EXPECT_NE(out.find("template <typename T> __global__ void nk__ptb(T *p, int n, const ::ptb::Launch ptb_launch) {"),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("static inline void nk__ptb_launch(const ::ptb::LaunchConfig& ptb_config, T *p, int n = 3) {\n"
                      "  ::ptb::launch(ptb_config, nk<T>, nk__ptb<T>, p, n);\n}"),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
   size_t nsOpen = out.find("namespace ns {"), launcher = out.find("nk__ptb_launch(const"),
          refusedKernel = out.find("__global__ void refused(");
   EXPECT_LT(nsOpen, launcher);
@@ -212,11 +221,15 @@ TEST_F(PtbRewriteTest, StaticAttributeAndNamespaceCarryOver) {
 
 TEST_F(PtbRewriteTest, DeviceFunctionsReadingBlockIdxAreClonedAndCallsRedirected) {
   const std::string &out = mainRun().result.output;
-  EXPECT_NE(out.find("__device__ int readBlock__ptb(const uint3 blockIdx, const dim3 gridDim)"), std::string::npos) << out;
+  EXPECT_NE(out.find("__device__ int readBlock__ptb(const uint3 blockIdx, const dim3 gridDim)"), std::string::npos)
+      << out;
   EXPECT_NE(out.find("__device__ int viaOne__ptb(const uint3 blockIdx, const dim3 gridDim)"), std::string::npos) << out;
   EXPECT_NE(out.find("{ return readBlock__ptb(blockIdx, gridDim) + 1; }"), std::string::npos) << out;
-  EXPECT_NE(out.find("static __device__ __forceinline__ void plain__ptb_task(const uint3 blockIdx, const dim3 gridDim, int *p)"),
-            std::string::npos) << out;
+  EXPECT_NE(
+      out.find(
+          "static __device__ __forceinline__ void plain__ptb_task(const uint3 blockIdx, const dim3 gridDim, int *p)"),
+      std::string::npos)
+      << out;
   EXPECT_NE(out.find("{ p[blockIdx.x] = viaOne__ptb(blockIdx, gridDim) + untouched(1); }"), std::string::npos) << out;
   // A callee that reads only threadIdx is not cloned; the originals stay as they were.
   EXPECT_EQ(out.find("untouched__ptb"), std::string::npos);
@@ -312,12 +325,12 @@ TEST_F(PtbRewriteTest, RewrittenOutputParsesWithTheRuntimeHeader) {
 }
 
 TEST_F(PtbRewriteTest, ExplicitSpecializationOfAKernelTemplate) {
-  // Regression test (fixed bug): an explicit specialization `template <> __global__ void k<int>(int *p)` is a kernel of its own in
-  // the inventory and gets a non-template launcher that calls `::ptb::launch(ptb_config, k, k__ptb, p)`:
-  // `k` and `k__ptb` name templates there, so the runtime's Params cannot be deduced and the output does
-  // not compile ("no matching function for call to 'launch'"); the launch `k<<<1, 1>>>(ip)` picks that
-  // launcher. Expected `::ptb::launch(ptb_config, k<int>, k__ptb<int>, p)`. Reproducer: the source below,
-  // `ptb-transform spec.cu -o out.cu`, then parse out.cu with -I runtime/include.
+  // Regression test (fixed bug): an explicit specialization `template <> __global__ void k<int>(int *p)` is a kernel of
+  // its own in the inventory and gets a non-template launcher that calls `::ptb::launch(ptb_config, k, k__ptb, p)`: `k`
+  // and `k__ptb` name templates there, so the runtime's Params cannot be deduced and the output does not compile ("no
+  // matching function for call to 'launch'"); the launch `k<<<1, 1>>>(ip)` picks that launcher. Expected
+  // `::ptb::launch(ptb_config, k<int>, k__ptb<int>, p)`. Reproducer: the source below, `ptb-transform spec.cu -o
+  // out.cu`, then parse out.cu with -I runtime/include.
   const std::string src = "template <typename T> __global__ void k(T *p) { p[blockIdx.x] = T(1); }\n"
                           "template <> __global__ void k<int>(int *p) { p[blockIdx.x] = 7; }\n"
                           "void h(int *ip, float *fp) { k<<<1, 1>>>(ip); k<float><<<1, 1>>>(fp); }\n";
@@ -342,7 +355,8 @@ TEST_F(PtbRewriteTest, OverloadedKernelsAreLeftAsTheyAreWithAWarning) {
 }
 
 TEST_F(PtbRewriteTest, GridConstantParameterStaysOnTheKernelsOnly) {
-  // Regression test (fixed bug): a `const __grid_constant__ Params prm` parameter is copied as written into K__ptb_task (a
+  // Regression test (fixed bug): a `const __grid_constant__ Params prm` parameter is copied as written into K__ptb_task
+  // (a
   // __device__ function) and K__ptb_launch (a host function); nvcc 13 rejects both: "__grid_constant__
   // annotation is only allowed on a parameter of a __global__ function" (checked with nvcc -arch=sm_90 on
   // the output of the source below). The twin may keep it; the task function and launcher must not.
@@ -357,14 +371,17 @@ TEST_F(PtbRewriteTest, GridConstantParameterStaysOnTheKernelsOnly) {
       EXPECT_EQ(line.find("__grid_constant__"), std::string::npos) << line;
     }
   }
-  EXPECT_NE(run.result.output.find("__global__ void byval__ptb(const __grid_constant__ Params prm, const ::ptb::Launch ptb_launch)"),
-            std::string::npos) << run.result.output;
+  EXPECT_NE(run.result.output.find(
+                "__global__ void byval__ptb(const __grid_constant__ Params prm, const ::ptb::Launch ptb_launch)"),
+            std::string::npos)
+      << run.result.output;
 }
 
 TEST_F(PtbRewriteTest, AlreadyTransformedInputIsRefused) {
-  RewriteRun marked = rewriteCuda(std::string(ptb::kGeneratedMarker) + " 0.1.0 from k.cu\n"
-                                  "__global__ void k(int *p) { p[blockIdx.x] = 0; }\n",
-                                  options(), "k.cu");
+  RewriteRun marked =
+      rewriteCuda(std::string(ptb::kGeneratedMarker) + " 0.1.0 from k.cu\n"
+                                                       "__global__ void k(int *p) { p[blockIdx.x] = 0; }\n",
+                  options(), "k.cu");
   ASSERT_TRUE(marked.parsed) << marked.allDiags();
   EXPECT_FALSE(marked.rewriteOk);
   EXPECT_TRUE(hasDiag(marked, "1:1: error:", "already transformed")) << marked.allDiags();
@@ -405,7 +422,8 @@ TEST_F(PtbRewriteTest, ThreadDependentReturnBeforeBarrierIsRefusedNamingBoth) {
   EXPECT_NE(out.find(kRefusal.substr(0, kRefusal.find("__global__ void good"))), std::string::npos) << out;
   EXPECT_NE(out.find("void h(int *p) { bad<<<1, 32>>>(p); good__ptb_launch(::ptb::LaunchConfig(1, 32), p); "
                      "other__ptb_launch(::ptb::LaunchConfig(1, 1), p); }"),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
   EXPECT_EQ(out.find("bad__ptb"), std::string::npos);
 }
 
@@ -441,23 +459,29 @@ TEST_F(PtbRewriteTest, ThreadDependentReturnBeforeBarrierParks) {
   EXPECT_NE(out.find(kParked.substr(0, kParked.find('\n') + 1)), std::string::npos) << out;
   EXPECT_NE(out.find("  if (i >= n) return;\n  s[threadIdx.x] = p[i];\n  __syncthreads();\n"
                      "  p[i] = s[127 - threadIdx.x] + sync_and_read(s);\n}\n"),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
   // The parked twin's task body, and its run_tasks.
-  EXPECT_NE(out.find("  if (i >= n) { ::ptb::task_exit(); return; }\n  s[threadIdx.x] = p[i];\n  ::ptb::task_sync();\n"
-                     "  p[i] = s[127 - threadIdx.x] + sync_and_read__ptb(blockIdx, gridDim, s);\n  ::ptb::task_exit();\n}\n"),
-            std::string::npos) << out;
+  EXPECT_NE(
+      out.find("  if (i >= n) { ::ptb::task_exit(); return; }\n  s[threadIdx.x] = p[i];\n  ::ptb::task_sync();\n"
+               "  p[i] = s[127 - threadIdx.x] + sync_and_read__ptb(blockIdx, gridDim, s);\n  ::ptb::task_exit();\n}\n"),
+      std::string::npos)
+      << out;
   EXPECT_NE(out.find("__global__ void parked__ptb(int *p, int n, const ::ptb::Launch ptb_launch) {\n"
                      "  ::ptb::run_tasks<::ptb::TaskSync::parked>(ptb_launch,"),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
   // One clone, with the task barrier, serving both twins; the other twin keeps its own __syncthreads.
   EXPECT_EQ(countOf(out, "int sync_and_read__ptb("), 1u) << out;
   EXPECT_NE(out.find("{ ::ptb::task_sync(); return s[blockIdx.x % 4]; }"), std::string::npos) << out;
   EXPECT_NE(out.find("  s[threadIdx.x] = p[threadIdx.x];\n  __syncthreads();\n"
                      "  p[threadIdx.x] = sync_and_read__ptb(blockIdx, gridDim, s);\n}\n"),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("__global__ void not_parked__ptb(int *p, const ::ptb::Launch ptb_launch) {\n"
                      "  ::ptb::run_tasks(ptb_launch,"),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
   EXPECT_EQ(countOf(out, "::ptb::task_sync()"), 2u) << out;
 }
 
@@ -506,11 +530,13 @@ TEST_F(PtbRewriteTest, PacksUnnamedParametersAndShortCudaLaunchKernel) {
   ASSERT_TRUE(run.rewriteOk) << run.allDiags();
   const std::string &out = run.result.output;
   for (const char *text : {
-           "static __device__ __forceinline__ void packed__ptb_task(const uint3 blockIdx, const dim3 gridDim, int *p, Ts... xs)",
+           "static __device__ __forceinline__ void packed__ptb_task(const uint3 blockIdx, const dim3 gridDim, int *p, "
+           "Ts... xs)",
            "    packed__ptb_task<Ts...>(ptb_block, ptb_grid, p, xs...);",
            "  ::ptb::launch(ptb_config, packed<Ts...>, packed__ptb<Ts...>, p, xs...);",
            // An unnamed parameter gets a name, so that it can be forwarded.
-           "static __device__ __forceinline__ void unnamed__ptb_task(const uint3 blockIdx, const dim3 gridDim, int *p, int ptb_param1)",
+           "static __device__ __forceinline__ void unnamed__ptb_task(const uint3 blockIdx, const dim3 gridDim, int *p, "
+           "int ptb_param1)",
            "    unnamed__ptb_task(ptb_block, ptb_grid, p, ptb_param1);",
            "  packed__ptb_launch(::ptb::LaunchConfig(1, 1), p, 1, 2.0f);",
            "  unnamed__ptb_launch(::ptb::LaunchConfig(1, 1), p, 3);",
@@ -534,8 +560,10 @@ TEST_F(PtbRewriteTest, LaunchBeforeDefinitionGetsAForwardDeclaredLauncher) {
   RewriteRun run = rewriteCuda(kForward, options(), "forward.cu");
   ASSERT_TRUE(run.rewriteOk) << run.allDiags();
   const std::string &out = run.result.output;
-  const std::string decl = "static inline void later__ptb_launch(const ::ptb::LaunchConfig& ptb_config, int *p, int n = 7);";
-  const std::string def = "static inline void later__ptb_launch(const ::ptb::LaunchConfig& ptb_config, int *p, int n) {";
+  const std::string decl =
+      "static inline void later__ptb_launch(const ::ptb::LaunchConfig& ptb_config, int *p, int n = 7);";
+  const std::string def =
+      "static inline void later__ptb_launch(const ::ptb::LaunchConfig& ptb_config, int *p, int n) {";
   size_t d = out.find(decl), use = out.find("later__ptb_launch(::ptb::LaunchConfig(1, 1), p);"), f = out.find(def);
   ASSERT_NE(d, std::string::npos) << out;
   ASSERT_NE(use, std::string::npos) << out;
@@ -544,14 +572,13 @@ TEST_F(PtbRewriteTest, LaunchBeforeDefinitionGetsAForwardDeclaredLauncher) {
   EXPECT_LT(use, f);
   // The line after the forward declaration still maps to its place in forward.cu.
   for (const MappedLine &m : mapLines(out))
-    if (m.text == "void h(int *p) { later__ptb_launch(::ptb::LaunchConfig(1, 1), p); }") {
-      EXPECT_EQ(m.line, 2u);
-    }
+    if (m.text == "void h(int *p) { later__ptb_launch(::ptb::LaunchConfig(1, 1), p); }") { EXPECT_EQ(m.line, 2u); }
   EXPECT_PARSES_WITH_RUNTIME(out, "forward.ptb.cu");
 }
 
 TEST_F(PtbRewriteTest, RedirectedCallRelyingOnDefaultArgument) {
-  // Regression test (fixed bug): a call to a __device__ function that reads blockIdx, written with its arguments defaulted
+  // Regression test (fixed bug): a call to a __device__ function that reads blockIdx, written with its arguments
+  // defaulted
   // (`rb()` for `int rb(int k = 1)`), is redirected to `rb__ptb(blockIdx, gridDim, )`, which does not
   // compile: VirtualizedCall::hasArgs counts CallExpr::getNumArgs(), which includes CXXDefaultArgExpr
   // (the launch rewrite counts only written arguments). Reproducer: the source below; expected
@@ -573,7 +600,8 @@ TEST_F(PtbRewriteTest, DeviceSideLaunchInRefusedParentIsLeftAsWritten) {
   RewriteRun run = rewriteCuda(src, options(), "dp.cu");
   ASSERT_TRUE(run.rewriteOk) << run.allDiags();
   EXPECT_EQ(run.result.skippedKernels, (Strings{"parent"}));
-  EXPECT_TRUE(hasLine(run.result.output, "__global__ void parent(int *p) { child<<<1, 32>>>(p); }")) << run.result.output;
+  EXPECT_TRUE(hasLine(run.result.output, "__global__ void parent(int *p) { child<<<1, 32>>>(p); }"))
+      << run.result.output;
   EXPECT_EQ(run.result.rewrittenLaunches, 0u);
   EXPECT_PARSES_WITH_RUNTIME(run.result.output, "dp.ptb.cu");
 }

@@ -76,13 +76,13 @@ TEST(QosController, TheEpochLoopDrivesEachControllerThroughTheOneInterface) {
   ctls.emplace_back(new ptb::qos::StaticPartition(16, 6));
   ctls.emplace_back(new ptb::qos::GSpaceController(gc));
   std::vector<std::string> names;
-  for (auto& c : ctls) {
+  for (auto &c : ctls) {
     ptb::qos::LatencyLog log;
     std::vector<Allocation> applied;
-    ptb::qos::EpochLoop loop(*c, log, {nullptr, [&](const Allocation& a) { applied.push_back(a); }, nullptr}, 1ms);
+    ptb::qos::EpochLoop loop(*c, log, {nullptr, [&](const Allocation &a) { applied.push_back(a); }, nullptr}, 1ms);
     const auto t0 = ptb::qos::EpochLoop::Clock::now();
     for (int e = 0; e < 3; ++e) {
-      log.add(50);  // a miss each epoch
+      log.add(50); // a miss each epoch
       loop.step(t0 + (e + 1) * 1ms);
     }
     names.push_back(c->name());
@@ -98,4 +98,4 @@ TEST(QosController, TheEpochLoopDrivesEachControllerThroughTheOneInterface) {
   EXPECT_EQ(names, (std::vector<std::string>{"feedback", "static", "gspace"}));
 }
 
-}  // namespace
+} // namespace

@@ -24,7 +24,7 @@ using ptb::qos::FusedDurationModel;
 constexpr unsigned kSms = 132, kSlots = 8 * 132;
 
 // Task counts as a scheduler sees them: half log-uniform in [1, 64 x SMs] (small grids), half uniform.
-double draw_tasks(std::mt19937& g) {
+double draw_tasks(std::mt19937 &g) {
   std::uniform_real_distribution<double> u(0, 1);
   const double hi = 64.0 * kSms;
   const double n = u(g) < 0.5 ? std::exp(u(g) * std::log(hi)) : 1 + u(g) * (hi - 1);
@@ -39,7 +39,7 @@ double median(std::vector<double> v) {
 // Feed `n` launches of `truth` (with relative noise `sigma`) in order, predicting before observing;
 // returns the relative errors of the predictions after `warmup` observations.
 template <class Truth>
-std::vector<double> run_online(DurationModel& m, Truth truth, double sigma, int n, int warmup, std::mt19937& g) {
+std::vector<double> run_online(DurationModel &m, Truth truth, double sigma, int n, int warmup, std::mt19937 &g) {
   std::normal_distribution<double> noise(0, sigma);
   std::vector<double> err;
   for (int i = 0; i < n; ++i) {
@@ -51,8 +51,7 @@ std::vector<double> run_online(DurationModel& m, Truth truth, double sigma, int 
 }
 
 // Relative errors of predictions at fresh task counts against the noiseless truth.
-template <class Truth>
-std::vector<double> holdout(const DurationModel& m, Truth truth, std::mt19937& g, int n = 200) {
+template <class Truth> std::vector<double> holdout(const DurationModel &m, Truth truth, std::mt19937 &g, int n = 200) {
   std::vector<double> err;
   for (int i = 0; i < n; ++i) {
     const double tasks = draw_tasks(g);
@@ -63,7 +62,7 @@ std::vector<double> holdout(const DurationModel& m, Truth truth, std::mt19937& g
 
 TEST(QosDurationModel, RecoversALine) {
   std::mt19937 g(test_seed("RecoversALine"));
-  const double a = std::uniform_real_distribution<double>(3e3, 20e3)(g);  // launch ramp, ns
+  const double a = std::uniform_real_distribution<double>(3e3, 20e3)(g); // launch ramp, ns
   const double b = std::uniform_real_distribution<double>(20, 200)(g);   // ns per task
   auto truth = [&](double n) { return a + b * n; };
   DurationModel m(kSms, kSlots);
@@ -77,14 +76,14 @@ TEST(QosDurationModel, RecoversALine) {
   EXPECT_NEAR(line.b, b, 0.03 * b);
   EXPECT_GT(line.r2, 0.99);
   EXPECT_NE(m.confidence().form, DurationForm::constant);
-  EXPECT_NE(m.confidence().form, DurationForm::sm_waves);  // a line is not a staircase
+  EXPECT_NE(m.confidence().form, DurationForm::sm_waves); // a line is not a staircase
 }
 
 TEST(QosDurationModel, FindsTheStaircaseOfBlocksPerSm) {
   // A compute-bound kernel: each SM runs its blocks' work one after another, t = a + c ceil(n / SMs).
   std::mt19937 g(test_seed("FindsTheStaircaseOfBlocksPerSm"));
   const double a = std::uniform_real_distribution<double>(2e3, 6e3)(g);
-  const double c = std::uniform_real_distribution<double>(5e3, 30e3)(g);  // one block's time alone
+  const double c = std::uniform_real_distribution<double>(5e3, 30e3)(g); // one block's time alone
   auto truth = [&](double n) { return a + c * std::ceil(n / kSms); };
   DurationModel m(kSms, kSlots);
   const std::vector<double> online = run_online(m, truth, 0.01, 80, 8, g);
@@ -102,7 +101,7 @@ TEST(QosDurationModel, FindsTheStaircaseOfBlocksPerSm) {
 TEST(QosDurationModel, FindsWavesOfSlots) {
   std::mt19937 g(test_seed("FindsWavesOfSlots"));
   const double a = std::uniform_real_distribution<double>(2e3, 6e3)(g);
-  const double c = std::uniform_real_distribution<double>(20e3, 80e3)(g);  // one wave
+  const double c = std::uniform_real_distribution<double>(20e3, 80e3)(g); // one wave
   auto truth = [&](double n) { return a + c * std::ceil(n / kSlots); };
   DurationModel m(kSms, kSlots);
   run_online(m, truth, 0.01, 80, 8, g);
@@ -152,11 +151,11 @@ TEST(QosDurationModel, NoiseSetsTheErrorAndTheConfidence) {
   EXPECT_LT(median(holdout(m, truth, g)), 0.7 * sigma);
   const ptb::qos::DurationConfidence c = m.confidence();
   EXPECT_EQ(c.samples, 64u);
-  EXPECT_GT(c.loo_error, 0.6 * sigma);  // the leave-one-out error says how noisy the kernel is
+  EXPECT_GT(c.loo_error, 0.6 * sigma); // the leave-one-out error says how noisy the kernel is
   EXPECT_LT(c.loo_error, 1.6 * sigma);
   EXPECT_EQ(m.trusted(1000, 2 * sigma), true);
-  EXPECT_EQ(m.trusted(1000, 0.5 * sigma), false);  // too noisy for that tolerance
-  EXPECT_EQ(m.trusted(c.max_tasks + 1, 2 * sigma), false);  // extrapolation
+  EXPECT_EQ(m.trusted(1000, 0.5 * sigma), false);          // too noisy for that tolerance
+  EXPECT_EQ(m.trusted(c.max_tasks + 1, 2 * sigma), false); // extrapolation
 }
 
 TEST(QosDurationModel, TheWindowFollowsADrift) {
@@ -164,10 +163,10 @@ TEST(QosDurationModel, TheWindowFollowsADrift) {
   const double slow = std::uniform_real_distribution<double>(1.5, 3.0)(g);
   DurationModel m(kSms, kSlots, 32);
   run_online(m, [](double n) { return 5e3 + 40.0 * n; }, 0.01, 64, 0, g);
-  auto after = [&](double n) { return slow * (5e3 + 40.0 * n); };  // e.g. BE now shares its SMs
+  auto after = [&](double n) { return slow * (5e3 + 40.0 * n); }; // e.g. BE now shares its SMs
   const std::vector<double> err = run_online(m, after, 0.01, 64, 0, g);
-  EXPECT_GT(median(std::vector<double>(err.begin(), err.begin() + 8)), 0.2);  // the drift is seen
-  EXPECT_LT(median(std::vector<double>(err.begin() + 40, err.end())), 0.03);  // and forgotten
+  EXPECT_GT(median(std::vector<double>(err.begin(), err.begin() + 8)), 0.2); // the drift is seen
+  EXPECT_LT(median(std::vector<double>(err.begin() + 40, err.end())), 0.03); // and forgotten
   EXPECT_LT(median(holdout(m, after, g)), 0.02);
 }
 
@@ -176,7 +175,7 @@ TEST(QosDurationModel, DegenerateInputs) {
   DurationModel m(kSms, kSlots);
   EXPECT_EQ(m.predict(100), 0);
   EXPECT_FALSE(m.trusted(100));
-  m.observe(100, 0);  // ignored
+  m.observe(100, 0); // ignored
   m.observe(100, -5);
   m.observe(-1, 1e3);
   EXPECT_EQ(m.confidence().samples, 0u);
@@ -206,10 +205,10 @@ TEST(QosDurationModel, DegenerateInputs) {
 }
 
 TEST(QosDurationModel, ModelsByKey) {
-  ptb::qos::DurationModels<const void*> models;
+  ptb::qos::DurationModels<const void *> models;
   static int k1, k2;
   models.at(&k1, kSms, kSlots).observe(10, 100);
-  models.at(&k1, 1, 1).observe(10, 100);  // the same model: the shape given first stays
+  models.at(&k1, 1, 1).observe(10, 100); // the same model: the shape given first stays
   models.at(&k2, kSms, kSlots).observe(10, 1000);
   EXPECT_EQ(models.size(), 2u);
   ASSERT_NE(models.find(&k1), nullptr);
@@ -231,7 +230,7 @@ TEST(QosFusedDurationModel, RecoversTheTwoSegments) {
   std::uniform_real_distribution<double> u(0, 1);
   const TwoSegments truth{1.0, 0.1 + 0.2 * u(g), 0.6 + 0.8 * u(g), 0.9 + 0.2 * u(g)};
   FusedDurationModel m;
-  EXPECT_DOUBLE_EQ(m.predict(100, 50), 150);  // before any sample: sequential
+  EXPECT_DOUBLE_EQ(m.predict(100, 50), 150); // before any sample: sequential
   std::normal_distribution<double> noise(0, 0.01);
   std::vector<double> err;
   for (int i = 0; i < 60; ++i) {
@@ -281,7 +280,7 @@ TEST(QosFusedDurationModel, FromTaskCountsThroughThePartsModels) {
   }
   const TwoSegments truth{1.0, 0.15, 1.0, 1.0};
   FusedDurationModel m;
-  EXPECT_NEAR(m.predict(1000, 0, a, b), ta(1000), 0.02 * ta(1000));  // no B tasks: part A alone
+  EXPECT_NEAR(m.predict(1000, 0, a, b), ta(1000), 0.02 * ta(1000)); // no B tasks: part A alone
   for (int i = 0; i < 40; ++i) {
     const double na = 500 + u(g) * 8000, nb = u(g) * 16000;
     m.observe(na, nb, a, b, ta(na) * truth.f(tb(nb) / ta(na)));
@@ -291,4 +290,4 @@ TEST(QosFusedDurationModel, FromTaskCountsThroughThePartsModels) {
   EXPECT_NEAR(m.predict(na, nb, a, b), want, 0.03 * want);
 }
 
-}  // namespace
+} // namespace

@@ -36,7 +36,7 @@ TEST(QosEpochLoop, QuantileIsTheNearestRank) {
   for (int round = 0; round < 50; ++round) {
     const size_t n = 1 + rng() % 300;
     std::vector<double> v(n);
-    for (auto& x : v) x = double(rng() % 1000);
+    for (auto &x : v) x = double(rng() % 1000);
     std::vector<double> sorted = v;
     std::sort(sorted.begin(), sorted.end());
     for (double p : {0.0, 0.5, 0.9, 0.99, 1.0}) {
@@ -60,18 +60,18 @@ TEST(QosEpochLoop, AWindowSpansEpochs) {
   LatencyLog log;
   EpochLoop loop(ctl, log, {nullptr, nullptr, nullptr}, 1ms, 0.99, 200);
   const auto t0 = EpochLoop::Clock::now();
-  for (int e = 0; e < 10; ++e) {  // 10 epochs of 20 requests of 50 us
+  for (int e = 0; e < 10; ++e) { // 10 epochs of 20 requests of 50 us
     for (int i = 0; i < 20; ++i) log.add(50);
     loop.step(t0 + (e + 1) * 1ms);
   }
   for (int i = 0; i < 9; ++i) log.add(50);
-  log.add(900);  // one slow request in the 11th epoch
+  log.add(900); // one slow request in the 11th epoch
   loop.step(t0 + 11ms);
-  loop.step(t0 + 12ms);  // a quiet epoch: no latency, whatever the window holds
+  loop.step(t0 + 12ms); // a quiet epoch: no latency, whatever the window holds
   auto h = loop.history();
   ASSERT_EQ(h.size(), 12u);
   EXPECT_DOUBLE_EQ(h[9].sample.ls_latency, 50.0);
-  EXPECT_DOUBLE_EQ(h[10].sample.ls_latency, 50.0);  // the 900 is 1 of the last 200: above the p99's rank
+  EXPECT_DOUBLE_EQ(h[10].sample.ls_latency, 50.0); // the 900 is 1 of the last 200: above the p99's rank
   EXPECT_EQ(h[10].ls_requests, 10u);
   EXPECT_FALSE(h[11].sample.ls_active);
   // Without the window the same epoch's p99 is the slow request.
@@ -93,14 +93,14 @@ TEST(QosEpochLoop, ReportsATargetOutOfReachAndAQuietService) {
   LatencyLog log;
   std::vector<std::string> said;
   EpochLoop loop(ctl, log, {nullptr, nullptr, nullptr}, 1ms);
-  loop.report_to([&](const std::string& m) { said.push_back(m); });
+  loop.report_to([&](const std::string &m) { said.push_back(m); });
   const auto t0 = EpochLoop::Clock::now();
   int e = 0;
   auto epoch = [&](double latency, int requests) {
     for (int i = 0; i < requests; ++i) log.add(latency);
     loop.step(t0 + (++e) * 1ms);
   };
-  for (int i = 0; i < 12; ++i) epoch(1000, 5);  // 10x the target: LS takes 6 SMs, then BE is at its floor
+  for (int i = 0; i < 12; ++i) epoch(1000, 5); // 10x the target: LS takes 6 SMs, then BE is at its floor
   ASSERT_EQ(said.size(), 1u);
   EXPECT_NE(said[0].find("cannot be met"), std::string::npos) << said[0];
   EXPECT_NE(said[0].find("feedback"), std::string::npos) << said[0];
@@ -116,12 +116,12 @@ TEST(QosEpochLoop, ReportsATargetOutOfReachAndAQuietService) {
   EXPECT_GT(good, 10);
   EXPECT_NE(said[1].find("within reach"), std::string::npos) << said[1];
   for (int i = 0; i < 9; ++i) epoch(0, 0);
-  EXPECT_EQ(said.size(), 2u);  // 9 quiet epochs: nothing yet
+  EXPECT_EQ(said.size(), 2u); // 9 quiet epochs: nothing yet
   epoch(0, 0);
   ASSERT_EQ(said.size(), 3u);
   EXPECT_NE(said[2].find("no LS request finished in 10 epochs"), std::string::npos) << said[2];
   for (int i = 0; i < 5; ++i) epoch(0, 0);
-  EXPECT_EQ(said.size(), 3u);  // once per quiet stretch
+  EXPECT_EQ(said.size(), 3u); // once per quiet stretch
   epoch(50, 3);
   ASSERT_EQ(said.size(), 4u);
   EXPECT_NE(said[3].find("finish again"), std::string::npos) << said[3];
@@ -132,13 +132,13 @@ TEST(QosEpochLoop, ReportsATargetOutOfReachAndAQuietService) {
 // whose launches run under the policy from the start, is never reported.
 TEST(QosEpochLoop, ReportsBeWorkThatIsNotPtb) {
   std::mt19937 rng(std::random_device{}());
-  const unsigned quiet_first = 1 + rng() % 5;  // epochs of no BE progress before it starts (not counted)
+  const unsigned quiet_first = 1 + rng() % 5; // epochs of no BE progress before it starts (not counted)
   FeedbackController ctl(config(8, 100));
   LatencyLog log;
   double progress = 0, launches = 0;
   std::vector<std::string> said;
   EpochLoop loop(ctl, log, {[&] { return progress; }, nullptr, nullptr, [&] { return launches; }}, 1ms);
-  loop.report_to([&](const std::string& m) { said.push_back(m); });
+  loop.report_to([&](const std::string &m) { said.push_back(m); });
   const auto t0 = EpochLoop::Clock::now();
   int e = 0;
   auto epoch = [&](double work) {
@@ -146,7 +146,7 @@ TEST(QosEpochLoop, ReportsBeWorkThatIsNotPtb) {
     progress += work;
     loop.step(t0 + (++e) * 1ms);
   };
-  for (unsigned i = 0; i < quiet_first + 20; ++i) epoch(0);  // BE idle: nothing to say
+  for (unsigned i = 0; i < quiet_first + 20; ++i) epoch(0); // BE idle: nothing to say
   EXPECT_TRUE(said.empty()) << said[0];
   for (unsigned i = 0; i + 1 < EpochLoop::kQuietEpochs; ++i) epoch(1 + rng() % 100);
   EXPECT_TRUE(said.empty());
@@ -154,7 +154,7 @@ TEST(QosEpochLoop, ReportsBeWorkThatIsNotPtb) {
   ASSERT_EQ(said.size(), 1u);
   EXPECT_NE(said[0].find("not twins"), std::string::npos) << said[0];
   for (int i = 0; i < 30; ++i) epoch(1 + rng() % 100);
-  EXPECT_EQ(said.size(), 1u);  // once
+  EXPECT_EQ(said.size(), 1u); // once
   launches = 1 + rng() % 3;
   epoch(5);
   ASSERT_EQ(said.size(), 2u);
@@ -167,7 +167,7 @@ TEST(QosEpochLoop, ReportsBeWorkThatIsNotPtb) {
   double progress2 = 0;
   std::vector<std::string> said2;
   EpochLoop loop2(ctl2, log, {[&] { return progress2; }, nullptr, nullptr, [] { return 7.0; }}, 1ms);
-  loop2.report_to([&](const std::string& m) { said2.push_back(m); });
+  loop2.report_to([&](const std::string &m) { said2.push_back(m); });
   for (int i = 1; i <= 40; ++i) {
     log.add(50);
     progress2 += 10;
@@ -187,7 +187,7 @@ TEST(QosEpochLoop, ReportsBeLaunchesThatFellBack) {
   EpochLoop::Hooks hooks{[&] { return progress; }, nullptr, nullptr, [] { return 5.0; }};
   hooks.be_fallbacks = [&] { return fallbacks; };
   EpochLoop loop(ctl, log, hooks, 1ms);
-  loop.report_to([&](const std::string& m) { said.push_back(m); });
+  loop.report_to([&](const std::string &m) { said.push_back(m); });
   const auto t0 = EpochLoop::Clock::now();
   int e = 0;
   auto epoch = [&](double fell) {
@@ -202,11 +202,11 @@ TEST(QosEpochLoop, ReportsBeLaunchesThatFellBack) {
   epoch(first);
   ASSERT_EQ(said.size(), 1u);
   EXPECT_NE(said[0].find(std::to_string(first) + " of BE's launches"), std::string::npos) << said[0];
-  for (int i = 0; i < 30; ++i) epoch(1 + rng() % 3);  // they keep coming: said once
+  for (int i = 0; i < 30; ++i) epoch(1 + rng() % 3); // they keep coming: said once
   EXPECT_EQ(said.size(), 1u);
   for (unsigned i = 0; i < EpochLoop::kQuietEpochs; ++i) epoch(0);
   EXPECT_EQ(said.size(), 1u);
-  epoch(2);  // back after a quiet spell: said again
+  epoch(2); // back after a quiet spell: said again
   ASSERT_EQ(said.size(), 2u);
   EXPECT_NE(said[1].find("2 of BE's launches"), std::string::npos) << said[1];
 }
@@ -216,14 +216,14 @@ TEST(QosEpochLoop, OneEpochHandsTheControllerWhatWasLogged) {
   LatencyLog log;
   double progress = 1000;
   std::vector<Allocation> applied;
-  EpochLoop loop(ctl, log, {[&] { return progress; }, [&](const Allocation& a) { applied.push_back(a); }, nullptr},
-                 1ms, 0.99);
+  EpochLoop loop(ctl, log, {[&] { return progress; }, [&](const Allocation &a) { applied.push_back(a); }, nullptr}, 1ms,
+                 0.99);
   const auto t0 = EpochLoop::Clock::now();
   // 101 requests: 1..100 us and one of 500 us; p99 by nearest rank is the ceil(0.99 * 101) = 100th
   // smallest: 100 us
   for (int i = 1; i <= 100; ++i) log.add(i);
   log.add(500);
-  progress += 2000;  // BE did 2000 units
+  progress += 2000; // BE did 2000 units
   loop.step(t0 + 2ms);
   auto h = loop.history();
   ASSERT_EQ(h.size(), 1u);
@@ -247,7 +247,7 @@ TEST(QosEpochLoop, OneEpochHandsTheControllerWhatWasLogged) {
   ASSERT_EQ(h.size(), 3u);
   EXPECT_FALSE(h[2].sample.ls_active);
   EXPECT_EQ(h[2].ls_requests, 0u);
-  EXPECT_DOUBLE_EQ(h[2].sample.be_rate, 0.0);  // no progress in it
+  EXPECT_DOUBLE_EQ(h[2].sample.be_rate, 0.0); // no progress in it
 }
 
 TEST(QosEpochLoop, BeRateIsProgressPerSecond) {
@@ -256,7 +256,7 @@ TEST(QosEpochLoop, BeRateIsProgressPerSecond) {
   double progress = 0;
   EpochLoop loop(ctl, log, {[&] { return progress; }, nullptr, nullptr}, 1ms);
   const auto t0 = EpochLoop::Clock::now();
-  loop.step(t0);  // the first epoch measures from construction: establish a known start
+  loop.step(t0); // the first epoch measures from construction: establish a known start
   progress = 50;
   loop.step(t0 + 5ms);
   const auto h = loop.history();
@@ -268,20 +268,26 @@ TEST(QosEpochLoop, CollectRunsFirstInEachEpoch) {
   FeedbackController ctl(config(8, 10));
   LatencyLog log;
   int collected = 0;
-  EpochLoop loop(ctl, log, {nullptr, nullptr, [&] { ++collected; log.add(20); }}, 1ms);
+  EpochLoop loop(ctl, log,
+                 {nullptr, nullptr,
+                  [&] {
+                    ++collected;
+                    log.add(20);
+                  }},
+                 1ms);
   loop.step(EpochLoop::Clock::now());
   EXPECT_EQ(collected, 1);
   const auto h = loop.history();
   ASSERT_EQ(h.size(), 1u);
-  EXPECT_EQ(h[0].ls_requests, 1u);  // what collect logged counted in the same epoch
-  EXPECT_EQ(h[0].decided.ls, 1u);   // 20 > 10: a miss
+  EXPECT_EQ(h[0].ls_requests, 1u); // what collect logged counted in the same epoch
+  EXPECT_EQ(h[0].decided.ls, 1u);  // 20 > 10: a miss
 }
 
 TEST(QosEpochLoop, ThreadAppliesTheStartAndRunsEpochsUntilStopped) {
   FeedbackController ctl(config(32, 10));
   LatencyLog log;
   std::atomic<int> applied{0};
-  EpochLoop loop(ctl, log, {nullptr, [&](const Allocation&) { ++applied; }, [&] { log.add(50); }}, 1ms);
+  EpochLoop loop(ctl, log, {nullptr, [&](const Allocation &) { ++applied; }, [&] { log.add(50); }}, 1ms);
   loop.start();
   for (int i = 0; i < 200 && loop.history().size() < 5; ++i) std::this_thread::sleep_for(5ms);
   loop.stop();
@@ -292,7 +298,7 @@ TEST(QosEpochLoop, ThreadAppliesTheStartAndRunsEpochsUntilStopped) {
   EXPECT_EQ(loop.history().back().decided.ls, std::min<unsigned>(unsigned(epochs), 31u));
   EXPECT_EQ(applied.load(), 1 + int(std::min<size_t>(epochs, 31)));
   std::this_thread::sleep_for(10ms);
-  EXPECT_EQ(loop.history().size(), epochs);  // stopped: no more epochs
+  EXPECT_EQ(loop.history().size(), epochs); // stopped: no more epochs
 }
 
-}  // namespace
+} // namespace

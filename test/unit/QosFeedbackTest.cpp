@@ -21,12 +21,14 @@ using ptb::qos::FeedbackConfig;
 using ptb::qos::FeedbackController;
 
 constexpr unsigned kSms = 132;
-constexpr double kTarget = 100;  // us
+constexpr double kTarget = 100; // us
 
 // The simulated LS service (QosSimulatedLs.h), needing `need` SMs free of BE.
 struct LsModel {
   unsigned need;
-  double operator()(unsigned ls, std::mt19937 &rng) const { return qos_test::simulatedLsLatency(kTarget, need, ls, rng); }
+  double operator()(unsigned ls, std::mt19937 &rng) const {
+    return qos_test::simulatedLsLatency(kTarget, need, ls, rng);
+  }
 };
 
 // Runs `epochs` epochs; `need(e)` gives the LS need at epoch e, `rate(be)` BE's throughput. Returns the

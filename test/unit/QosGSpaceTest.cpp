@@ -18,8 +18,8 @@ using ptb::qos::Allocation;
 using ptb::qos::GSpaceConfig;
 using ptb::qos::GSpaceController;
 
-constexpr unsigned kSms = 132, kCap = 8;  // an H100, BE at 8 workers per SM
-constexpr double kTarget = 100;           // us
+constexpr unsigned kSms = 132, kCap = 8; // an H100, BE at 8 workers per SM
+constexpr double kTarget = 100;          // us
 
 GSpaceConfig config(unsigned start_n = 0, unsigned start_k = kCap) {
   GSpaceConfig c;
@@ -32,7 +32,7 @@ GSpaceConfig config(unsigned start_n = 0, unsigned start_k = kCap) {
 }
 
 // The simulated LS service (QosSimulatedLs.h), needing `need` worker slots yielded to it.
-double lsLatency(unsigned need, unsigned yielded, std::mt19937& rng) {
+double lsLatency(unsigned need, unsigned yielded, std::mt19937 &rng) {
   return qos_test::simulatedLsLatency(kTarget, need, yielded, rng);
 }
 
@@ -42,7 +42,7 @@ double lsLatency(unsigned need, unsigned yielded, std::mt19937& rng) {
 struct Simulation {
   GSpaceController ctl;
   std::mt19937 rng{12345};
-  unsigned run(unsigned epochs, const std::function<unsigned(unsigned)>& need, unsigned tail = 0) {
+  unsigned run(unsigned epochs, const std::function<unsigned(unsigned)> &need, unsigned tail = 0) {
     unsigned missed = 0;
     for (unsigned e = 0; e < epochs; ++e) {
       const Allocation a = ctl.allocation();
@@ -52,9 +52,7 @@ struct Simulation {
       EXPECT_LE(a.shared, kSms - 2) << "epoch " << e;
       EXPECT_EQ(a.shared % 2, 0u) << "epoch " << e;
       EXPECT_LT(a.shared_cap, kCap) << "epoch " << e;
-      if (a.shared == 0) {
-        EXPECT_EQ(a.shared_cap, 0u) << "epoch " << e;
-      }
+      if (a.shared == 0) { EXPECT_EQ(a.shared_cap, 0u) << "epoch " << e; }
       EXPECT_EQ(ctl.yielded(), a.shared * (kCap - a.shared_cap)) << "epoch " << e;
       const double lat = lsLatency(need(e), ctl.yielded(), rng);
       if (e >= epochs - tail && lat > kTarget) ++missed;
@@ -65,11 +63,12 @@ struct Simulation {
 };
 
 TEST(QosGSpace, ConvergesToAConfigurationThatMeetsTheTargetAndGivesBeTheRest) {
-  Simulation r{GSpaceController(config())};  // start: no yielding, LS misses
+  Simulation r{GSpaceController(config())}; // start: no yielding, LS misses
   const unsigned missed = r.run(400, [](unsigned) { return 200u; }, 200);
   EXPECT_LE(missed, 12u) << "LS missed its target in " << missed << " of the last 200 epochs";
   EXPECT_GE(r.ctl.yielded(), 200u);
-  EXPECT_LE(r.ctl.yielded(), 240u) << "BE gives up at most 20% more than LS needs (n " << r.ctl.n() << " k " << r.ctl.k() << ")";
+  EXPECT_LE(r.ctl.yielded(), 240u) << "BE gives up at most 20% more than LS needs (n " << r.ctl.n() << " k "
+                                   << r.ctl.k() << ")";
   EXPECT_FALSE(r.ctl.saturated());
   EXPECT_STREQ(r.ctl.name(), "gspace");
 }
@@ -161,15 +160,15 @@ TEST(QosGSpace, AProbeThatMissesHoldsTheNextOnesLongerEachTime) {
 }
 
 TEST(QosGSpace, TheStartIsClampedToTheGrid) {
-  GSpaceConfig c = config(500, 99);  // k at or above full occupancy: no yielding
+  GSpaceConfig c = config(500, 99); // k at or above full occupancy: no yielding
   GSpaceController a(c);
   EXPECT_EQ(a.yielded(), 0u);
   EXPECT_EQ(a.allocation(), (Allocation{0, kSms, 0, 0, 0}));
-  c.start_k = 3;  // n beyond max_n: max_n
+  c.start_k = 3; // n beyond max_n: max_n
   GSpaceController b(c);
   EXPECT_EQ(b.n(), kSms - 2);
   EXPECT_EQ(b.k(), 3u);
   EXPECT_EQ(b.allocation(), (Allocation{0, kSms, 0, kSms - 2, 3}));
 }
 
-}  // namespace
+} // namespace

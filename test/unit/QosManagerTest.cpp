@@ -32,7 +32,9 @@ struct Gpu {
   static double t1(double tasks) { return 4000 + 9 * tasks; }
   double single(unsigned job, double tasks) { return (job == 0 ? t0(tasks) : t1(tasks)) * noise(); }
   double fused(double a, double b) { return fused_factor * (t0(a) + t1(b)) * noise(); }
-  double tasks() { return std::round(std::exp(std::uniform_real_distribution<double>(std::log(256), std::log(65536))(g))); }
+  double tasks() {
+    return std::round(std::exp(std::uniform_real_distribution<double>(std::log(256), std::log(65536))(g)));
+  }
 };
 
 // What run_idle launched: fused launches (of them, those made to explore the fused kernel, and the step of
@@ -42,9 +44,9 @@ struct IdleRun {
 };
 
 // Runs the manager with LS idle (headroom kIdle) for `steps` decisions, feeding back what it launched.
-void run_idle(FuseOrReorderManager& m, Gpu& gpu, int steps, IdleRun* run = nullptr) {
+void run_idle(FuseOrReorderManager &m, Gpu &gpu, int steps, IdleRun *run = nullptr) {
   IdleRun local;
-  IdleRun& r = run ? *run : local;
+  IdleRun &r = run ? *run : local;
   BeHead heads[2] = {{true, gpu.tasks()}, {true, gpu.tasks()}};
   for (int i = 0; i < steps; ++i) {
     const BeDecision d = m.decide(heads, FuseOrReorderManager::kIdle);
@@ -96,7 +98,10 @@ TEST(QosManager, FusesWhenTheFusedKernelWins) {
   FuseOrReorderManager m;
   IdleRun r;
   run_idle(m, gpu, 300, &r);
-  ASSERT_TRUE(m.fused_trusted()) << "fused samples " << m.fused_model().samples() << ", leave-one-out error " << m.fused_model().loo_error() << ", job models " << m.job_model(0).confidence().loo_error << " " << m.job_model(1).confidence().loo_error;
+  ASSERT_TRUE(m.fused_trusted()) << "fused samples " << m.fused_model().samples() << ", leave-one-out error "
+                                 << m.fused_model().loo_error() << ", job models "
+                                 << m.job_model(0).confidence().loo_error << " "
+                                 << m.job_model(1).confidence().loo_error;
   // after learning, the fused kernel is chosen for every pair of waiting launches in the trusted range
   BeHead heads[2] = {{true, 4096}, {true, 8192}};
   const BeDecision d = m.decide(heads, FuseOrReorderManager::kIdle);
@@ -145,14 +150,14 @@ TEST(QosManager, ReordersTheShortestLaunchIntoTheHeadroom) {
   const BeHead only0[2] = {{true, 8192}, {false, 0}}, only1[2] = {{false, 0}, {true, 4096}};
   ASSERT_EQ(m.decide(only0, FuseOrReorderManager::kIdle).job, 0u);
   ASSERT_EQ(m.decide(only1, FuseOrReorderManager::kIdle).job, 1u);
-  BeDecision d = m.decide(heads, 100e3);  // 100 us of headroom: only job 1's launch fits
+  BeDecision d = m.decide(heads, 100e3); // 100 us of headroom: only job 1's launch fits
   EXPECT_EQ(d.action, BeAction::single);
   EXPECT_EQ(d.job, 1u);
   EXPECT_STREQ(d.why, "shortest");
-  d = m.decide(heads, 20e3);  // 20 us: nothing fits
+  d = m.decide(heads, 20e3); // 20 us: nothing fits
   EXPECT_EQ(d.action, BeAction::hold);
   EXPECT_STREQ(d.why, "no-headroom");
-  d = m.decide(heads, 1e6);  // 1 ms: both fit; the shorter first
+  d = m.decide(heads, 1e6); // 1 ms: both fit; the shorter first
   EXPECT_EQ(d.action, BeAction::single);
   EXPECT_EQ(d.job, 1u);
 }
@@ -184,10 +189,12 @@ TEST(QosManager, NoJobStarves) {
 TEST(QosManager, ExplorationOfANoisyJobIsBounded) {
   std::mt19937 g(test_seed("ExplorationOfANoisyJobIsBounded"));
   std::uniform_real_distribution<double> wild(0.4, 1.6);
-  auto tasks = [&] { return std::round(std::exp(std::uniform_real_distribution<double>(std::log(256), std::log(65536))(g))); };
+  auto tasks = [&] {
+    return std::round(std::exp(std::uniform_real_distribution<double>(std::log(256), std::log(65536))(g)));
+  };
   FuseOrReorderManager m;
   BeHead heads[2] = {{true, tasks()}, {true, tasks()}};
-  int launched[2] = {0, 0};  // a fused launch counts for both jobs
+  int launched[2] = {0, 0}; // a fused launch counts for both jobs
   for (int i = 0; i < 400; ++i) {
     const BeDecision d = m.decide(heads, FuseOrReorderManager::kIdle);
     ASSERT_NE(d.action, BeAction::hold) << "step " << i << ": both jobs wait and LS is idle";
@@ -212,11 +219,11 @@ TEST(QosManager, ExplorationOfANoisyJobIsBounded) {
 TEST(QosManager, YieldsWhenALaunchCannotEndInTimeOrIsLate) {
   FuseOrReorderManager m;
   const double kIdle = FuseOrReorderManager::kIdle;
-  EXPECT_FALSE(m.should_yield(10e3, 100e3, kIdle));  // no LS request: never
-  EXPECT_TRUE(m.should_yield(10e3, 100e3, 50e3));    // 90 us left, 50 us of headroom
-  EXPECT_FALSE(m.should_yield(80e3, 100e3, 50e3));   // 20 us left
-  EXPECT_TRUE(m.should_yield(130e3, 100e3, 50e3));   // late: 30% past its prediction
-  EXPECT_TRUE(m.should_yield(1e3, 0, 50e3));         // nothing known of it
+  EXPECT_FALSE(m.should_yield(10e3, 100e3, kIdle)); // no LS request: never
+  EXPECT_TRUE(m.should_yield(10e3, 100e3, 50e3));   // 90 us left, 50 us of headroom
+  EXPECT_FALSE(m.should_yield(80e3, 100e3, 50e3));  // 20 us left
+  EXPECT_TRUE(m.should_yield(130e3, 100e3, 50e3));  // late: 30% past its prediction
+  EXPECT_TRUE(m.should_yield(1e3, 0, 50e3));        // nothing known of it
 }
 
-}  // namespace
+} // namespace

@@ -11,8 +11,8 @@ namespace {
 
 using ptb::qos::Allocation;
 using ptb::qos::EpochSample;
-using ptb::qos::StaticPartition;
 using ptb::qos::static_partition_k;
+using ptb::qos::StaticPartition;
 
 TEST(QosStaticPartition, KeepsItsPartitionWhateverTheEpochsMeasure) {
   StaticPartition p(132, 40);
@@ -74,4 +74,4 @@ TEST(QosStaticPartition, NoShareMeetingTheTargetGivesEverySmWithoutAskingForIt) 
   EXPECT_EQ(static_partition_k(132, 100, never, 0), 132u) << "a step of 0 is taken as 1";
 }
 
-}  // namespace
+} // namespace

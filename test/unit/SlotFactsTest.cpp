@@ -1,8 +1,8 @@
 // What the analysis records of a function body for the fuser (lib/Analysis/SlotFacts.h): the anchors a
 // slot's copy edits, what a slot cannot run (in the order written), and whether a callee needs a slot
 // copy. The facts are those of the analysis's one scan, read through the inventory.
-#include "CudaTestSupport.h"
 #include "SlotFacts.h"
+#include "CudaTestSupport.h"
 
 #include "clang/AST/Decl.h"
 
@@ -36,7 +36,7 @@ __global__ void k(float *p) {
   const ptb::Kernel *k = tu->kernel("k");
   ASSERT_NE(k, nullptr);
   const ptb::SlotFacts &f = ptb::slotFactsOf(tu->inv, k->decl);
-  EXPECT_EQ(&f, &ptb::slotFactsOf(tu->inv, k->decl));  // one record per function, not a new scan
+  EXPECT_EQ(&f, &ptb::slotFactsOf(tu->inv, k->decl)); // one record per function, not a new scan
   EXPECT_EQ(f.blockBarriers.size(), 1u);
   ASSERT_EQ(f.userCalls.size(), 2u);
   EXPECT_EQ(calleeOf(f.userCalls[0])->getName(), "helper");
@@ -104,8 +104,8 @@ TEST(SlotFacts, LambdasReadingBuiltinsNestedAndInitCaptures) {
   const ptb::SlotFacts &f = ptb::slotFactsOf(tu->inv, n->decl);
   ASSERT_EQ(f.problems.size(), 2u);
   auto &sm = tu->ast->getSourceManager();
-  EXPECT_EQ(sm.getSpellingColumnNumber(f.problems[0].loc), 16u);  // outer's [
-  EXPECT_EQ(sm.getSpellingColumnNumber(f.problems[1].loc), 36u);  // inner's [
+  EXPECT_EQ(sm.getSpellingColumnNumber(f.problems[0].loc), 16u); // outer's [
+  EXPECT_EQ(sm.getSpellingColumnNumber(f.problems[1].loc), 36u); // inner's [
   EXPECT_TRUE(f.readsBuiltins);
 }
 

@@ -9,9 +9,9 @@
 #include <random>
 #include <string>
 
-inline unsigned test_seed(const char* test) {
+inline unsigned test_seed(const char *test) {
   static const unsigned base = [] {
-    const char* e = std::getenv("PTB_TEST_SEED");
+    const char *e = std::getenv("PTB_TEST_SEED");
     const unsigned b = e ? unsigned(std::strtoul(e, nullptr, 10)) : std::random_device{}();
     std::printf("ptb-unit-tests: PTB_TEST_SEED=%u\n", b);
     return b;

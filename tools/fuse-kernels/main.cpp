@@ -45,7 +45,8 @@ int main(int argc, char **argv) {
   std::vector<std::string> toolArgs, compilerArgs;
   ptb::splitAtDashDash(argc, argv, toolArgs, compilerArgs);
   CLI::App app{"fuse-kernels: fuse kernels (a Tensor-Core and a CUDA-Core one) into one PTB kernel whose block holds "
-               "slots of each, synchronized by named barriers (" + ptb::documentationPage(argv[0], "fuse-kernels.md") +
+               "slots of each, synchronized by named barriers (" +
+               ptb::documentationPage(argv[0], "fuse-kernels.md") +
                ").\nExit codes: 0 done, 1 an error in the input (nothing written), 2 a usage error."};
   app.set_version_flag("--version", fmt::format("fuse-kernels {} (clang {})", PTB_VERSION, CLANG_VERSION_STRING));
   app.name("fuse-kernels");
@@ -175,21 +176,23 @@ int main(int argc, char **argv) {
         printError(llvm::toString(winner.takeError()), ratioFrom);
         return 1;
       }
-      ratio = *winner;  // read as --ratio below
+      ratio = *winner; // read as --ratio below
     }
     if (!minBlocks.empty()) job.minBlocks = minBlocks;
     if (!ratio.empty()) {
       std::vector<unsigned> r, b;
       unsigned m = 1;
       if (!ptb::parseCandidateLabel(ratio, r, m, b) || r.size() != job.kernels.size()) {
-        printError("--ratio '" + ratio + "' must give one slot count (1..15) per kernel, like 1:2 (or 1:2/2 with "
+        printError("--ratio '" + ratio +
+                   "' must give one slot count (1..15) per kernel, like 1:2 (or 1:2/2 with "
                    "blocks per SM, or 1:2@112:32 with register budgets)");
         return 2;
       }
       if (!b.empty()) {
         // One candidate with register budgets, and none without.
         if (!minBlocks.empty()) {
-          printError("--ratio '" + ratio + "' has register budgets: give its blocks per SM in it (1:2/2@112:32), not "
+          printError("--ratio '" + ratio +
+                     "' has register budgets: give its blocks per SM in it (1:2/2@112:32), not "
                      "with --min-blocks");
           return 2;
         }
@@ -212,7 +215,8 @@ int main(int argc, char **argv) {
         return 2;
       }
       if (b->slots.empty() && job.ratios.empty() && !allRatios) {
-        printError("--reg-budget '" + item + "' is for every ratio of the job, and --ratio already has register "
+        printError("--reg-budget '" + item +
+                   "' is for every ratio of the job, and --ratio already has register "
                    "budgets; give A:B@R:R");
         return 2;
       }
@@ -244,12 +248,12 @@ int main(int argc, char **argv) {
   const std::vector<ptb::FusionKernelRequest> all = ptb::distinctKernels(jobs);
   if (ptb::reportGeneratedInputs(
           req, {{ptb::kFusedMarker, "this file was written by fuse-kernels; fuse the original sources instead"},
-                      {ptb::kGeneratedMarker, "this file was written by ptb-transform; fuse the original sources "
-                                              "instead"}})) {
+                {ptb::kGeneratedMarker, "this file was written by ptb-transform; fuse the original sources "
+                                        "instead"}})) {
     llvm::errs() << "fuse-kernels: nothing written (errors above)\n";
     return 1;
   }
-  std::vector<ptb::ReadFile> reads;  // no output may replace them
+  std::vector<ptb::ReadFile> reads; // no output may replace them
   for (const std::string &f : req.files) reads.push_back({f, "the input"});
   if (!config.empty()) reads.push_back({config, "the --config file"});
   if (!ratioFrom.empty()) reads.push_back({ratioFrom, "the --ratio-from file"});
@@ -280,11 +284,13 @@ int main(int argc, char **argv) {
       failed = true;
       continue;
     }
-    if (job.output.empty()) toStdout = *text;
+    if (job.output.empty())
+      toStdout = *text;
     else
-      written.push_back({job.output, *text,
-                         config.empty() ? "the fused output" : "the output of fusions[" + std::to_string(&job - jobs.data()) + "]",
-                         ""});
+      written.push_back(
+          {job.output, *text,
+           config.empty() ? "the fused output" : "the output of fusions[" + std::to_string(&job - jobs.data()) + "]",
+           ""});
   }
   if (failed) {
     llvm::errs() << "fuse-kernels: nothing written (errors above)\n";

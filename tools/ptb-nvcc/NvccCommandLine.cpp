@@ -41,7 +41,7 @@ Option readOption(const std::vector<std::string> &args, size_t i) {
       o.value = args[i + 1];
       o.consumed = 2;
     } else {
-      o.value = std::string();  // nvcc will complain; not ours to
+      o.value = std::string(); // nvcc will complain; not ours to
     }
     return o;
   }
@@ -83,8 +83,7 @@ InputKind kindOf(StringRef path, StringRef language) {
   if (ext == ".cu") return InputKind::CudaSource;
   if (source) return InputKind::HostSource;
   if (ext == ".i" || ext == ".ii") return InputKind::Preprocessed;
-  if (ext == ".ptx" || ext == ".cubin" || ext == ".fatbin" || ext == ".gpu" || ext == ".ltoir" ||
-      ext == ".optixir")
+  if (ext == ".ptx" || ext == ".cubin" || ext == ".fatbin" || ext == ".gpu" || ext == ".ltoir" || ext == ".optixir")
     return InputKind::DeviceCode;
   if (ext == ".o" || ext == ".obj" || ext == ".a" || ext == ".lib" || ext == ".so" || ext == ".res")
     return InputKind::Object;
@@ -139,7 +138,7 @@ Classification classify(const std::vector<std::string> &args) {
   Classification c;
   // Modes in which nothing is compiled, or in which the output is meant to be the original's.
   std::string passMode;
-  std::vector<std::pair<size_t, std::string>> words;  // candidate inputs
+  std::vector<std::pair<size_t, std::string>> words; // candidate inputs
   for (size_t i = 0; i < args.size();) {
     StringRef a = args[i];
     if (a.size() < 2 || a[0] != '-') {
@@ -149,25 +148,32 @@ Classification classify(const std::vector<std::string> &args) {
     }
     Option o = readOption(args, i);
     StringRef n = o.name;
-    if (n == "-o" || n == "--output-file") c.outputFile = *o.value;
-    else if (n == "-odir" || n == "--output-directory") c.outputDir = *o.value;
-    else if (n == "-MF" || n == "--dependency-output") c.depFile = *o.value;
-    else if (n == "-MT" || n == "--dependency-target-name") c.depTarget = *o.value;
-    else if (n == "-x" || n == "--x") c.language = *o.value == "none" ? "" : *o.value;
+    if (n == "-o" || n == "--output-file")
+      c.outputFile = *o.value;
+    else if (n == "-odir" || n == "--output-directory")
+      c.outputDir = *o.value;
+    else if (n == "-MF" || n == "--dependency-output")
+      c.depFile = *o.value;
+    else if (n == "-MT" || n == "--dependency-target-name")
+      c.depTarget = *o.value;
+    else if (n == "-x" || n == "--x")
+      c.language = *o.value == "none" ? "" : *o.value;
     else if (n == "-MD" || n == "-MMD" || n == "--generate-dependencies-with-compile" ||
              n == "--generate-nonsystem-dependencies-with-compile")
       c.depWithCompile = true;
-    else if (n == "-E" || n == "--preprocess") passMode = "-E: preprocessing only, nothing is compiled";
+    else if (n == "-E" || n == "--preprocess")
+      passMode = "-E: preprocessing only, nothing is compiled";
     else if (n == "-M" || n == "-MM" || n == "--generate-dependencies" || n == "--generate-nonsystem-dependencies")
       passMode = "-M/-MM: dependencies only; the original's are the ones wanted";
-    else if (n == "--version" || n == "-V" || n == "--help" || n == "-h" || n == "--list-gpu-code" ||
-             n == "-code-ls" || n == "--list-gpu-arch" || n == "-arch-ls")
+    else if (n == "--version" || n == "-V" || n == "--help" || n == "-h" || n == "--list-gpu-code" || n == "-code-ls" ||
+             n == "--list-gpu-arch" || n == "-arch-ls")
       passMode = "an information query";
     else if (n == "--dryrun" || n == "-dryrun")
       passMode = "--dryrun: nothing is run";
-    else if (in({"-c", "--compile", "-dc", "--device-c", "-dw", "--device-w", "-ptx", "--ptx", "-cubin",
-                 "--cubin", "-fatbin", "--fatbin", "-cuda", "--cuda", "-optix-ir", "--optix-ir", "-ltoir",
-                 "--ltoir", "-lib", "--lib", "-link", "--link", "-dlink", "--device-link", "-run", "--run"},
+    else if (in({"-c",        "--compile",  "-dc",           "--device-c", "-dw",      "--device-w", "-ptx",
+                 "--ptx",     "-cubin",     "--cubin",       "-fatbin",    "--fatbin", "-cuda",      "--cuda",
+                 "-optix-ir", "--optix-ir", "-ltoir",        "--ltoir",    "-lib",     "--lib",      "-link",
+                 "--link",    "-dlink",     "--device-link", "-run",       "--run"},
                 n))
       c.phase = n.str();
     i += o.consumed;
@@ -189,8 +195,8 @@ Classification classify(const std::vector<std::string> &args) {
       ++cuda;
       c.cudaInput = in;
     }
-    if (in.kind == InputKind::CudaSource || in.kind == InputKind::HostSource ||
-        in.kind == InputKind::Preprocessed || in.kind == InputKind::DeviceCode || in.kind == InputKind::Other)
+    if (in.kind == InputKind::CudaSource || in.kind == InputKind::HostSource || in.kind == InputKind::Preprocessed ||
+        in.kind == InputKind::DeviceCode || in.kind == InputKind::Other)
       ++sources;
   }
   if (cuda == 0) {
@@ -254,11 +260,11 @@ std::string hostParseFlags(const std::string &list) {
   StringRef(list).split(items, ',', -1, /*KeepEmpty=*/false);
   // Flags whose value may come as the next item (-Xcompiler -isystem,/dir).
   static const StringRef withValue[] = {"-I", "-D", "-U", "-isystem", "-iquote", "-idirafter", "-include"};
-  static const StringRef prefixes[] = {"-I", "-D", "-U", "-isystem", "-iquote", "-idirafter", "-include", "-std=",
-                                       "-fopenmp"};
-  static const StringRef exact[] = {"-pthread", "-fexceptions", "-fno-exceptions", "-frtti", "-fno-rtti",
-                                    "-fsigned-char", "-funsigned-char", "-fchar8_t", "-fno-char8_t",
-                                    "-fms-extensions", "-fgnu-keywords", "-fno-gnu-keywords"};
+  static const StringRef prefixes[] = {"-I",         "-D",       "-U",    "-isystem", "-iquote",
+                                       "-idirafter", "-include", "-std=", "-fopenmp"};
+  static const StringRef exact[] = {"-pthread",     "-fexceptions",    "-fno-exceptions", "-frtti",
+                                    "-fno-rtti",    "-fsigned-char",   "-funsigned-char", "-fchar8_t",
+                                    "-fno-char8_t", "-fms-extensions", "-fgnu-keywords",  "-fno-gnu-keywords"};
   std::string out;
   auto add = [&](StringRef item) {
     if (!out.empty()) out += ',';
@@ -291,19 +297,26 @@ std::vector<std::string> parseFlags(const std::vector<std::string> &args) {
     StringRef n = o.name;
     auto list = [&](StringRef flag, bool glued) {
       for (const std::string &v : splitList(*o.value)) {
-        if (glued) out.push_back(flag.str() + v);
+        if (glued)
+          out.push_back(flag.str() + v);
         else {
           out.push_back(flag.str());
           out.push_back(v);
         }
       }
     };
-    if (n == "-I" || n == "--include-path") list("-I", true);
-    else if (n == "-isystem" || n == "--system-include") list("-isystem", false);
-    else if (n == "-D" || n == "--define-macro") list("-D", true);
-    else if (n == "-U" || n == "--undefine-macro") list("-U", true);
-    else if (n == "-include" || n == "--pre-include") list("-include", false);
-    else if (n == "-std" || n == "--std") out.push_back("-std=" + *o.value);
+    if (n == "-I" || n == "--include-path")
+      list("-I", true);
+    else if (n == "-isystem" || n == "--system-include")
+      list("-isystem", false);
+    else if (n == "-D" || n == "--define-macro")
+      list("-D", true);
+    else if (n == "-U" || n == "--undefine-macro")
+      list("-U", true);
+    else if (n == "-include" || n == "--pre-include")
+      list("-include", false);
+    else if (n == "-std" || n == "--std")
+      out.push_back("-std=" + *o.value);
     else if (n == "-Xcompiler" || n == "--compiler-options") {
       // Host-compiler flags: only those that change what the source means go to the parse (hostParseFlags);
       // ptb-transform's front end unpacks the list. The others (-fno-gnu-unique, -Wall, ...: often GCC's
@@ -330,13 +343,20 @@ std::string defaultOutputName(const Classification &c) {
   std::string name;
   if (p == "-c" || p == "--compile" || p == "-dc" || p == "--device-c" || p == "-dw" || p == "--device-w")
     name = stem.str() + ".o";
-  else if (p == "-ptx" || p == "--ptx") name = stem.str() + ".ptx";
-  else if (p == "-cubin" || p == "--cubin") name = stem.str() + ".cubin";
-  else if (p == "-fatbin" || p == "--fatbin") name = stem.str() + ".fatbin";
-  else if (p == "-optix-ir" || p == "--optix-ir") name = stem.str() + ".optixir";
-  else if (p == "-ltoir" || p == "--ltoir") name = stem.str() + ".ltoir";
-  else if (p == "-cuda" || p == "--cuda") name = file.str() + ".cpp.ii";
-  else return "";  // linking (a.out), -lib (a.a), -run
+  else if (p == "-ptx" || p == "--ptx")
+    name = stem.str() + ".ptx";
+  else if (p == "-cubin" || p == "--cubin")
+    name = stem.str() + ".cubin";
+  else if (p == "-fatbin" || p == "--fatbin")
+    name = stem.str() + ".fatbin";
+  else if (p == "-optix-ir" || p == "--optix-ir")
+    name = stem.str() + ".optixir";
+  else if (p == "-ltoir" || p == "--ltoir")
+    name = stem.str() + ".ltoir";
+  else if (p == "-cuda" || p == "--cuda")
+    name = file.str() + ".cpp.ii";
+  else
+    return ""; // linking (a.out), -lib (a.a), -run
   if (c.outputDir.empty()) return name;
   llvm::SmallString<256> path(c.outputDir);
   llvm::sys::path::append(path, name);
@@ -431,7 +451,7 @@ std::string rewriteDependencies(const std::string &text, const std::string &temp
   StringRef(text).split(lines, '\n');
   llvm::StringSet<> prerequisites, phony;
   std::string out;
-  bool inRule = false;  // inside the first rule's prerequisite list (continuation lines)
+  bool inRule = false; // inside the first rule's prerequisite list (continuation lines)
   bool seenRule = false;
   for (size_t li = 0; li < lines.size(); ++li) {
     StringRef line = lines[li];

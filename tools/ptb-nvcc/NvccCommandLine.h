@@ -13,7 +13,7 @@ namespace ptbnvcc {
 enum class InputKind { CudaSource, HostSource, Preprocessed, DeviceCode, Object, Other };
 
 struct Input {
-  size_t index = 0;  // position in the (expanded) argument list
+  size_t index = 0; // position in the (expanded) argument list
   std::string path;
   InputKind kind = InputKind::Other;
 };
@@ -29,16 +29,16 @@ struct Classification {
   bool warnUntransformed = false;
 
   std::vector<Input> inputs;
-  std::optional<Input> cudaInput;  // the one transformed (Action::Transform)
+  std::optional<Input> cudaInput; // the one transformed (Action::Transform)
 
   // Outputs as written on the command line (empty when absent).
-  std::string outputFile;     // -o / --output-file
-  std::string outputDir;      // -odir / --output-directory
-  std::string depFile;        // -MF / --dependency-output
-  std::string depTarget;      // -MT / --dependency-target-name
-  bool depWithCompile = false;  // -MD / -MMD
-  std::string phase;          // the phase option that was given: "-c", "-dc", "-ptx", ... or "" (link)
-  std::string language;       // the last -x value ("" when none)
+  std::string outputFile;      // -o / --output-file
+  std::string outputDir;       // -odir / --output-directory
+  std::string depFile;         // -MF / --dependency-output
+  std::string depTarget;       // -MT / --dependency-target-name
+  bool depWithCompile = false; // -MD / -MMD
+  std::string phase;           // the phase option that was given: "-c", "-dc", "-ptx", ... or "" (link)
+  std::string language;        // the last -x value ("" when none)
 };
 
 // Whether the command compiles an object whose device code is its own module (phase -c, no relocatable

@@ -19,9 +19,9 @@
 #include <fcntl.h>
 #include <optional>
 #include <spawn.h>
+#include <string>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <string>
 #include <vector>
 
 using namespace ptbnvcc;
@@ -93,13 +93,15 @@ void installSignalHandlers() {
 struct Cleanup {
   std::string dir;
   bool keep = false;
-  std::vector<std::string> files;  // staged outputs beside the real ones
+  std::vector<std::string> files; // staged outputs beside the real ones
   void run() {
     for (const std::string &f : files) llvm::sys::fs::remove(f);
     files.clear();
     if (dir.empty()) return;
-    if (keep) llvm::errs() << "ptb-nvcc: kept the transformed source in " << dir << "\n";
-    else llvm::sys::fs::remove_directories(dir, /*IgnoreErrors=*/true);
+    if (keep)
+      llvm::errs() << "ptb-nvcc: kept the transformed source in " << dir << "\n";
+    else
+      llvm::sys::fs::remove_directories(dir, /*IgnoreErrors=*/true);
     dir.clear();
   }
 };
@@ -267,7 +269,7 @@ int compileMain(int argc, char **argv) {
   const std::string compiler = argv[1];
   const std::string compilerPath = findProgram(compiler);
   if (compilerPath.empty()) fail("compiler '" + compiler + "' not found on PATH");
-  std::vector<std::string> original(argv + 1, argv + argc);  // compiler first
+  std::vector<std::string> original(argv + 1, argv + argc); // compiler first
   std::vector<std::string> args(argv + 2, argv + argc);
   const bool verbose = envFlag("PTB_NVCC_VERBOSE");
 
@@ -341,15 +343,16 @@ int compileMain(int argc, char **argv) {
     llvm::SmallVector<StringRef, 16> lines;
     (*err)->getBuffer().split(lines, '\n');
     const bool quiet = rc == 0 && !verbose;
-    std::vector<StringRef> includedFrom;  // held until the diagnostic they lead to is known
+    std::vector<StringRef> includedFrom; // held until the diagnostic they lead to is known
     bool inRemark = false;
     for (size_t i = 0; i < lines.size(); ++i) {
       StringRef line = lines[i];
       if (i + 1 == lines.size() && line.empty()) break;
       if (quiet) {
-        if (inRemark && line.starts_with(" ")) continue;  // the remark's source excerpt
+        if (inRemark && line.starts_with(" ")) continue; // the remark's source excerpt
         inRemark = false;
-        if (line.starts_with("In file included from ") || (!includedFrom.empty() && line.starts_with("                 from "))) {
+        if (line.starts_with("In file included from ") ||
+            (!includedFrom.empty() && line.starts_with("                 from "))) {
           includedFrom.push_back(line);
           continue;
         }
@@ -397,14 +400,13 @@ int compileMain(int argc, char **argv) {
       depSource = std::string(deps);
       n.push_back("-MF");
       n.push_back(depSource);
-      if (c.depTarget.empty()) {  // nvcc's target without -MT: the -o as written
+      if (c.depTarget.empty()) { // nvcc's target without -MT: the -o as written
         n.push_back("-MT");
         n.push_back(outputFile);
       }
     }
   } else {
-    for (size_t i = 0; i < expanded.size(); ++i)
-      n.push_back(i == input.index ? std::string(tempOutput) : expanded[i]);
+    for (size_t i = 0; i < expanded.size(); ++i) n.push_back(i == input.index ? std::string(tempOutput) : expanded[i]);
     if (c.outputFile.empty() && !outputFile.empty()) {
       n.push_back("-o");
       n.push_back(outputFile);
@@ -466,8 +468,8 @@ int compileMain(int argc, char **argv) {
       return 1;
     }
     std::string inputDir = llvm::sys::path::parent_path(absolute(input.path)).str();
-    std::string text = rewriteDependencies((*buf)->getBuffer().str(), tempDirAbs, std::string(tempOutput),
-                                           input.path, inputDir);
+    std::string text =
+        rewriteDependencies((*buf)->getBuffer().str(), tempDirAbs, std::string(tempOutput), input.path, inputDir);
     buf->reset();
     std::string depStage = uniqueFileBeside(depFile, ".d");
     std::error_code ec;

@@ -24,7 +24,9 @@ int main(int argc, char **argv) {
 
   const std::string generatedCode = ptb::documentationPage(argv[0], "generated-code.md");
   CLI::App app{"ptb-transform: make CUDA kernels persistent-thread-block (PTB) workers gated by %smid,\n"
-               "and send their launches to the PTB runtime (what is written: " + generatedCode + ").\n"
+               "and send their launches to the PTB runtime (what is written: " +
+               generatedCode +
+               ").\n"
                "Exit codes: 0 done, 1 an error in the input (nothing written), 2 a usage error."};
   app.set_version_flag("--version", fmt::format("ptb-transform {} (clang {})", PTB_VERSION, CLANG_VERSION_STRING));
   app.name("ptb-transform");
@@ -47,7 +49,8 @@ int main(int argc, char **argv) {
   app.add_flag("--twins-apart", opts.twinsApart,
                "Also write <output>.twins.cu, which compiles the twins into a module of their own (compile and "
                "link it with the output): launches that run the original kernels never load the twins "
-               "(" + generatedCode + ", \"Twins apart\")");
+               "(" +
+                   generatedCode + ", \"Twins apart\")");
   bool quiet = false, verbose = false;
   app.add_flag("--quiet", quiet, "Print only warnings and errors (no line per file written, no remarks)");
   app.add_flag("--verbose", verbose, "Also print a line for each included file that needed no change");
@@ -96,9 +99,9 @@ int main(int argc, char **argv) {
   if (!listKernels &&
       ptb::reportGeneratedInputs(
           req, {{ptb::kGeneratedMarker,
-                       "this file was already transformed by ptb-transform; transform the original source instead"},
-                      {ptb::kFusedMarker, "this file was written by fuse-kernels; transform the original sources "
-                                          "instead"}})) {
+                 "this file was already transformed by ptb-transform; transform the original source instead"},
+                {ptb::kFusedMarker, "this file was written by fuse-kernels; transform the original sources "
+                                    "instead"}})) {
     llvm::errs() << "ptb-transform: nothing written (errors above)\n";
     return 1;
   }
@@ -114,12 +117,15 @@ int main(int argc, char **argv) {
 
   std::vector<ptb::Inventory> inventories;
   std::vector<ptb::RewriteResult> results;
-  std::vector<ptb::ReadFile> reads;  // no output may replace them (-i: but its own input)
+  std::vector<ptb::ReadFile> reads; // no output may replace them (-i: but its own input)
   for (const std::string &f : req.files) reads.push_back({f, "the input"});
   bool rewriteFailed = false;
-  if (inPlace) opts.layout = {ptb::OutputLayout::Mode::InPlace, ""};
-  else if (!outputDir.empty()) opts.layout = {ptb::OutputLayout::Mode::Directory, outputDir};
-  else if (!output.empty()) opts.layout = {ptb::OutputLayout::Mode::File, output};
+  if (inPlace)
+    opts.layout = {ptb::OutputLayout::Mode::InPlace, ""};
+  else if (!outputDir.empty())
+    opts.layout = {ptb::OutputLayout::Mode::Directory, outputDir};
+  else if (!output.empty())
+    opts.layout = {ptb::OutputLayout::Mode::File, output};
   bool parsed = ptb::forEachTranslationUnit(
       req, [&](clang::CompilerInstance &ci, clang::ASTContext &ctx, const ptb::FileSelection &selection) {
         ptb::addFilesRead(ci.getSourceManager(), reads);
@@ -129,8 +135,10 @@ int main(int argc, char **argv) {
           return;
         }
         ptb::RewriteResult r;
-        if (ptb::rewriteTranslationUnit(ci, ctx, inv, opts, r, selection)) results.push_back(std::move(r));
-        else rewriteFailed = true;
+        if (ptb::rewriteTranslationUnit(ci, ctx, inv, opts, r, selection))
+          results.push_back(std::move(r));
+        else
+          rewriteFailed = true;
       });
   if (!parsed || rewriteFailed) {
     llvm::errs() << "ptb-transform: nothing written (errors above)\n";
@@ -150,20 +158,21 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  std::map<std::string, std::string> staged;  // destination -> text, each included copy once
+  std::map<std::string, std::string> staged; // destination -> text, each included copy once
   if (llvm::Error e = ptb::collectOutputs(results, staged)) {
     ptb::print(llvm::errs(), std::move(e));
     llvm::errs() << "ptb-transform: nothing written (errors above)\n";
     return 1;
   }
   std::vector<ptb::OutputFile> files;
-  std::vector<std::string> mainOutputs;  // the dependency file's targets
+  std::vector<std::string> mainOutputs; // the dependency file's targets
   for (auto &r : results)
     for (const ptb::FileOutput &f : r.files) {
       if (f.isMain && !f.destination.empty()) mainOutputs.push_back(f.destination);
       auto it = staged.find(f.destination);
-      if (it == staged.end()) continue;  // stdout, or a copy already taken from an earlier input
-      files.push_back({f.destination, std::move(it->second), "the output of '" + f.source + "'", inPlace ? f.source : ""});
+      if (it == staged.end()) continue; // stdout, or a copy already taken from an earlier input
+      files.push_back(
+          {f.destination, std::move(it->second), "the output of '" + f.source + "'", inPlace ? f.source : ""});
       staged.erase(it);
     }
   if (!exportFixes.empty()) {
@@ -173,7 +182,8 @@ int main(int argc, char **argv) {
     for (auto &r : results) {
       clang::tooling::TranslationUnitReplacements tur;
       tur.MainSourceFile = r.file;
-      for (const ptb::FileOutput &f : r.files) tur.Replacements.insert(tur.Replacements.end(), f.replacements.begin(), f.replacements.end());
+      for (const ptb::FileOutput &f : r.files)
+        tur.Replacements.insert(tur.Replacements.end(), f.replacements.begin(), f.replacements.end());
       out << tur;
     }
     files.push_back({exportFixes, os.str(), "the --export-fixes file", ""});
@@ -197,7 +207,8 @@ int main(int argc, char **argv) {
     }
     if (verbose)
       for (const std::string &f : r.unchangedIncludedFiles)
-        llvm::errs() << "ptb-transform: " << f << " (included by " << r.file << "): nothing to change, included as it is\n";
+        llvm::errs() << "ptb-transform: " << f << " (included by " << r.file
+                     << "): nothing to change, included as it is\n";
   }
   return 0;
 }

@@ -52,18 +52,20 @@ __device__ __forceinline__
 #else
 inline __device__ __noinline__
 #endif
-bool task_barrier(bool not_done) {
+    bool
+    task_barrier(bool not_done) {
   unsigned __r;
   asm volatile("{ .reg .pred p, q; setp.ne.u32 p, %1, 0; barrier.red.or.pred q, 0, p; selp.u32 %0, 1, 0, q; }"
-               : "=r"(__r) : "r"(static_cast<unsigned>(not_done)) : "memory");
+               : "=r"(__r)
+               : "r"(static_cast<unsigned>(not_done))
+               : "memory");
   return __r != 0;
 }
 // A thread that left the task waits here until every thread of the block has left it.
 __device__ __forceinline__ void task_park() {
-  while (task_barrier(false)) {
-  }
+  while (task_barrier(false)) {}
 }
-}  // namespace detail
+} // namespace detail
 
 // Where a thread of a parking task body leaves the task (before each `return` of the kernel's body, and
 // at its end; TaskSync::parked): it waits until every thread of the block has left the task.
@@ -76,9 +78,8 @@ __device__ __forceinline__ void task_exit() { detail::task_park(); }
 // the counting forms count the threads that still run it (in the original kernel: the threads that have
 // not exited).
 __device__ __forceinline__ void task_sync() { (void)detail::task_barrier(true); }
-__device__ __forceinline__ void task_barrier_sync(unsigned) { task_sync(); }  // only ever called with 0
-template <class _Group>
-__device__ __forceinline__ void task_group_sync(const _Group&) { task_sync(); }
+__device__ __forceinline__ void task_barrier_sync(unsigned) { task_sync(); } // only ever called with 0
+template <class _Group> __device__ __forceinline__ void task_group_sync(const _Group&) { task_sync(); }
 // Two task barriers and a shared counter that only grows: the count is the difference of two reads. The
 // first read comes before the first barrier, after which the adds start; the second after the second
 // barrier, before which every add is done; the next call's adds come after its own first barrier, which
@@ -96,30 +97,32 @@ __device__ __forceinline__ int task_sync_and(int pred) { return task_sync_count(
 __device__ __forceinline__ int task_sync_or(int pred) { return task_sync_count(pred != 0) != 0; }
 
 // __syncthreads() and its reducing forms over one slot's threads (named barrier Bar, Threads threads).
-template <unsigned _Bar, unsigned _Threads>
-__device__ __forceinline__ void bar_sync() {
+template <unsigned _Bar, unsigned _Threads> __device__ __forceinline__ void bar_sync() {
   asm volatile("bar.sync %0, %1;" ::"n"(_Bar), "n"(_Threads) : "memory");
 }
-template <unsigned _Bar, unsigned _Threads>
-__device__ __forceinline__ int bar_red_popc(int pred) {
+template <unsigned _Bar, unsigned _Threads> __device__ __forceinline__ int bar_red_popc(int pred) {
   int __r;
   asm volatile("{ .reg .pred p; setp.ne.s32 p, %1, 0; bar.red.popc.u32 %0, %2, %3, p; }"
-               : "=r"(__r) : "r"(pred), "n"(_Bar), "n"(_Threads) : "memory");
+               : "=r"(__r)
+               : "r"(pred), "n"(_Bar), "n"(_Threads)
+               : "memory");
   return __r;
 }
-template <unsigned _Bar, unsigned _Threads>
-__device__ __forceinline__ int bar_red_and(int pred) {
+template <unsigned _Bar, unsigned _Threads> __device__ __forceinline__ int bar_red_and(int pred) {
   int __r;
   asm volatile("{ .reg .pred p, q; setp.ne.s32 p, %1, 0; bar.red.and.pred q, %2, %3, p; selp.s32 %0, 1, 0, q; }"
-               : "=r"(__r) : "r"(pred), "n"(_Bar), "n"(_Threads) : "memory");
+               : "=r"(__r)
+               : "r"(pred), "n"(_Bar), "n"(_Threads)
+               : "memory");
   return __r;
 }
-template <unsigned _Bar, unsigned _Threads>
-__device__ __forceinline__ int bar_red_or(int pred) {
+template <unsigned _Bar, unsigned _Threads> __device__ __forceinline__ int bar_red_or(int pred) {
   int __r;
   asm volatile("{ .reg .pred p, q; setp.ne.s32 p, %1, 0; bar.red.or.pred q, %2, %3, p; selp.s32 %0, 1, 0, q; }"
-               : "=r"(__r) : "r"(pred), "n"(_Bar), "n"(_Threads) : "memory");
+               : "=r"(__r)
+               : "r"(pred), "n"(_Bar), "n"(_Threads)
+               : "memory");
   return __r;
 }
 
-}  // namespace ptb
+} // namespace ptb

@@ -25,33 +25,33 @@ namespace ptb {
 
 // Why a launch ran its original kernel where a policy covered it (or PTB_MODE=ptb asked for its twin).
 enum class Fallback : unsigned {
-  invalid_launch,     // a grid, block or shared-memory size the device cannot run: the original launch
-                      // fails as a plain launch would (counted, not reported: the program sees the error)
-  context_error,      // the CUDA context reports an error before the launch (a sticky one such as
-                      // cudaErrorIllegalAddress, left by an earlier kernel; or a bad stream): the original
-                      // launch fails with it too
-  too_many_tasks,     // 2^56 blocks or more (the task loop's limit)
-  device_setup,       // the runtime could not set itself up on the device (memory, a stream), or could not
-                      // put the thread in the relaxed capture mode to do so in a stream capture
-  no_occupancy,       // the twin cannot place one block on an SM (more registers or shared memory than
-                      // the original's), or its limits could not be read
-  policy_upload,      // the policy's caps could not be written to the device
-  no_control_block,   // no free control block, and the pool could not grow (device memory is full)
-  fusion_mismatch,    // a fused launch whose parts' launches do not match the fused kernel (block shape,
-                      // stream, slots): the caller runs the parts' original kernels
+  invalid_launch,   // a grid, block or shared-memory size the device cannot run: the original launch
+                    // fails as a plain launch would (counted, not reported: the program sees the error)
+  context_error,    // the CUDA context reports an error before the launch (a sticky one such as
+                    // cudaErrorIllegalAddress, left by an earlier kernel; or a bad stream): the original
+                    // launch fails with it too
+  too_many_tasks,   // 2^56 blocks or more (the task loop's limit)
+  device_setup,     // the runtime could not set itself up on the device (memory, a stream), or could not
+                    // put the thread in the relaxed capture mode to do so in a stream capture
+  no_occupancy,     // the twin cannot place one block on an SM (more registers or shared memory than
+                    // the original's), or its limits could not be read
+  policy_upload,    // the policy's caps could not be written to the device
+  no_control_block, // no free control block, and the pool could not grow (device memory is full)
+  fusion_mismatch,  // a fused launch whose parts' launches do not match the fused kernel (block shape,
+                    // stream, slots): the caller runs the parts' original kernels
 };
 constexpr unsigned kFallbackReasons = 8;
 
 inline const char* fallback_name(Fallback f) {
   switch (f) {
-    case Fallback::invalid_launch: return "invalid_launch";
-    case Fallback::context_error: return "context_error";
-    case Fallback::too_many_tasks: return "too_many_tasks";
-    case Fallback::device_setup: return "device_setup";
-    case Fallback::no_occupancy: return "no_occupancy";
-    case Fallback::policy_upload: return "policy_upload";
-    case Fallback::no_control_block: return "no_control_block";
-    case Fallback::fusion_mismatch: return "fusion_mismatch";
+  case Fallback::invalid_launch: return "invalid_launch";
+  case Fallback::context_error: return "context_error";
+  case Fallback::too_many_tasks: return "too_many_tasks";
+  case Fallback::device_setup: return "device_setup";
+  case Fallback::no_occupancy: return "no_occupancy";
+  case Fallback::policy_upload: return "policy_upload";
+  case Fallback::no_control_block: return "no_control_block";
+  case Fallback::fusion_mismatch: return "fusion_mismatch";
   }
   return "unknown";
 }
@@ -59,11 +59,11 @@ inline const char* fallback_name(Fallback f) {
 // What a report says: the first fallback of one kernel for one reason.
 struct FallbackReport {
   Fallback reason;
-  const void* kernel;       // the original kernel's address
-  std::string kernel_name;  // demangled where the name could be read, else empty
+  const void* kernel;      // the original kernel's address
+  std::string kernel_name; // demangled where the name could be read, else empty
   int device;
-  cudaError_t error;        // context_error: the error the context reported; else cudaSuccess
-  std::string message;      // the line printed on stderr when no hook is set
+  cudaError_t error;   // context_error: the error the context reported; else cudaSuccess
+  std::string message; // the line printed on stderr when no hook is set
 };
 
 // Called instead of printing on stderr, once per kernel and reason (from the launching thread, with no
@@ -78,12 +78,12 @@ namespace detail {
 
 struct FallbackLog {
   std::atomic<unsigned long long> counts[kFallbackReasons] = {};
-  std::mutex __m;  // reported and hook
+  std::mutex __m; // reported and hook
   std::set<std::pair<const void*, unsigned>> reported;
   std::function<void(const FallbackReport&)> hook;
 };
 inline FallbackLog& fallback_log() {
-  static FallbackLog* log = new FallbackLog();  // never destroyed: launches may come during exit
+  static FallbackLog* log = new FallbackLog(); // never destroyed: launches may come during exit
   return *log;
 }
 
@@ -112,14 +112,14 @@ inline std::string kernel_name(const void* kernel) {
 
 inline const char* fallback_text(Fallback f) {
   switch (f) {
-    case Fallback::invalid_launch: return "its launch configuration is invalid on this device";
-    case Fallback::context_error: return "the CUDA context reports an error";
-    case Fallback::too_many_tasks: return "its grid has 2^56 blocks or more";
-    case Fallback::device_setup: return "the runtime could not set itself up on the device";
-    case Fallback::no_occupancy: return "its twin cannot place a block on an SM";
-    case Fallback::policy_upload: return "the policy's caps could not be written to the device";
-    case Fallback::no_control_block: return "no control block was free";
-    case Fallback::fusion_mismatch: return "its parts' launches do not match the fused kernel";
+  case Fallback::invalid_launch: return "its launch configuration is invalid on this device";
+  case Fallback::context_error: return "the CUDA context reports an error";
+  case Fallback::too_many_tasks: return "its grid has 2^56 blocks or more";
+  case Fallback::device_setup: return "the runtime could not set itself up on the device";
+  case Fallback::no_occupancy: return "its twin cannot place a block on an SM";
+  case Fallback::policy_upload: return "the policy's caps could not be written to the device";
+  case Fallback::no_control_block: return "no control block was free";
+  case Fallback::fusion_mismatch: return "its parts' launches do not match the fused kernel";
   }
   return "unknown reason";
 }
@@ -133,7 +133,7 @@ inline void note_fallback(Fallback reason, const void* kernel, PolicyState* poli
     std::lock_guard<std::mutex> __g(rt().__m);
     ++policy->fallbacks;
   }
-  if (reason == Fallback::invalid_launch) return;  // the launch reports its error as a plain one would
+  if (reason == Fallback::invalid_launch) return; // the launch reports its error as a plain one would
   std::function<void(const FallbackReport&)> hook;
   {
     std::lock_guard<std::mutex> __g(log.__m);
@@ -155,9 +155,10 @@ inline void note_fallback(Fallback reason, const void* kernel, PolicyState* poli
   }
   const bool ran = reason != Fallback::context_error;
   __r.message = "ptb: warning: kernel '" + (__r.kernel_name.empty() ? std::string("?") : __r.kernel_name) +
-              "' on device " + std::to_string(__r.device) + (ran ? " ran its original kernel, unconfined: " :
-              " was not launched as its twin, and its original launch fails too: ") + what +
-              " [fallback " + fallback_name(reason) + "; reported once per kernel and reason]";
+                "' on device " + std::to_string(__r.device) +
+                (ran ? " ran its original kernel, unconfined: "
+                     : " was not launched as its twin, and its original launch fails too: ") +
+                what + " [fallback " + fallback_name(reason) + "; reported once per kernel and reason]";
   if (hook)
     hook(__r);
   else
@@ -168,7 +169,7 @@ inline void note_fallback(Fallback reason, const void* kernel, PolicyState* poli
   }
 }
 
-}  // namespace detail
+} // namespace detail
 
 inline void set_fallback_hook(std::function<void(const FallbackReport&)> hook) {
   detail::FallbackLog& log = detail::fallback_log();
@@ -186,4 +187,4 @@ inline unsigned long long fallback_count() {
   return n;
 }
 
-}  // namespace ptb
+} // namespace ptb

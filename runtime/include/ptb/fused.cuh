@@ -30,9 +30,9 @@ namespace ptb {
 
 // One kernel of a fused launch.
 struct FusedPart {
-  LaunchConfig config;  // the kernel's original grid, block, dynamic shared memory and stream
-  dim3 block;           // the block shape the fused kernel's slots were generated for
-  unsigned slots;       // slots of this kernel in each fused block
+  LaunchConfig config; // the kernel's original grid, block, dynamic shared memory and stream
+  dim3 block;          // the block shape the fused kernel's slots were generated for
+  unsigned slots;      // slots of this kernel in each fused block
 };
 
 namespace detail {
@@ -54,14 +54,14 @@ inline int fused_occupancy_locked(DeviceState& d, const void* fused, unsigned th
       return 0;
   }
   int occ = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fused, static_cast<int>(threads), dyn) != cudaSuccess) return 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fused, static_cast<int>(threads), dyn) != cudaSuccess)
+    return 0;
   if (occ > 0) d.occ.emplace(__k, occ);
   return occ;
 }
 
 // The fused kernel's argument pointers: the parts' kernel arguments, one Launch per part, the layout.
-template <size_t _Np, size_t _Na>
-struct FusedArgv {
+template <size_t _Np, size_t _Na> struct FusedArgv {
   void* p[_Na + _Np + 1];
   FusedArgv(void* const* args, Launch* launches, FusedShared* layout) {
     for (size_t __j = 0; __j < _Na; ++__j) p[__j] = args[__j];
@@ -72,8 +72,7 @@ struct FusedArgv {
 
 // Launches more workers (resume) for a fused launch: the fused kernel again, every part's control block
 // marked as resume; the parts whose launch is over (or not running on that SM's terms) leave at once.
-template <size_t _Np, class... _Args>
-struct FusedRelauncher {
+template <size_t _Np, class... _Args> struct FusedRelauncher {
   const void* fused;
   unsigned threads;
   size_t dyn;
@@ -98,7 +97,7 @@ struct FusedRelauncher {
   }
 };
 
-}  // namespace detail
+} // namespace detail
 
 // Launches the fused kernel `fused`, whose parameters are: the parts' kernel arguments in order (`args`,
 // each of exactly the kernel parameter's type), one `Launch` per part, then a `FusedShared`. The fused
@@ -149,7 +148,7 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[_Np], _Args... arg
   error = cudaStreamIsCapturing(stream, &cs);
   if (error != cudaSuccess) return fall(Fallback::context_error, error);
   const bool captured = cs != cudaStreamCaptureStatusNone;
-  const detail::RelaxedCaptureMode relaxed(captured);  // set-up calls in a capture (prepare.cuh)
+  const detail::RelaxedCaptureMode relaxed(captured); // set-up calls in a capture (prepare.cuh)
   const bool no_set_up = captured && !relaxed.on();
   detail::Runtime& __r = detail::rt();
   detail::Prepared prep[_Np];
@@ -176,7 +175,8 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[_Np], _Args... arg
     // No more fused blocks than the part with the most tasks per slot can use.
     unsigned long long need = 0;
     for (size_t __i = 0; __i < _Np; ++__i) {
-      const unsigned long long per = (detail::task_count(parts[__i].config.grid) + parts[__i].slots - 1) / parts[__i].slots;
+      const unsigned long long per =
+          (detail::task_count(parts[__i].config.grid) + parts[__i].slots - 1) / parts[__i].slots;
       need = per > need ? per : need;
     }
     const unsigned long long full = static_cast<unsigned long long>(occ) * d->sms;
@@ -207,7 +207,7 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[_Np], _Args... arg
   if (cudaLaunchKernel(fused, dim3(blocks), dim3(threads), argv.p, dyn, stream) != cudaSuccess) {
     (void)cudaGetLastError();
     for (size_t __i = 0; __i < _Np; ++__i) detail::release(prep[__i]);
-    return fall(Fallback::no_occupancy, cudaSuccess);  // its resources: the launch found no room for its block
+    return fall(Fallback::no_occupancy, cudaSuccess); // its resources: the launch found no room for its block
   }
   detail::FusedRelauncher<_Np, _Args...> rl{fused, threads, dyn, layout, {}, std::tuple<_Args...>(args...), 0};
   for (size_t __j = 0; __j < _Np; ++__j) rl.launches[__j] = launches[__j];
@@ -227,8 +227,7 @@ enum class FusedChoice : int { sequential = 0, streams = 1, fused = 2 };
 // One measured problem size: each kernel's task count there (grid.x * grid.y * grid.z of its launch) and
 // what ran fastest. With `fused`, `candidate` indexes the output's candidate table (else -1); `label` is
 // the candidate's ratio ("2:2/2"), "sequential" or "streams".
-template <size_t _Np>
-struct FusedDecision {
+template <size_t _Np> struct FusedDecision {
   unsigned long long tasks[_Np];
   FusedChoice choice;
   int candidate;
@@ -244,7 +243,8 @@ inline unsigned long long grid_tasks(dim3 grid) {
 // |ln(tasks / measured tasks)| (sizes compare by ratio: 2x larger is as far as 2x smaller), the first one of
 // equal distance. A task count of 0 counts as 1.
 template <size_t _Np, size_t _Mp>
-inline const FusedDecision<_Np>& nearest_decision(const FusedDecision<_Np> (&table)[_Mp], const unsigned long long (&tasks)[_Np]) {
+inline const FusedDecision<_Np>& nearest_decision(const FusedDecision<_Np> (&table)[_Mp],
+                                                  const unsigned long long (&tasks)[_Np]) {
   static_assert(_Mp >= 1, "a decision table has at least one entry");
   size_t best = 0;
   double best_d = 0;
@@ -279,7 +279,7 @@ inline SideStreamSlot& side_stream_slot(int dev) {
   static SideStreamSlot slots[kMaxSideStreamDevices];
   return slots[dev];
 }
-}  // namespace detail
+} // namespace detail
 
 // Runs work beside `stream` on a side stream, ordered both ways: made, it records an event in `stream`
 // and makes the side stream wait for it (what `stream` had before comes first); ended, it records an event
@@ -291,7 +291,7 @@ inline SideStreamSlot& side_stream_slot(int dev) {
 // nothing forks: side() is `stream` and the parts run one after the other (a shared side stream cannot be
 // part of a graph that may be replayed while the program uses it).
 class SideStream {
- public:
+public:
   explicit SideStream(cudaStream_t stream) : stream_(stream), lock_(detail::side_stream_mutex()) {
     cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess) {
@@ -319,7 +319,8 @@ class SideStream {
   }
   ~SideStream() {
     if (!slot_) return;
-    if (cudaEventRecord(slot_->join, slot_->side) != cudaSuccess || cudaStreamWaitEvent(stream_, slot_->join, 0) != cudaSuccess) {
+    if (cudaEventRecord(slot_->join, slot_->side) != cudaSuccess ||
+        cudaStreamWaitEvent(stream_, slot_->join, 0) != cudaSuccess) {
       // The caller's stream could not be made to wait: wait here, so that nothing after it overtakes.
       (void)cudaGetLastError();
       (void)cudaStreamSynchronize(slot_->side);
@@ -331,10 +332,10 @@ class SideStream {
   cudaStream_t side() const { return slot_ ? slot_->side : stream_; }
   bool forked() const { return slot_ != nullptr; }
 
- private:
+private:
   cudaStream_t stream_;
   std::lock_guard<std::mutex> lock_;
   detail::SideStreamSlot* slot_ = nullptr;
 };
 
-}  // namespace ptb
+} // namespace ptb

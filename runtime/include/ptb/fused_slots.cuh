@@ -24,9 +24,10 @@ using SlotShared = detail::WorkerShared;
 // slot's _Threads threads; `local` is the thread's index in the slot, `worker` the worker's index among
 // the launch's workers (fused block * slots of this kernel + the slot's rank among them).
 template <TaskSync _Sync, unsigned _Bar, unsigned _Threads, class _Task>
-__device__ __forceinline__ void run_slot_tasks(const Launch& launch, SlotShared& shared, unsigned local, unsigned worker,
-                                               _Task&& task) {
-  detail::task_loop<_Sync>(detail::SlotGroup<_Bar, _Threads>{local, worker}, launch, shared, static_cast<_Task&&>(task));
+__device__ __forceinline__ void run_slot_tasks(const Launch& launch, SlotShared& shared, unsigned local,
+                                               unsigned worker, _Task&& task) {
+  detail::task_loop<_Sync>(detail::SlotGroup<_Bar, _Threads>{local, worker}, launch, shared,
+                           static_cast<_Task&&>(task));
 }
 
 // Register budgets (fuse-kernels --reg-budget; docs/user/fuse-kernels.md, "Register budgets"): every thread of
@@ -35,15 +36,13 @@ __device__ __forceinline__ void run_slot_tasks(const Launch& launch, SlotShared&
 // to raise the warpgroup to _Np (the fuser checks that the budgets of all warpgroups fit the block's launch
 // registers, so the decs of the other warpgroups always come). PTX setmaxnreg, sm_90a only (PTX ISA 8.0):
 // on any other target these do nothing, and every warpgroup keeps the launch count.
-template <unsigned _Np>
-__device__ __forceinline__ void setmaxnreg_inc() {
+template <unsigned _Np> __device__ __forceinline__ void setmaxnreg_inc() {
   static_assert(_Np >= 24 && _Np <= 256 && _Np % 8 == 0, "setmaxnreg takes a multiple of 8 from 24 to 256");
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(_Np));
 #endif
 }
-template <unsigned _Np>
-__device__ __forceinline__ void setmaxnreg_dec() {
+template <unsigned _Np> __device__ __forceinline__ void setmaxnreg_dec() {
   static_assert(_Np >= 24 && _Np <= 256 && _Np % 8 == 0, "setmaxnreg takes a multiple of 8 from 24 to 256");
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(_Np));
@@ -59,8 +58,7 @@ __device__ __forceinline__ uint3 slot_thread_index(unsigned local, unsigned bx, 
 // What cooperative_groups::this_thread_block() gives in a slot: the slot's threads as a group (the fuser
 // rewrites this_thread_block() to slot_block() there). sync() is the slot's named barrier;
 // cooperative_groups::sync(g) works too (it calls g.sync()). group_index() is the task's blockIdx.
-template <unsigned _Bar, unsigned _Threads>
-struct SlotBlock {
+template <unsigned _Bar, unsigned _Threads> struct SlotBlock {
   uint3 tidx, bidx;
   dim3 bdim;
   __device__ __forceinline__ void sync() const { bar_sync<_Bar, _Threads>(); }
@@ -79,4 +77,4 @@ __device__ __forceinline__ SlotBlock<_Bar, _Threads> slot_block(uint3 thread_idx
   return SlotBlock<_Bar, _Threads>{thread_idx, block_idx, block_dim};
 }
 
-}  // namespace ptb
+} // namespace ptb

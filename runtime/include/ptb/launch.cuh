@@ -19,17 +19,15 @@ namespace ptb {
 
 namespace detail {
 
-template <class... Params>
-struct TwinOf {
+template <class... Params> struct TwinOf {
   using type = void (*)(Params..., Launch);
 };
 
-}  // namespace detail
+} // namespace detail
 
 namespace detail {
 
-template <class... Params>
-struct Relauncher {
+template <class... Params> struct Relauncher {
   typename TwinOf<Params...>::type twin;
   std::tuple<Params...> args;
   dim3 block;
@@ -53,7 +51,7 @@ cudaError_t launch_tuple(const LaunchConfig& c, const void* original, typename T
   cudaError_t error = cudaSuccess;
   PolicyState* policy = nullptr;
   if (!prepare(c, original, reinterpret_cast<const void*>(twin), p, why, error, policy)) {
-    note_fallback(why, original, policy, error);  // counted; reported once per kernel and reason
+    note_fallback(why, original, policy, error); // counted; reported once per kernel and reason
     void* argv[] = {static_cast<void*>(&std::get<_Ip>(a))..., nullptr};
     return cudaLaunchKernel(original, c.grid, c.block, argv, c.shmem, c.stream);
   }
@@ -69,17 +67,15 @@ cudaError_t launch_tuple(const LaunchConfig& c, const void* original, typename T
 }
 
 template <class... Params, size_t... _Ip>
-cudaError_t launch_argv(const void* original, typename TwinOf<Params...>::type twin, const LaunchConfig& c,
-                        void** argv, std::index_sequence<_Ip...>) {
+cudaError_t launch_argv(const void* original, typename TwinOf<Params...>::type twin, const LaunchConfig& c, void** argv,
+                        std::index_sequence<_Ip...>) {
   std::tuple<Params...> a(*static_cast<Params*>(argv[_Ip])...);
   return launch_tuple(c, original, twin, a, std::index_sequence<_Ip...>{});
 }
 
 // The original kernel's parameters, from its twin's type void (*)(Params..., Launch): Params... as a tuple.
-template <class Twin>
-struct TwinArgs;
-template <class... _Pp>
-struct TwinArgs<void (*)(_Pp...)> {
+template <class Twin> struct TwinArgs;
+template <class... _Pp> struct TwinArgs<void (*)(_Pp...)> {
   template <size_t... _Ip>
   static std::tuple<std::tuple_element_t<_Ip, std::tuple<_Pp...>>...> drop_launch(std::index_sequence<_Ip...>);
   using tuple = decltype(drop_launch(std::make_index_sequence<sizeof...(_Pp) - 1>{}));
@@ -88,20 +84,18 @@ struct TwinArgs<void (*)(_Pp...)> {
 
 // Twins apart (docs/reference/generated-code.md): what the twins part defines for a template kernel, and the
 // program's compile calls with the original's address.
-template <class... Params>
-struct TwinLaunchOf {
+template <class... Params> struct TwinLaunchOf {
   using type = void (*)(const LaunchConfig&, const void*, Params...);
 };
 using TwinLaunchArgs = cudaError_t (*)(const void*, dim3, dim3, void**, size_t, cudaStream_t);
 
 // A kernel's arguments, copied from cudaLaunchKernel's argv into the tuple of its parameter types.
-template <class Tuple, size_t... _Ip>
-Tuple tuple_from_argv(void** argv, std::index_sequence<_Ip...>) {
-  (void)argv;  // a kernel without parameters
+template <class Tuple, size_t... _Ip> Tuple tuple_from_argv(void** argv, std::index_sequence<_Ip...>) {
+  (void)argv; // a kernel without parameters
   return Tuple(*static_cast<std::tuple_element_t<_Ip, Tuple>*>(argv[_Ip])...);
 }
 
-}  // namespace detail
+} // namespace detail
 
 namespace detail {
 template <class... Params, size_t... _Ip>
@@ -110,7 +104,7 @@ cudaError_t launch_original(const LaunchConfig& c, void (*original)(Params...), 
   void* argv[] = {static_cast<void*>(&std::get<_Ip>(a))..., nullptr};
   return cudaLaunchKernel(reinterpret_cast<const void*>(original), c.grid, c.block, argv, c.shmem, c.stream);
 }
-}  // namespace detail
+} // namespace detail
 
 // Launch the twin's workers in config.stream, or the original kernel with config's grid: in `original`
 // mode, and in `automatic` mode when no policy can confine or yield the launch (see LaunchMode). Errors
@@ -133,8 +127,7 @@ void launch(const LaunchConfig& config, void (*original)(Params...), typename de
 // cudaLaunchKernel returns.
 template <class... Params>
 cudaError_t launch_kernel_args(void (*original)(Params...), typename detail::TwinOf<Params...>::type twin, dim3 grid,
-                               dim3 block,
-                               void** argv, size_t shmem, cudaStream_t stream) {
+                               dim3 block, void** argv, size_t shmem, cudaStream_t stream) {
   if (detail::runs_original(Policy(), stream))
     return cudaLaunchKernel(reinterpret_cast<const void*>(original), grid, block, argv, shmem, stream);
   return detail::launch_argv<Params...>(reinterpret_cast<const void*>(original), twin,
@@ -176,8 +169,8 @@ void launch_twin(const LaunchConfig& config, const void* original, Twin twin, Ar
 
 // The twins part's side of launch_kernel_args_apart.
 template <class Twin>
-cudaError_t launch_kernel_args_twin(const void* original, Twin twin, dim3 grid, dim3 block, void** argv,
-                                    size_t shmem, cudaStream_t stream) {
+cudaError_t launch_kernel_args_twin(const void* original, Twin twin, dim3 grid, dim3 block, void** argv, size_t shmem,
+                                    cudaStream_t stream) {
   using Args = detail::TwinArgs<Twin>;
   auto a = detail::tuple_from_argv<typename Args::tuple>(argv, typename Args::indices{});
   return detail::launch_tuple(LaunchConfig(grid, block, shmem, stream), original, twin, a, typename Args::indices{});
@@ -193,4 +186,4 @@ cudaError_t preload(void (*original)(Params...), typename detail::TwinOf<Params.
   return e;
 }
 
-}  // namespace ptb
+} // namespace ptb

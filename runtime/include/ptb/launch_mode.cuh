@@ -33,21 +33,23 @@ inline std::atomic<int>& mode_word() {
   static std::atomic<int> __m{mode_from_env()};
   return __m;
 }
-}  // namespace detail
+} // namespace detail
 
 inline void set_launch_mode(LaunchMode __m) {
   detail::mode_word().store(__m == LaunchMode::original ? detail::kModeOriginal
                             : __m == LaunchMode::ptb    ? detail::kModePtb
-                                                      : detail::kModeAutomatic,
+                                                        : detail::kModeAutomatic,
                             std::memory_order_relaxed);
 }
 inline LaunchMode launch_mode() {
   const int __m = detail::mode_word().load(std::memory_order_relaxed);
-  return __m == detail::kModeOriginal ? LaunchMode::original : __m == detail::kModePtb ? LaunchMode::ptb : LaunchMode::automatic;
+  return __m == detail::kModeOriginal ? LaunchMode::original
+         : __m == detail::kModePtb    ? LaunchMode::ptb
+                                      : LaunchMode::automatic;
 }
 // How PTB_MODE spells a mode: "auto", "ptb" or "original" (benchmarks print it beside their results).
 inline const char* launch_mode_name(LaunchMode __m) {
   return __m == LaunchMode::ptb ? "ptb" : __m == LaunchMode::original ? "original" : "auto";
 }
 
-}  // namespace ptb
+} // namespace ptb

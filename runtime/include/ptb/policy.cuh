@@ -21,18 +21,18 @@ namespace ptb {
 
 // Where a launch's workers may run: a set of SMs and a cap on workers per SM (0: no cap beyond
 // occupancy) on the allowed SMs that are in `capped` (default: all of them); the other allowed SMs run
-// at full occupancy (G-Space's k workers on n SMs: set(all, k, first(n))). A handle: copies refer to the same policy; policies live as long as the process.
-// Changing a policy (set) takes effect at once on the launches running under it: workers on SMs it
-// removes leave after their current task, and SMs it adds get new workers.
+// at full occupancy (G-Space's k workers on n SMs: set(all, k, first(n))). A handle: copies refer to the same policy;
+// policies live as long as the process. Changing a policy (set) takes effect at once on the launches running under it:
+// workers on SMs it removes leave after their current task, and SMs it adds get new workers.
 class Policy {
- public:
-  Policy() = default;  // empty: "not given" (the stream's policy, else the process policy applies)
-  explicit Policy(detail::PolicyState* p) : p_(p) {}  // internal
+public:
+  Policy() = default; // empty: "not given" (the stream's policy, else the process policy applies)
+  explicit Policy(detail::PolicyState* p) : p_(p) {} // internal
   static Policy create(const SmSet& sms = SmSet::all(), unsigned per_sm = 0, const SmSet& capped = SmSet::all());
   void set(const SmSet& sms, unsigned per_sm = 0, const SmSet& capped = SmSet::all()) const;
   SmSet sms() const;
   unsigned per_sm() const;
-  SmSet capped() const;  // the SMs the cap applies on (SmSet::all(): every allowed SM)
+  SmSet capped() const; // the SMs the cap applies on (SmSet::all(): every allowed SM)
   // Twin launches made under this policy so far (resume launches of a running one not counted). A launch
   // that ran its original kernel (a plain <<<>>> the tool did not rewrite, or one the twin could not
   // take) is not counted: nothing could confine it. The QoS epoch loop uses it to tell BE work that is
@@ -45,7 +45,7 @@ class Policy {
   bool operator==(const Policy& __o) const { return p_ == __o.p_; }
   detail::PolicyState* state() const { return p_; }
 
- private:
+private:
   detail::PolicyState* p_ = nullptr;
 };
 
@@ -60,7 +60,7 @@ inline Policy stream_policy(cudaStream_t stream);
 
 inline Policy Policy::create(const SmSet& sms, unsigned per_sm, const SmSet& capped) {
   Policy p;
-  p.p_ = new detail::PolicyState();  // lives as long as the process (running kernels may point at it)
+  p.p_ = new detail::PolicyState(); // lives as long as the process (running kernels may point at it)
   p.p_->sms = sms;
   p.p_->per_sm = per_sm;
   p.p_->capped = capped;
@@ -73,7 +73,7 @@ inline Policy Policy::create(const SmSet& sms, unsigned per_sm, const SmSet& cap
   detail::rt().policies.push_back(p.p_);
   if (on_device) {
     detail::DeviceState* d = detail::device_locked(dev, context);
-    if (!d || !detail::upload_caps_locked(*d, *p.p_)) guard.drop_ours();  // the launch will try again
+    if (!d || !detail::upload_caps_locked(*d, *p.p_)) guard.drop_ours(); // the launch will try again
     if (detail::restricted(*p.p_)) detail::start_monitor_locked();
   }
   return p;
@@ -82,7 +82,7 @@ inline void Policy::set(const SmSet& sms, unsigned per_sm, const SmSet& capped) 
   if (!p_) return;
   const detail::LastErrorGuard guard;
   detail::Runtime& __r = detail::rt();
-  std::vector<detail::Resume> due;  // new workers for running launches where a cap went up
+  std::vector<detail::Resume> due; // new workers for running launches where a cap went up
   {
     std::lock_guard<std::mutex> __g(__r.__m);
     p_->sms = sms;
@@ -111,8 +111,8 @@ inline void Policy::set(const SmSet& sms, unsigned per_sm, const SmSet& capped) 
       }
     }
   }
-  guard.drop_ours();  // a device that could not take the change is retried by the next launch there
-  detail::launch_resumes(due);  // outside the lock (monitor.cuh)
+  guard.drop_ours();           // a device that could not take the change is retried by the next launch there
+  detail::launch_resumes(due); // outside the lock (monitor.cuh)
 }
 inline SmSet Policy::sms() const {
   std::lock_guard<std::mutex> __g(detail::rt().__m);
@@ -156,4 +156,4 @@ inline Policy stream_policy(cudaStream_t stream) {
   return Policy(s);
 }
 
-}  // namespace ptb
+} // namespace ptb

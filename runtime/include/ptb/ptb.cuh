@@ -3,7 +3,7 @@
 #pragma once
 #define PTB_RUNTIME_VERSION 1
 
-#include <cstdint>  // came with the runtime before it was split by concept; kept for programs that rely on it
+#include <cstdint> // came with the runtime before it was split by concept; kept for programs that rely on it
 
 // device side
 #include "twin_params.cuh"
@@ -11,7 +11,7 @@
 #include "run_tasks.cuh"
 #include "fused_slots.cuh"
 // host side
-#include "detail/connections.cuh"  // acts when the program is loaded
+#include "detail/connections.cuh" // acts when the program is loaded
 #include "smset.cuh"
 #include "launch_mode.cuh"
 #include "tuning.cuh"

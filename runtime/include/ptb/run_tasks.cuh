@@ -18,4 +18,4 @@ __device__ __forceinline__ void run_tasks(const Launch& launch, _Task&& task) {
   detail::task_loop<_Sync>(detail::WholeBlock{}, launch, ptb_worker_, static_cast<_Task&&>(task));
 }
 
-}  // namespace ptb
+} // namespace ptb

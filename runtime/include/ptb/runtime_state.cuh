@@ -21,4 +21,4 @@ inline bool runtime_set_up(int device = -1) {
   return __r.devs[device] != nullptr;
 }
 
-}  // namespace ptb
+} // namespace ptb

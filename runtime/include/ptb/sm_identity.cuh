@@ -34,4 +34,4 @@ inline unsigned sm_count() {
   return d ? static_cast<unsigned>(d->sms) : 0;
 }
 
-}  // namespace ptb
+} // namespace ptb

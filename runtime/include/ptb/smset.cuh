@@ -12,17 +12,21 @@ constexpr unsigned kMaxSms = 256;
 // A set of SMs, by dense index: the i-th smallest %smid value the device reports (on an H100 the dense
 // index equals %smid, 0..131; PTX does not promise contiguous ids, so the runtime maps them).
 class SmSet {
- public:
+public:
   SmSet() = default;
-  static SmSet all() { SmSet s; s.b_.set(); return s; }          // every SM the device has
+  static SmSet all() {
+    SmSet s;
+    s.b_.set();
+    return s;
+  } // every SM the device has
   static SmSet none() { return SmSet(); }
-  static SmSet range(unsigned first, unsigned last_excl) {        // [first, last_excl)
+  static SmSet range(unsigned first, unsigned last_excl) { // [first, last_excl)
     SmSet s;
     for (unsigned __i = first; __i < last_excl && __i < kMaxSms; ++__i) s.b_.set(__i);
     return s;
   }
   static SmSet first(unsigned n) { return range(0, n); }
-  static SmSet mask(unsigned long long lo, unsigned long long hi = 0) {  // bit i: SM i (0..127)
+  static SmSet mask(unsigned long long lo, unsigned long long hi = 0) { // bit i: SM i (0..127)
     SmSet s;
     for (unsigned __i = 0; __i < 64; ++__i) {
       if ((lo >> __i) & 1) s.b_.set(__i);
@@ -40,7 +44,10 @@ class SmSet {
   static bool parse(const std::string& text, SmSet& out) {
     SmSet s;
     size_t __i = 0;
-    if (text == "all") { out = all(); return true; }
+    if (text == "all") {
+      out = all();
+      return true;
+    }
     while (__i < text.size()) {
       char* e = nullptr;
       const unsigned long a = std::strtoul(text.c_str() + __i, &e, 10);
@@ -63,19 +70,36 @@ class SmSet {
     out = s;
     return true;
   }
-  SmSet& add(unsigned __i) { if (__i < kMaxSms) b_.set(__i); return *this; }
-  SmSet& remove(unsigned __i) { if (__i < kMaxSms) b_.reset(__i); return *this; }
+  SmSet& add(unsigned __i) {
+    if (__i < kMaxSms) b_.set(__i);
+    return *this;
+  }
+  SmSet& remove(unsigned __i) {
+    if (__i < kMaxSms) b_.reset(__i);
+    return *this;
+  }
   bool contains(unsigned __i) const { return __i < kMaxSms && b_.test(__i); }
   unsigned count() const { return static_cast<unsigned>(b_.count()); }
   bool empty() const { return b_.none(); }
-  SmSet operator|(const SmSet& __o) const { SmSet s; s.b_ = b_ | __o.b_; return s; }
-  SmSet operator&(const SmSet& __o) const { SmSet s; s.b_ = b_ & __o.b_; return s; }
+  SmSet operator|(const SmSet& __o) const {
+    SmSet s;
+    s.b_ = b_ | __o.b_;
+    return s;
+  }
+  SmSet operator&(const SmSet& __o) const {
+    SmSet s;
+    s.b_ = b_ & __o.b_;
+    return s;
+  }
   bool operator==(const SmSet& __o) const { return b_ == __o.b_; }
   bool operator!=(const SmSet& __o) const { return b_ != __o.b_; }
   std::string str() const {
     std::string __r;
     for (unsigned __i = 0; __i < kMaxSms;) {
-      if (!b_.test(__i)) { ++__i; continue; }
+      if (!b_.test(__i)) {
+        ++__i;
+        continue;
+      }
       unsigned __j = __i;
       while (__j + 1 < kMaxSms && b_.test(__j + 1)) ++__j;
       if (!__r.empty()) __r += ',';
@@ -86,8 +110,8 @@ class SmSet {
     return __r.empty() ? "none" : __r;
   }
 
- private:
+private:
   std::bitset<kMaxSms> b_;
 };
 
-}  // namespace ptb
+} // namespace ptb

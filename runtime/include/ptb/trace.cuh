@@ -21,12 +21,12 @@
 namespace ptb {
 
 struct TraceEvent {
-  unsigned long long task;      // linear id of the original block
-  unsigned long long start_ns;  // %globaltimer when the worker started it
-  unsigned long long end_ns;    // when the worker's thread 0 finished it
-  unsigned sm;                  // %smid
-  unsigned worker;              // the worker's blockIdx.x
-  unsigned launch;              // trace tag of the launch (1, 2, ... in launch order while tracing)
+  unsigned long long task;     // linear id of the original block
+  unsigned long long start_ns; // %globaltimer when the worker started it
+  unsigned long long end_ns;   // when the worker's thread 0 finished it
+  unsigned sm;                 // %smid
+  unsigned worker;             // the worker's blockIdx.x
+  unsigned launch;             // trace tag of the launch (1, 2, ... in launch order while tracing)
 };
 
 // Launches made from now on (current device) record one event per task, up to max_events in all.
@@ -43,7 +43,7 @@ inline cudaError_t trace_start(size_t max_events = 1u << 20) {
     unsigned long long* c = nullptr;
     if ((e = cudaMalloc(&__r, max_events * sizeof(detail::TraceRec))) != cudaSuccess) return e;
     if ((e = cudaMalloc(&c, sizeof(unsigned long long))) != cudaSuccess) return e;
-    d->trace.recs = __r;  // an older, smaller buffer is left allocated: running launches may write to it
+    d->trace.recs = __r; // an older, smaller buffer is left allocated: running launches may write to it
     d->trace.count = c;
     d->trace.cap = max_events;
   }
@@ -76,7 +76,8 @@ inline std::vector<TraceEvent> trace_collect() {
     return out;
   n = std::min<unsigned long long>(n, tb.cap);
   std::vector<detail::TraceRec> __r(n);
-  if (n && (cudaMemcpyAsync(__r.data(), tb.recs, n * sizeof(detail::TraceRec), cudaMemcpyDeviceToHost, d->ctl) != cudaSuccess ||
+  if (n && (cudaMemcpyAsync(__r.data(), tb.recs, n * sizeof(detail::TraceRec), cudaMemcpyDeviceToHost, d->ctl) !=
+                cudaSuccess ||
             cudaStreamSynchronize(d->ctl) != cudaSuccess))
     return out;
   if (cudaMemsetAsync(tb.count, 0, sizeof(unsigned long long), d->ctl) != cudaSuccess ||
@@ -108,8 +109,9 @@ inline bool trace_write_json(const std::string& path, const std::vector<TraceEve
     }
   }
   for (const auto& e : ev) {
-    std::fprintf(f, "%s{\"ph\":\"X\",\"name\":\"launch %u\",\"pid\":0,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
-                    "\"args\":{\"task\":%llu,\"worker\":%u}}",
+    std::fprintf(f,
+                 "%s{\"ph\":\"X\",\"name\":\"launch %u\",\"pid\":0,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
+                 "\"args\":{\"task\":%llu,\"worker\":%u}}",
                  first ? "" : ",\n", e.launch, e.sm, (e.start_ns - t0) / 1000.0,
                  (e.end_ns > e.start_ns ? e.end_ns - e.start_ns : 0) / 1000.0, e.task, e.worker);
     first = false;
@@ -122,4 +124,4 @@ inline bool trace_write_json(const std::string& path, const std::vector<TraceEve
   return std::fclose(f) == 0;
 }
 
-}  // namespace ptb
+} // namespace ptb

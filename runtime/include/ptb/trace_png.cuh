@@ -46,8 +46,9 @@ inline bool write_png(const std::string& path, unsigned w, unsigned h, const std
   std::vector<unsigned char> raw;
   raw.reserve(static_cast<size_t>(h) * (3 * w + 1));
   for (unsigned y = 0; y < h; ++y) {
-    raw.push_back(0);  // filter: none
-    raw.insert(raw.end(), rgb.begin() + static_cast<size_t>(y) * 3 * w, rgb.begin() + static_cast<size_t>(y + 1) * 3 * w);
+    raw.push_back(0); // filter: none
+    raw.insert(raw.end(), rgb.begin() + static_cast<size_t>(y) * 3 * w,
+               rgb.begin() + static_cast<size_t>(y + 1) * 3 * w);
   }
   std::vector<unsigned char> z = {0x78, 0x01};
   for (size_t __i = 0; __i < raw.size() || __i == 0;) {
@@ -72,7 +73,7 @@ inline bool write_png(const std::string& path, unsigned w, unsigned h, const std
   std::vector<unsigned char> ihdr;
   put32(ihdr, w);
   put32(ihdr, h);
-  ihdr.insert(ihdr.end(), {8, 2, 0, 0, 0});  // 8-bit RGB
+  ihdr.insert(ihdr.end(), {8, 2, 0, 0, 0}); // 8-bit RGB
   png_chunk(out, "IHDR", ihdr);
   png_chunk(out, "IDAT", z);
   png_chunk(out, "IEND", {});
@@ -81,7 +82,7 @@ inline bool write_png(const std::string& path, unsigned w, unsigned h, const std
   const bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
   return std::fclose(f) == 0 && ok;
 }
-}  // namespace detail
+} // namespace detail
 
 // A picture of SMs over time: one row band per SM (top: SM 0), time left to right; each pixel's colour
 // is the launch that kept that SM busiest there, its strength how many of its tasks ran there at once
@@ -114,7 +115,7 @@ inline bool trace_write_png(const std::string& path, const std::vector<TraceEven
       for (unsigned __k = 0; __k < colours; ++__k) t += busy[__i + __k];
       mx = std::max(mx, t);
     }
-  static const unsigned char pal[8][3] = {{31, 119, 180}, {214, 39, 40},  {44, 160, 44},  {255, 127, 14},
+  static const unsigned char pal[8][3] = {{31, 119, 180},  {214, 39, 40},  {44, 160, 44}, {255, 127, 14},
                                           {148, 103, 189}, {23, 190, 207}, {140, 86, 75}, {227, 119, 194}};
   const unsigned h = nsm * row_px;
   std::vector<unsigned char> rgb(static_cast<size_t>(h) * width * 3, 255);
@@ -133,7 +134,7 @@ inline bool trace_write_png(const std::string& path, const std::vector<TraceEven
       if (x % (width / 10 ? width / 10 : 1) == 0 && tot == 0) px[0] = px[1] = px[2] = 235;
       for (unsigned __r = 0; __r < row_px; ++__r) {
         unsigned char* __o = &rgb[((static_cast<size_t>(sm) * row_px + __r) * width + x) * 3];
-        const bool sep = (__r == row_px - 1 && row_px > 2);  // thin line between SMs
+        const bool sep = (__r == row_px - 1 && row_px > 2); // thin line between SMs
         __o[0] = sep ? static_cast<unsigned char>(px[0] * 0.9) : px[0];
         __o[1] = sep ? static_cast<unsigned char>(px[1] * 0.9) : px[1];
         __o[2] = sep ? static_cast<unsigned char>(px[2] * 0.9) : px[2];
@@ -142,4 +143,4 @@ inline bool trace_write_png(const std::string& path, const std::vector<TraceEven
   return detail::write_png(path, width, h, rgb);
 }
 
-}  // namespace ptb
+} // namespace ptb

@@ -37,7 +37,8 @@ struct Tuning {
   // The static first chunks take about 1/first_share of a launch's tasks (at most first_chunk each; 1:
   // every task of a launch with at most first_chunk tasks per worker, and no claim: for chains of short
   // launches, 5 us less per launch of a 16 us stencil's twin, up to 20% more on compute-heavy twins;
-  // docs/results/dispatch-and-first-launch.md, "Static chunks that cover the launch"). Initial value from PTB_FIRST_SHARE.
+  // docs/results/dispatch-and-first-launch.md, "Static chunks that cover the launch"). Initial value from
+  // PTB_FIRST_SHARE.
   unsigned first_share = detail::kDefaultFirstShare;
 };
 namespace detail {
@@ -62,19 +63,19 @@ inline Tuning& tuning_locked() {
   t.first_chunk = std::min(t.first_chunk, t.max_chunk);
   t.first_share = std::max(1u, t.first_share);
   if (t.check_cycles == 0) t.check_cycles = 1;
-  t.strand_grace_us = std::min(t.strand_grace_us, 4000000u);  // in ns it must fit 32 bits
+  t.strand_grace_us = std::min(t.strand_grace_us, 4000000u); // in ns it must fit 32 bits
   return t;
 }
-}  // namespace detail
+} // namespace detail
 
 inline void set_tuning(const Tuning& t) {
   std::lock_guard<std::mutex> __g(detail::rt().__m);
   detail::tuning_locked() = t;
-  detail::tuning_locked();  // clamps
+  detail::tuning_locked(); // clamps
 }
 inline Tuning tuning() {
   std::lock_guard<std::mutex> __g(detail::rt().__m);
   return detail::tuning_locked();
 }
 
-}  // namespace ptb
+} // namespace ptb

@@ -11,4 +11,4 @@ namespace ptb {
 // generated code selects by passing `::ptb::VirtualBlock{}` first.
 struct VirtualBlock {};
 
-}  // namespace ptb
+} // namespace ptb

@@ -14,7 +14,8 @@
 // --bench: also times solo A, solo B, sequential, two streams and every candidate (median of --reps runs,
 // all in this one process) and prints "winner <ratio>" when the best candidate beats both sequential and
 // two streams, else "winner none", then the decision for this size (docs/user/fuse-kernels.md, "Decisions"):
-//   decide <kernel A>+<kernel B> scale <s> tasks <tasks A> <tasks B>: fused <ratio> (...) | streams (...) | sequential (...)
+//   decide <kernel A>+<kernel B> scale <s> tasks <tasks A> <tasks B>: fused <ratio> (...) | streams (...) | sequential
+//   (...)
 // A fused candidate is chosen only when it is at least --min-margin percent (default 2) faster than both
 // sequential and two streams; two streams only when that much faster than sequential.
 // Candidates with register budgets (fuse-kernels --reg-budget, labels like 1:2/2@80:40) are checked and timed
@@ -33,14 +34,14 @@
 #include <vector>
 
 // FUSION_TUNER_CHECK: exits with the call, file and line when a CUDA call fails.
-#define FUSION_TUNER_CHECK(expr)                                                                       \
-  do {                                                                                                 \
-    cudaError_t fusion_tuner_e_ = (expr);                                                              \
-    if (fusion_tuner_e_ != cudaSuccess) {                                                              \
-      std::fprintf(stderr, "%s:%d: %s returned %s (%s)\n", __FILE__, __LINE__, #expr,                   \
-                   cudaGetErrorName(fusion_tuner_e_), cudaGetErrorString(fusion_tuner_e_));            \
-      std::exit(1);                                                                                    \
-    }                                                                                                  \
+#define FUSION_TUNER_CHECK(expr)                                                                                       \
+  do {                                                                                                                 \
+    cudaError_t fusion_tuner_e_ = (expr);                                                                              \
+    if (fusion_tuner_e_ != cudaSuccess) {                                                                              \
+      std::fprintf(stderr, "%s:%d: %s returned %s (%s)\n", __FILE__, __LINE__, #expr,                                  \
+                   cudaGetErrorName(fusion_tuner_e_), cudaGetErrorString(fusion_tuner_e_));                            \
+      std::exit(1);                                                                                                    \
+    }                                                                                                                  \
   } while (0)
 
 #define FUSION_STR2(x) #x
@@ -55,7 +56,7 @@ static void run_original_a(cudaStream_t s) {
 static void run_original_b(cudaStream_t s) {
   pb.with_args([&](dim3 g, dim3 b, size_t sh, auto... a) { KERNEL_B<<<g, b, sh, s>>>(a...); });
 }
-static bool run_fused(const fused_pair_candidate& c, cudaStream_t s) {
+static bool run_fused(const fused_pair_candidate &c, cudaStream_t s) {
   bool fused = false;
   pa.with_args([&](dim3 ga, dim3 ba, size_t sa, auto... a) {
     pb.with_args([&](dim3 gb, dim3 bb, size_t sb, auto... b) {
@@ -77,7 +78,7 @@ static bool run_decided(cudaStream_t s) {
 #endif
 
 // Whether this binary's device code has the setmaxnreg path of budgeted candidates (sm_90a).
-__global__ void fusion_pair_setmaxnreg_probe(int* on) {
+__global__ void fusion_pair_setmaxnreg_probe(int *on) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   *on = 1;
 #else
@@ -86,19 +87,18 @@ __global__ void fusion_pair_setmaxnreg_probe(int* on) {
 }
 
 // The slot counts of a candidate label ("1:2", "1:2/2", "1:2/2@80:40") and its register budgets ("" if none).
-static void parse_label(const char* label, unsigned& a, unsigned& b, std::string& budgets) {
+static void parse_label(const char *label, unsigned &a, unsigned &b, std::string &budgets) {
   a = b = 0;
   std::sscanf(label, "%u:%u", &a, &b);
-  const char* at = std::strchr(label, '@');
+  const char *at = std::strchr(label, '@');
   budgets = at ? at + 1 : "";
 }
 
-template <class F>
-static float median_ms(int reps, F&& f) {
+template <class F> static float median_ms(int reps, F &&f) {
   cudaEvent_t e0, e1;
   FUSION_TUNER_CHECK(cudaEventCreate(&e0));
   FUSION_TUNER_CHECK(cudaEventCreate(&e1));
-  f();  // warm-up
+  f(); // warm-up
   FUSION_TUNER_CHECK(cudaDeviceSynchronize());
   std::vector<float> t;
   for (int i = 0; i < reps; ++i) {
@@ -117,8 +117,8 @@ static float median_ms(int reps, F&& f) {
 }
 
 // Bit-identity on the device: the words (16 bytes, then the tail bytes) where two buffers differ.
-__global__ void fusion_pair_diff(const uint4* a, const uint4* b, size_t n16, const unsigned char* ta,
-                                 const unsigned char* tb, unsigned tail, unsigned long long* count) {
+__global__ void fusion_pair_diff(const uint4 *a, const uint4 *b, size_t n16, const unsigned char *ta,
+                                 const unsigned char *tb, unsigned tail, unsigned long long *count) {
   unsigned long long c = 0;
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n16; i += (size_t)gridDim.x * blockDim.x) {
     const uint4 x = a[i], y = b[i];
@@ -131,11 +131,11 @@ __global__ void fusion_pair_diff(const uint4* a, const uint4* b, size_t n16, con
 // A device copy of a problem's outputs (the reference) and the comparison with them.
 struct Reference {
   std::vector<FusionBuffer> copies;
-  unsigned long long* count = nullptr;
-  void take(const std::vector<FusionBuffer>& outs) {
+  unsigned long long *count = nullptr;
+  void take(const std::vector<FusionBuffer> &outs) {
     release();
-    for (const FusionBuffer& o : outs) {
-      void* p = nullptr;
+    for (const FusionBuffer &o : outs) {
+      void *p = nullptr;
       FUSION_TUNER_CHECK(cudaMalloc(&p, o.second));
       FUSION_TUNER_CHECK(cudaMemcpy(p, o.first, o.second, cudaMemcpyDeviceToDevice));
       copies.push_back({p, o.second});
@@ -143,13 +143,13 @@ struct Reference {
     FUSION_TUNER_CHECK(cudaMalloc(&count, sizeof(unsigned long long)));
   }
   // Whether `outs` hold the same bytes as the reference.
-  bool same(const std::vector<FusionBuffer>& outs) const {
+  bool same(const std::vector<FusionBuffer> &outs) const {
     FUSION_TUNER_CHECK(cudaMemset(count, 0, sizeof(unsigned long long)));
     for (size_t i = 0; i < outs.size(); ++i) {
       const size_t bytes = outs[i].second, n16 = bytes / 16;
-      const unsigned char* a = static_cast<const unsigned char*>(outs[i].first);
-      const unsigned char* b = static_cast<const unsigned char*>(copies[i].first);
-      fusion_pair_diff<<<1024, 256>>>(reinterpret_cast<const uint4*>(a), reinterpret_cast<const uint4*>(b), n16,
+      const unsigned char *a = static_cast<const unsigned char *>(outs[i].first);
+      const unsigned char *b = static_cast<const unsigned char *>(copies[i].first);
+      fusion_pair_diff<<<1024, 256>>>(reinterpret_cast<const uint4 *>(a), reinterpret_cast<const uint4 *>(b), n16,
                                       a + n16 * 16, b + n16 * 16, static_cast<unsigned>(bytes % 16), count);
     }
     FUSION_TUNER_CHECK(cudaGetLastError());
@@ -158,21 +158,21 @@ struct Reference {
     return c == 0;
   }
   void release() {
-    for (const FusionBuffer& c : copies) FUSION_TUNER_CHECK(cudaFree(const_cast<void*>(c.first)));
+    for (const FusionBuffer &c : copies) FUSION_TUNER_CHECK(cudaFree(const_cast<void *>(c.first)));
     copies.clear();
     if (count) FUSION_TUNER_CHECK(cudaFree(count));
     count = nullptr;
   }
 };
 
-static std::vector<double> parse_list(const char* text) {
+static std::vector<double> parse_list(const char *text) {
   std::vector<double> v;
   std::string s = text;
   size_t at = 0;
   while (at <= s.size()) {
     const size_t comma = std::min(s.find(',', at), s.size());
     const std::string item = s.substr(at, comma - at);
-    char* end = nullptr;
+    char *end = nullptr;
     const double x = std::strtod(item.c_str(), &end);
     if (item.empty() || *end || !(x > 0)) return {};
     v.push_back(x);
@@ -181,7 +181,7 @@ static std::vector<double> parse_list(const char* text) {
   return v;
 }
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   double scale_a = 1.0, scale_b = 1.0, min_margin = 2.0;
   std::vector<double> scales = {1.0};
   bool bench = false;
@@ -189,13 +189,19 @@ int main(int argc, char** argv) {
   unsigned seed = std::random_device{}();
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--scale-a" && i + 1 < argc) scale_a = std::atof(argv[++i]);
-    else if (a == "--scale-b" && i + 1 < argc) scale_b = std::atof(argv[++i]);
-    else if (a == "--scales" && i + 1 < argc && !(scales = parse_list(argv[++i])).empty()) {}
-    else if (a == "--bench") bench = true;
-    else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
-    else if (a == "--min-margin" && i + 1 < argc) min_margin = std::atof(argv[++i]);
-    else if (a == "--seed" && i + 1 < argc) seed = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 10));
+    if (a == "--scale-a" && i + 1 < argc)
+      scale_a = std::atof(argv[++i]);
+    else if (a == "--scale-b" && i + 1 < argc)
+      scale_b = std::atof(argv[++i]);
+    else if (a == "--scales" && i + 1 < argc && !(scales = parse_list(argv[++i])).empty()) {
+    } else if (a == "--bench")
+      bench = true;
+    else if (a == "--reps" && i + 1 < argc)
+      reps = std::atoi(argv[++i]);
+    else if (a == "--min-margin" && i + 1 < argc)
+      min_margin = std::atof(argv[++i]);
+    else if (a == "--seed" && i + 1 < argc)
+      seed = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 10));
     else {
       std::fprintf(stderr,
                    "usage: %s [--scale-a X] [--scale-b X] [--scales S,S,...] [--bench] [--reps N] [--min-margin PCT] "
@@ -213,7 +219,7 @@ int main(int argc, char** argv) {
   bool any_budgets = false;
   for (size_t i = 0; i < n; ++i) any_budgets |= std::strchr(fused_pair_candidates[i].ratio, '@') != nullptr;
   if (any_budgets) {
-    int* d_on = nullptr;
+    int *d_on = nullptr;
     int on = 0;
     FUSION_TUNER_CHECK(cudaMalloc(&d_on, sizeof(int)));
     fusion_pair_setmaxnreg_probe<<<1, 1>>>(d_on);
@@ -252,7 +258,7 @@ int main(int argc, char** argv) {
     // Every line at the first size; at the others, a count and the failures only.
     const bool verbose = si == 0;
     unsigned identical = 0, checks = 0;
-    auto compare = [&](const char* what, const char* label, bool expect_fused, bool fused) {
+    auto compare = [&](const char *what, const char *label, bool expect_fused, bool fused) {
       FUSION_TUNER_CHECK(cudaGetLastError());
       FUSION_TUNER_CHECK(cudaDeviceSynchronize());
       const bool same_a = ref_a.same(pa.device_outputs()), same_b = ref_b.same(pb.device_outputs());
@@ -260,26 +266,30 @@ int main(int argc, char** argv) {
       if (verbose || !ok)
         std::printf("%-9s ratio %-5s %s: %s=%s %s=%s%s\n", what, label, ok ? "PASS" : "FAIL", PROBLEM_A::name,
                     same_a ? "identical" : "DIFFERS", PROBLEM_B::name, same_b ? "identical" : "DIFFERS",
-                    fused == expect_fused ? "" : (fused ? " (fused ran, expected the fallback)" : " (fell back to the originals)"));
+                    fused == expect_fused
+                        ? ""
+                        : (fused ? " (fused ran, expected the fallback)" : " (fell back to the originals)"));
       scale_failures += !ok;
       identical += ok;
       ++checks;
     };
     for (size_t i = 0; i < n; ++i) {
-      const fused_pair_candidate& c = fused_pair_candidates[i];
+      const fused_pair_candidate &c = fused_pair_candidates[i];
       if (verbose) {
         cudaFuncAttributes fa;
         FUSION_TUNER_CHECK(cudaFuncGetAttributes(&fa, c.kernel));
         int occ = 0;
-        FUSION_TUNER_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, c.kernel, static_cast<int>(c.threads), 0));
+        FUSION_TUNER_CHECK(
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, c.kernel, static_cast<int>(c.threads), 0));
         unsigned sa = 0, sb = 0;
         std::string budgets;
         parse_label(c.ratio, sa, sb, budgets);
         const unsigned ta = pa.block.x * pa.block.y * pa.block.z, tb = pb.block.x * pb.block.y * pb.block.z;
-        std::printf("candidate %-5s threads %4u regs %3d static_smem %6zu local %zu blocks/SM %d warps/SM %s %u %s %u%s%s\n",
-                    c.ratio, c.threads, fa.numRegs, fa.sharedSizeBytes, fa.localSizeBytes, occ, PROBLEM_A::name,
-                    occ * sa * ta / 32, PROBLEM_B::name, occ * sb * tb / 32, budgets.empty() ? "" : " budgets ",
-                    budgets.c_str());
+        std::printf(
+            "candidate %-5s threads %4u regs %3d static_smem %6zu local %zu blocks/SM %d warps/SM %s %u %s %u%s%s\n",
+            c.ratio, c.threads, fa.numRegs, fa.sharedSizeBytes, fa.localSizeBytes, occ, PROBLEM_A::name,
+            occ * sa * ta / 32, PROBLEM_B::name, occ * sb * tb / 32, budgets.empty() ? "" : " budgets ",
+            budgets.c_str());
       }
       pa.poison();
       pb.poison();
@@ -293,7 +303,8 @@ int main(int argc, char** argv) {
       ptb::set_stream_policy(st, ptb::Policy::create(ptb::SmSet::range(0, sms / 2)));
       pa.poison();
       pb.poison();
-      FUSION_TUNER_CHECK(cudaDeviceSynchronize());  // the poison (legacy default stream) must be done before a non-blocking stream starts
+      FUSION_TUNER_CHECK(cudaDeviceSynchronize()); // the poison (legacy default stream) must be done before a
+                                                   // non-blocking stream starts
       compare("half-SMs", fused_pair_candidates[0].ratio, true, run_fused(fused_pair_candidates[0], st));
       ptb::set_stream_policy(st, ptb::Policy());
       FUSION_TUNER_CHECK(cudaStreamDestroy(st));
@@ -307,7 +318,7 @@ int main(int argc, char** argv) {
 #ifdef FUSED_DECISIONS
     // The decision launcher: whatever it runs at this size, the outputs are the reference's.
     const unsigned long long tasks[2] = {tasks_a, tasks_b};
-    const ptb::FusedDecision<2>& decided = ptb::nearest_decision(fused_pair_decisions, tasks);
+    const ptb::FusedDecision<2> &decided = ptb::nearest_decision(fused_pair_decisions, tasks);
     {
       pa.poison();
       pb.poison();
@@ -354,12 +365,13 @@ int main(int argc, char** argv) {
         FUSION_TUNER_CHECK(cudaStreamWaitEvent(0, join1, 0));
         FUSION_TUNER_CHECK(cudaStreamWaitEvent(0, join2, 0));
       });
-      std::printf("bench %s solo_a %.4f ms solo_b %.4f ms (b/a %.2f) sequential %.4f ms two_streams %.4f ms (%.3fx seq)\n",
-                  pair.c_str(), t_a, t_b, t_b / t_a, t_seq, t_two, t_two / t_seq);
+      std::printf(
+          "bench %s solo_a %.4f ms solo_b %.4f ms (b/a %.2f) sequential %.4f ms two_streams %.4f ms (%.3fx seq)\n",
+          pair.c_str(), t_a, t_b, t_b / t_a, t_seq, t_two, t_two / t_seq);
       float best = 0;
-      const char* best_ratio = nullptr;
+      const char *best_ratio = nullptr;
       for (size_t i = 0; i < n; ++i) {
-        const fused_pair_candidate& c = fused_pair_candidates[i];
+        const fused_pair_candidate &c = fused_pair_candidates[i];
         const float t = median_ms(reps, [&] { run_fused(c, 0); });
         std::printf("bench %s ratio %-5s %.4f ms  %.3fx sequential  %.3fx two_streams\n", pair.c_str(), c.ratio, t,
                     t / t_seq, t / t_two);
@@ -370,8 +382,10 @@ int main(int argc, char** argv) {
       }
       std::printf("best %s ratio %s %.4f ms %.3fx sequential %.3fx two_streams\n", pair.c_str(), best_ratio, best,
                   best / t_seq, best / t_two);
-      if (best < t_seq && best < t_two) std::printf("winner %s\n", best_ratio);
-      else std::printf("winner none\n");
+      if (best < t_seq && best < t_two)
+        std::printf("winner %s\n", best_ratio);
+      else
+        std::printf("winner none\n");
       // The decision: fused only when at least min_margin % faster than both others, two streams only when
       // that much faster than sequential. The margin: how much faster the choice is than the fastest other
       // option (negative: that option was faster, by less than min_margin).

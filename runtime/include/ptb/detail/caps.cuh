@@ -23,7 +23,7 @@ namespace detail {
 inline void compute_caps_locked(DeviceState& d, const PolicyState& p, unsigned char* out) {
   const unsigned cap = p.per_sm == 0 ? 255u : std::min(p.per_sm, 255u);
   const bool all_sms = p.sms == SmSet::all(), cap_everywhere = p.per_sm == 0 || p.capped == SmSet::all();
-  if (all_sms && cap_everywhere) {  // no dense index needed (no discovery kernel for an unrestricted policy)
+  if (all_sms && cap_everywhere) { // no dense index needed (no discovery kernel for an unrestricted policy)
     for (unsigned __i = 0; __i < kMaxSm; ++__i) out[__i] = static_cast<unsigned char>(cap);
     return;
   }
@@ -73,6 +73,6 @@ inline bool upload_caps_locked(DeviceState& d, PolicyState& p, bool* grew = null
   return true;
 }
 
-}  // namespace detail
+} // namespace detail
 
-}  // namespace ptb
+} // namespace ptb

@@ -23,7 +23,7 @@ __device__ inline bool try_close(const Launch& __L, unsigned long long w) {
   // w: the control block's state as the caller read it (0 registered). The CAS below fails if it changed since:
   // no need to read it again after the fence (a join adds to state before reading `running`).
   ControlBlock* cb = __L.control;
-  vstore(&cb->running, 0u);  // resume workers that have not registered yet stay out from now on
+  vstore(&cb->running, 0u); // resume workers that have not registered yet stay out from now on
   __threadfence();
   const unsigned long long nw = ((((w >> 32) + 1) & 0x7fffffffull) << 32);
   if ((w & 0xffffffffull) != 0 || atomicCAS(&cb->state, w, nw) != w) {
@@ -32,15 +32,15 @@ __device__ inline bool try_close(const Launch& __L, unsigned long long w) {
   }
   __threadfence();
   const unsigned rh = vload(&cb->pending);
-  const unsigned long long nx = vload(&cb->next);  // both loads in flight
-  if (rh != 0 || __L.base + nx < __L.ntasks) {  // one got in, handed a range back and left: undo
-    atomicAdd(&cb->state, w - nw);  // generation back; keeps any transient count of a failed join
+  const unsigned long long nx = vload(&cb->next); // both loads in flight
+  if (rh != 0 || __L.base + nx < __L.ntasks) {    // one got in, handed a range back and left: undo
+    atomicAdd(&cb->state, w - nw);                // generation back; keeps any transient count of a failed join
     __threadfence();
     vstore(&cb->running, 1u);
     return false;
   }
   vstore(&cb->next, 0ull);
-#pragma unroll 1  // once per launch; unrolled, the 64 stores were 0.6 KB of a twin's SASS (issue 13)
+#pragma unroll 1 // once per launch; unrolled, the 64 stores were 0.6 KB of a twin's SASS (issue 13)
   for (unsigned __k = 0; __k < kRetShards; ++__k) {
     vstore(&cb->ret[__k].rhead, 0ull);
     vstore(&cb->ret[__k].fhead, 0ull);
@@ -57,7 +57,6 @@ __device__ inline bool try_close(const Launch& __L, unsigned long long w) {
 #endif
   return true;
 }
-
 
 // Resume workers: register in the control block while the launch runs and has work left; false: leave (the
 // control block is as before, but for a transient +1 in its registered count, which at most makes a close retry).
@@ -86,7 +85,7 @@ __device__ inline bool leave(const Launch& __L, Leader& s) {
   drop_rank(__L, s);
   __threadfence();
   if (__L.flags & kResume) {
-    atomicAdd(&__L.control->state, ~0ull);  // one registered resume worker less
+    atomicAdd(&__L.control->state, ~0ull); // one registered resume worker less
     ask_if_thin(__L);
     return false;
   }
@@ -98,7 +97,7 @@ __device__ inline bool leave(const Launch& __L, Leader& s) {
   }
   unsigned ns = 256;
   unsigned long long last_signal = 0;
-  unsigned long long& stranded_since = s.stranded_since;  // kept across spills: one grace per stranding
+  unsigned long long& stranded_since = s.stranded_since; // kept across spills: one grace per stranding
   for (;;) {
     __threadfence();
     // three loads in flight at once (no short-circuit between them)
@@ -115,7 +114,7 @@ __device__ inline bool leave(const Launch& __L, Leader& s) {
         // launches them on the allowed SMs), at most every 200 us.
         t = globaltimer();
         const unsigned h = vload(&__L.control->heard);
-        if (stranded_since == 0 || h != s.heard) stranded_since = t;  // (re)start the grace: the host answered
+        if (stranded_since == 0 || h != s.heard) stranded_since = t; // (re)start the grace: the host answered
         s.heard = h;
         if (last_signal == 0 || t - last_signal > 200000ull) {
           last_signal = t;
@@ -123,7 +122,7 @@ __device__ inline bool leave(const Launch& __L, Leader& s) {
           atomicAdd(__L.strand_seq, 1u);
         }
       } else {
-        stranded_since = 0;  // workers are on it
+        stranded_since = 0; // workers are on it
       }
       const bool here = allowed(__L, s);
       if (!here) drop_rank(__L, s);
@@ -152,7 +151,6 @@ __device__ inline bool leave(const Launch& __L, Leader& s) {
   }
 }
 
+} // namespace detail
 
-}  // namespace detail
-
-}  // namespace ptb
+} // namespace ptb

@@ -6,7 +6,7 @@ namespace ptb {
 
 namespace detail {
 
-constexpr unsigned kMaxSm = 256;          // %smid values handled (H100: 132); larger ids share caps modulo
+constexpr unsigned kMaxSm = 256; // %smid values handled (H100: 132); larger ids share caps modulo
 
 // The room a policy gives on a device, in its caps buffer after the kMaxSm per-%smid caps: SMs allowed
 // without a cap, SMs allowed with the cap, the cap (0: none). A kernel with `occ` blocks per SM has
@@ -23,7 +23,7 @@ constexpr unsigned kRetCap = 4096;        // nodes for handed-back ranges, per l
 constexpr unsigned kRetShards = 32;       // handed-back ranges live in this many stacks (less contention)
 constexpr unsigned kMaxChunk = 127;       // largest range (7 bits in a packed range); Launch::max_chunk <= it
 constexpr unsigned kAnyGen = 0xffffffffu; // resume workers of a captured launch: join any running replay
-constexpr unsigned long long kMaxTasks = 1ull << 56;  // ranges are packed as (begin << 7 | length)
+constexpr unsigned long long kMaxTasks = 1ull << 56; // ranges are packed as (begin << 7 | length)
 // Default tuning (ptb::Tuning): a worker re-reads its SM's cap after a task once about check_cycles
 // clock cycles (32768: ~16.5 us at 1.98 GHz) passed since the last read; claims take at most max_chunk tasks
 // and about chunk_cycles of work; where every SM is allowed, each original worker starts on a static
@@ -48,6 +48,6 @@ constexpr unsigned kDefaultChunkCycles = 131072;
 // full, is waited for, so the set is kept (test_policy's stranded test).
 constexpr unsigned kDefaultStrandGraceUs = 2000;
 
-}  // namespace detail
+} // namespace detail
 
-}  // namespace ptb
+} // namespace ptb

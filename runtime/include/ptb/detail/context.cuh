@@ -48,6 +48,6 @@ inline unsigned long long current_context_id() {
   return c.get_id(ctx, &id) == 0 ? id : 0;
 }
 
-}  // namespace detail
+} // namespace detail
 
-}  // namespace ptb
+} // namespace ptb

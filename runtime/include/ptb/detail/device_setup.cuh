@@ -72,6 +72,6 @@ inline DeviceState* device_locked(int dev, unsigned long long context = 0) {
   return ok ? d : nullptr;
 }
 
-}  // namespace detail
+} // namespace detail
 
-}  // namespace ptb
+} // namespace ptb

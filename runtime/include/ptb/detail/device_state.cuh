@@ -20,7 +20,7 @@ namespace ptb {
 
 namespace detail {
 
-constexpr unsigned kPoolPageSize = 256;  // control blocks per page of the pool
+constexpr unsigned kPoolPageSize = 256; // control blocks per page of the pool
 // The monitor launches resume workers in a stream of its own that is idle (resume workers that joined a
 // launch keep their stream busy until that launch ends, and a resume queued behind them would wait for
 // it): created when first needed (not on a program's first launch), more when all are busy, up to
@@ -34,20 +34,20 @@ struct PolicyState;
 // host-mapped memory (its free flag and its strand counter).
 struct PoolPage {
   ControlBlock* dev = nullptr;
-  unsigned* hflags = nullptr;   // host view of the mapped free flags
-  unsigned* dflags = nullptr;   // device view
-  unsigned* hstrand = nullptr;  // mapped "needs workers" counters
+  unsigned* hflags = nullptr;  // host view of the mapped free flags
+  unsigned* dflags = nullptr;  // device view
+  unsigned* hstrand = nullptr; // mapped "needs workers" counters
   unsigned* dstrand = nullptr;
 };
 
 // The host's record of one control block of the pool: its generation, its owner and how to resume its launch.
 struct ControlRec {
-  unsigned gen = 0;          // generation the control block is at (host's count of completed uses)
-  bool captured = false;     // owned by a captured graph node forever
-  bool registered = false;   // relaunch is set
+  unsigned gen = 0;        // generation the control block is at (host's count of completed uses)
+  bool captured = false;   // owned by a captured graph node forever
+  bool registered = false; // relaunch is set
   unsigned seen_strand = 0;
-  std::chrono::steady_clock::time_point last_batch{};   // last batch (answers either kind of request)
-  std::chrono::steady_clock::time_point last_strand{};  // last batch for a stranded launch's anchor
+  std::chrono::steady_clock::time_point last_batch{};  // last batch (answers either kind of request)
+  std::chrono::steady_clock::time_point last_strand{}; // last batch for a stranded launch's anchor
   PolicyState* policy = nullptr;
   Launch launch{};
   unsigned resume_workers = 0;
@@ -69,7 +69,7 @@ struct OccHash {
 struct DeviceState {
   int dev = -1;
   bool ok = false;
-  unsigned long long context = 0;  // id of the context it was set up in (context.cuh); 0: not known
+  unsigned long long context = 0; // id of the context it was set up in (context.cuh); 0: not known
   int sms = 0, max_threads = 0, max_block[3] = {0, 0, 0}, max_grid[3] = {0, 0, 0};
   size_t smem_optin = 0;
   std::vector<PoolPage> pages;
@@ -78,12 +78,12 @@ struct DeviceState {
   unsigned ncaptured = 0;
   cudaStream_t ctl = nullptr;
   cudaStream_t resume[kResumeStreams] = {};
-  unsigned nresume = 0;  // created
+  unsigned nresume = 0; // created
   unsigned resume_rr = 0;
-  unsigned char* staging = nullptr;  // pinned, kCapsBytes bytes (a policy's caps and room)
+  unsigned char* staging = nullptr; // pinned, kCapsBytes bytes (a policy's caps and room)
   bool discovered = false;
-  int dense_of[kMaxSm];              // %smid -> dense index, -1: not seen
-  int raw_of[kMaxSms];               // dense index -> %smid
+  int dense_of[kMaxSm]; // %smid -> dense index, -1: not seen
+  int raw_of[kMaxSms];  // dense index -> %smid
   unsigned ndense = 0;
   unsigned nsmid = 0;
   std::unordered_map<OccKey, int, OccHash> occ;
@@ -96,6 +96,6 @@ struct DeviceState {
   ControlBlock* control(unsigned __i) const { return pages[__i / kPoolPageSize].dev + __i % kPoolPageSize; }
 };
 
-}  // namespace detail
+} // namespace detail
 
-}  // namespace ptb
+} // namespace ptb

@@ -16,8 +16,7 @@ namespace ptb {
 namespace detail {
 
 // A template, so that the header can be included by several translation units of one program.
-template <int _Unused = 0>
-__global__ void discover_sms_kernel(unsigned* seen) {
+template <int _Unused = 0> __global__ void discover_sms_kernel(unsigned* seen) {
   if (threadIdx.x == 0) {
     seen[smid() % kMaxSm] = 1;
     if (blockIdx.x == 0) seen[kMaxSm] = nsmid();
@@ -31,14 +30,14 @@ __global__ void discover_sms_kernel(unsigned* seen) {
 // part instantiates the kernel, and the runtime needs it only when a twin first runs
 // (docs/reference/generated-code.md, "Twins apart"). Null when no translation unit did (set-up then fails, and the
 // launches run the original kernels).
-inline std::atomic<const void *> &discovery_kernel() {
-  static std::atomic<const void *> kernel{nullptr};
+inline std::atomic<const void*>& discovery_kernel() {
+  static std::atomic<const void*> kernel{nullptr};
   return kernel;
 }
 
 #ifndef PTB_DISCOVERY_ELSEWHERE
 inline const bool discovery_kernel_registered =
-    (discovery_kernel().store(reinterpret_cast<const void *>(discover_sms_kernel<0>)), true);
+    (discovery_kernel().store(reinterpret_cast<const void*>(discover_sms_kernel<0>)), true);
 #endif
 
 // Find the SM ids the device reports (once per device). Identity mapping if not every SM was seen.
@@ -58,7 +57,8 @@ inline void discover_locked(DeviceState& d) {
     void* argv[] = {&buf};
     ok = cudaLaunchKernel(kernel, dim3(d.sms * 32), dim3(32), argv, 0, d.ctl) == cudaSuccess;
   }
-  ok = ok && cudaMemcpyAsync(h.data(), buf, (kMaxSm + 1) * sizeof(unsigned), cudaMemcpyDeviceToHost, d.ctl) == cudaSuccess;
+  ok = ok &&
+       cudaMemcpyAsync(h.data(), buf, (kMaxSm + 1) * sizeof(unsigned), cudaMemcpyDeviceToHost, d.ctl) == cudaSuccess;
   ok = ok && cudaStreamSynchronize(d.ctl) == cudaSuccess;
   // buf is not freed: cudaFree waits for the device, and a paused PTB kernel may be waiting for this
   // very thread (a policy change). 1 KB once per device.
@@ -84,6 +84,6 @@ inline void discover_locked(DeviceState& d) {
   d.ndense = static_cast<unsigned>(std::min<int>(d.sms, kMaxSm));
 }
 
-}  // namespace detail
+} // namespace detail
 
-}  // namespace ptb
+} // namespace ptb

@@ -37,6 +37,6 @@ inline bool runs_original(const Policy& given, cudaStream_t stream) {
   return !needs_twin(given, stream);
 }
 
-}  // namespace detail
+} // namespace detail
 
-}  // namespace ptb
+} // namespace ptb

@@ -22,15 +22,9 @@ __device__ __forceinline__ unsigned long long globaltimer() {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
-template <class _Tp>
-__device__ __forceinline__ _Tp vload(const _Tp* p) {
-  return *static_cast<const volatile _Tp*>(p);
-}
-template <class _Tp>
-__device__ __forceinline__ void vstore(_Tp* p, _Tp v) {
-  *static_cast<volatile _Tp*>(p) = v;
-}
+template <class _Tp> __device__ __forceinline__ _Tp vload(const _Tp* p) { return *static_cast<const volatile _Tp*>(p); }
+template <class _Tp> __device__ __forceinline__ void vstore(_Tp* p, _Tp v) { *static_cast<volatile _Tp*>(p) = v; }
 
-}  // namespace detail
+} // namespace detail
 
-}  // namespace ptb
+} // namespace ptb

@@ -18,6 +18,6 @@ struct LastErrorGuard {
   }
 };
 
-}  // namespace detail
+} // namespace detail
 
-}  // namespace ptb
+} // namespace ptb

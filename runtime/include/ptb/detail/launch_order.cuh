@@ -15,8 +15,8 @@ namespace detail {
 // spinning until a kernel launched after it in another stream sets a flag, as
 // test/gpu/multi_stream_concurrent.cu does) still run together. CUDA does not promise that kernels of
 // different streams run at the same time, but programs rely on it; one launch at a time made that program
-// wait for its 1 s time-out under every policy (H100; docs/results/progress-under-policy.md). After a launch that fills the policy's
-// room, the next one waits for it: beside it, it would find no room anyway, and stranded it would wait for
+// wait for its 1 s time-out under every policy (H100; docs/results/progress-under-policy.md). After a launch that fills
+// the policy's room, the next one waits for it: beside it, it would find no room anyway, and stranded it would wait for
 // the host while the launch after it took the room (two at once failed the stress test's bound so).
 // So a launch needs the launches made one, two and three before it: they are remembered by their number
 // n modulo 3.
@@ -28,20 +28,20 @@ struct LaunchOrder {
   struct Made {
     cudaStream_t stream = nullptr;
     cudaEvent_t done = nullptr;
-    bool recorded = false;  // `done` holds the end of this launch
-    bool fills = false;     // it can take every place the policy allows (see fills_policy_locked)
+    bool recorded = false; // `done` holds the end of this launch
+    bool fills = false;    // it can take every place the policy allows (see fills_policy_locked)
   };
   Made made[kRemembered];
-  unsigned long long n = 0;  // launches made so far
+  unsigned long long n = 0; // launches made so far
 };
 
 // Before launch n in stream s: wait for launch n-1 if it fills the policy's room, and for launches n-2 and
 // n-3, each where it was made in another stream. Launch n-2 itself waited for n-4 and n-5, and n-3 for
 // n-5 and n-6, so launch n starts after every launch up to n-2 has ended: at most two run at once. (A
 // launch stranded beside the other one can still wait longer than the two take: measured on the H100,
-// docs/results/progress-under-policy.md.) Every wait points from a launch to one made before it, as every dependency in CUDA
-// does, so the waits cannot close a cycle among kernels and copies (docs/results/progress-under-policy.md, "Launches under
-// one policy run in turn").
+// docs/results/progress-under-policy.md.) Every wait points from a launch to one made before it, as every dependency in
+// CUDA does, so the waits cannot close a cycle among kernels and copies (docs/results/progress-under-policy.md,
+// "Launches under one policy run in turn").
 inline void order_before_locked(const LaunchOrder& __o, cudaStream_t s) {
   const auto wait_for = [&](unsigned back) {
     if (__o.n < back) return;
@@ -68,6 +68,6 @@ inline void order_after_locked(LaunchOrder& __o, cudaStream_t s, bool fills) {
   __m.recorded = cudaEventRecord(__m.done, s) == cudaSuccess;
 }
 
-}  // namespace detail
+} // namespace detail
 
-}  // namespace ptb
+} // namespace ptb

@@ -19,23 +19,23 @@ namespace detail {
 // State of the worker's leader thread (thread 0,0,0), kept in shared memory and touched only between two
 // runs of tasks (a run: up to a range's or a check interval's worth of consecutive tasks).
 struct Leader {
-  unsigned long long cur, end;  // range [cur, end); tasks before cur were handed to the fast path
-  unsigned long long est;       // estimate of the claim counter (guided chunk sizes)
-  long long last_check;         // clock64() of the last read of the SM's cap
-  long long thin_look;          // clock64() from which the next check also asks whether the launch is thin
-  unsigned long long tprev;     // trace: start of the task in progress
+  unsigned long long cur, end; // range [cur, end); tasks before cur were handed to the fast path
+  unsigned long long est;      // estimate of the claim counter (guided chunk sizes)
+  long long last_check;        // clock64() of the last read of the SM's cap
+  long long thin_look;         // clock64() from which the next check also asks whether the launch is thin
+  unsigned long long tprev;    // trace: start of the task in progress
   unsigned long long idprev;
-  unsigned given;               // `go` given to the fast path last time
-  unsigned since;               // tasks started since the last check
-  unsigned __k;                   // tasks between checks (about check_cycles of them)
-  unsigned rate;                // tasks that ran per check_cycles at the last check (0: not measured)
+  unsigned given; // `go` given to the fast path last time
+  unsigned since; // tasks started since the last check
+  unsigned __k;   // tasks between checks (about check_cycles of them)
+  unsigned rate;  // tasks that ran per check_cycles at the last check (0: not measured)
   unsigned sm, rank;
-  unsigned worker;              // this worker's index among the launch's workers (blockIdx.x, or a fused slot's)
+  unsigned worker; // this worker's index among the launch's workers (blockIdx.x, or a fused slot's)
   bool ranked, tracing;
-  bool pending;                 // handed-back ranges were seen at the last check
-  bool spill;                   // the stranded last worker runs one range on an SM outside the set
-  unsigned long long stranded_since;  // %globaltimer when the anchor last found itself alone (0: not)
-  unsigned heard;               // the control block's `heard` count when last looked at (stranded)
+  bool pending;                      // handed-back ranges were seen at the last check
+  bool spill;                        // the stranded last worker runs one range on an SM outside the set
+  unsigned long long stranded_since; // %globaltimer when the anchor last found itself alone (0: not)
+  unsigned heard;                    // the control block's `heard` count when last looked at (stranded)
 };
 
 __device__ __forceinline__ uint3 coords(const Launch& __L, unsigned long long id) {
@@ -45,7 +45,8 @@ __device__ __forceinline__ uint3 coords(const Launch& __L, unsigned long long id
     return make_uint3(__i - __q * __L.gx, __q % __L.gy, __q / __L.gy);
   }
   const unsigned long long __q = id / __L.gx;
-  return make_uint3(static_cast<unsigned>(id - __q * __L.gx), static_cast<unsigned>(__q % __L.gy), static_cast<unsigned>(__q / __L.gy));
+  return make_uint3(static_cast<unsigned>(id - __q * __L.gx), static_cast<unsigned>(__q % __L.gy),
+                    static_cast<unsigned>(__q / __L.gy));
 }
 
 // May this worker run tasks on its SM, given the SM's cap? Under a cap (1..254) the worker takes a rank
@@ -110,7 +111,8 @@ __device__ __forceinline__ bool claim(const Launch& __L, Leader& s, bool looked)
                                  static_cast<float>(__L.check_cycles));
       cf = fminf(cf, t);
     }
-    const unsigned c = cf < 1.f ? 1u : (cf >= static_cast<float>(__L.max_chunk) ? __L.max_chunk : static_cast<unsigned>(cf));
+    const unsigned c =
+        cf < 1.f ? 1u : (cf >= static_cast<float>(__L.max_chunk) ? __L.max_chunk : static_cast<unsigned>(cf));
     b = __L.base + atomicAdd(&__L.control->next, c);
     s.est = b + c;
     if (b < __L.ntasks) {
@@ -129,8 +131,9 @@ __device__ __forceinline__ bool claim(const Launch& __L, Leader& s, bool looked)
   return false;
 }
 
-__device__ __forceinline__ bool exhausted(const Launch& __L) { return __L.base + vload(&__L.control->next) >= __L.ntasks; }
-
+__device__ __forceinline__ bool exhausted(const Launch& __L) {
+  return __L.base + vload(&__L.control->next) >= __L.ntasks;
+}
 
 // The leader, between two runs of tasks: account for the run just finished, read the SM's cap when a
 // check is due (about every check_cycles), claim a new range when this one is used up. Returns the length
@@ -157,13 +160,13 @@ __device__ __forceinline__ unsigned next_run(const Launch& __L, Leader& s) {
     s.__k = __k < 1 ? 1u : __k;
     s.last_check = now;
     s.since = 0;
-    if (now >= s.thin_look) {  // this worker has run about 1 ms: is the launch thin? (thin_request.cuh)
+    if (now >= s.thin_look) { // this worker has run about 1 ms: is the launch thin? (thin_request.cuh)
       s.thin_look = now + kThinLookCycles;
       ask_if_thin(__L);
     }
     // Is this worker still allowed on its SM? If not, hand the rest of its range back and stop (if no
     // node is left for it, it keeps the range, checks before each task and stops at its end).
-    const unsigned rh = vload(&__L.control->pending);  // both loads in flight at once
+    const unsigned rh = vload(&__L.control->pending); // both loads in flight at once
     const unsigned cap = vload(__L.caps + s.sm);
     s.pending = rh != 0;
     looked = true;
@@ -173,7 +176,7 @@ __device__ __forceinline__ unsigned next_run(const Launch& __L, Leader& s) {
       if (s.cur >= s.end) return 0;
     }
   }
-  if (s.cur >= s.end && (s.spill || !claim(__L, s, looked))) return 0;  // a spill is one range, then leave()
+  if (s.cur >= s.end && (s.spill || !claim(__L, s, looked))) return 0; // a spill is one range, then leave()
   unsigned long long go = s.end - s.cur;
   if (go > s.__k - s.since) go = s.__k - s.since;
   if (__L.trace.recs != nullptr) {
@@ -189,13 +192,13 @@ __device__ __forceinline__ unsigned next_run(const Launch& __L, Leader& s) {
 // Does the policy allow any SM? (An empty set pauses the launch: its anchor waits for the host.)
 __device__ inline bool any_allowed(const Launch& __L) {
   const unsigned* w = reinterpret_cast<const unsigned*>(__L.caps);
-#pragma unroll 1  // a rare path; unrolled, these 64 loads were 2.8 KB of the sobel twin's 29.7 KB of SASS, loaded
-                  // with the module on a program's first launch (issue 13)
+#pragma unroll 1 // a rare path; unrolled, these 64 loads were 2.8 KB of the sobel twin's 29.7 KB of SASS, loaded
+                 // with the module on a program's first launch (issue 13)
   for (unsigned __i = 0; __i < kMaxSm / 4; ++__i)
     if (vload(w + __i) != 0) return true;
   return false;
 }
 
-}  // namespace detail
+} // namespace detail
 
-}  // namespace ptb
+} // namespace ptb

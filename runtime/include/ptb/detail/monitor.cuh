@@ -82,7 +82,7 @@ inline void launch_resumes(const std::vector<Resume>& due) {
     const OnDevice on{__j.dev};
     if (!on) continue;
     const cudaError_t e = __j.relaunch(__j.launch, __j.workers, __j.stream);
-    (void)e;  // a failed resume leaves the anchor waiting; it asks again (strand signal) within 200 us
+    (void)e; // a failed resume leaves the anchor waiting; it asks again (strand signal) within 200 us
   }
 }
 
@@ -134,6 +134,6 @@ inline void start_monitor_locked() {
   __r.monitor = std::thread(monitor_loop);
 }
 
-}  // namespace detail
+} // namespace detail
 
-}  // namespace ptb
+} // namespace ptb

@@ -10,7 +10,7 @@ namespace detail {
 // The runtime acts on any device (the monitor, a policy change) from threads whose current device is
 // the program's business: it switches for the scope and switches back. False: the switch failed.
 class OnDevice {
- public:
+public:
   explicit OnDevice(int dev) {
     if (cudaGetDevice(&prev_) != cudaSuccess) prev_ = -1;
     switched_ = prev_ != dev;
@@ -23,11 +23,11 @@ class OnDevice {
   OnDevice& operator=(const OnDevice&) = delete;
   explicit operator bool() const { return ok_; }
 
- private:
+private:
   int prev_ = -1;
   bool switched_ = false, ok_ = true;
 };
 
-}  // namespace detail
+} // namespace detail
 
-}  // namespace ptb
+} // namespace ptb

@@ -1,6 +1,6 @@
-// ptb/detail/policy_state.cuh: a policy's state (SM set, cap and the SMs it applies on, device copies of its caps), the process
-// policy from the environment, and the lock-free words the automatic launch mode reads.
-// Part of the header-only runtime; include <ptb/ptb.cuh>, not this file.
+// ptb/detail/policy_state.cuh: a policy's state (SM set, cap and the SMs it applies on, device copies of its caps), the
+// process policy from the environment, and the lock-free words the automatic launch mode reads. Part of the header-only
+// runtime; include <ptb/ptb.cuh>, not this file.
 #pragma once
 #include <atomic>
 #include <cstdlib>
@@ -17,12 +17,12 @@ namespace detail {
 struct PolicyState {
   SmSet sms = SmSet::all();
   unsigned per_sm = 0;
-  SmSet capped = SmSet::all();  // the allowed SMs the cap applies on; the other allowed SMs have no cap
-  unsigned char* caps[kMaxDevices] = {};  // device copies, allocated on first use on each device
-  unsigned char last[kMaxDevices][kMaxSm] = {};  // what was last written there
-  unsigned long long launches = 0;   // twin launches made under it (under the runtime's lock; Policy::launches)
-  unsigned long long fallbacks = 0;  // launches under it that ran the original instead (Policy::fallbacks)
-  LaunchOrder order[kMaxDevices];  // its launches in turn across streams, while it restricts (launch_order.cuh)
+  SmSet capped = SmSet::all();                  // the allowed SMs the cap applies on; the other allowed SMs have no cap
+  unsigned char* caps[kMaxDevices] = {};        // device copies, allocated on first use on each device
+  unsigned char last[kMaxDevices][kMaxSm] = {}; // what was last written there
+  unsigned long long launches = 0;  // twin launches made under it (under the runtime's lock; Policy::launches)
+  unsigned long long fallbacks = 0; // launches under it that ran the original instead (Policy::fallbacks)
+  LaunchOrder order[kMaxDevices];   // its launches in turn across streams, while it restricts (launch_order.cuh)
 };
 
 // A cap restricts wherever it applies: on a subset too (G-Space's k workers on n SMs). A capped set that
@@ -71,6 +71,6 @@ inline PolicyState* process_policy_state_locked() {
   return __r.process;
 }
 
-}  // namespace detail
+} // namespace detail
 
-}  // namespace ptb
+} // namespace ptb

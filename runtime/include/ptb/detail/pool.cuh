@@ -64,7 +64,8 @@ inline bool acquire_control_locked(DeviceState& d, bool captured, unsigned& out,
         __r.registered = false;
         __r.relaunch = nullptr;
         __r.seen_strand = *(volatile unsigned*)(d.pages[__i / kPoolPageSize].hstrand + __i % kPoolPageSize);
-        __r.last_batch = __r.last_strand = {};  // the batch limits are per launch: the block's last launch's must not delay this one
+        __r.last_batch =
+            __r.last_strand = {}; // the batch limits are per launch: the block's last launch's must not delay this one
         out = __i;
         return true;
       }
@@ -74,6 +75,6 @@ inline bool acquire_control_locked(DeviceState& d, bool captured, unsigned& out,
   return false;
 }
 
-}  // namespace detail
+} // namespace detail
 
-}  // namespace ptb
+} // namespace ptb

@@ -44,11 +44,13 @@ inline int occupancy_locked(DeviceState& d, const void* original, const void* tw
     if (cudaFuncGetAttributes(&ft, twin) != cudaSuccess) return 0;
     if (static_cast<size_t>(fo.maxDynamicSharedSizeBytes) < shmem) return -1;
     if (ft.maxDynamicSharedSizeBytes < fo.maxDynamicSharedSizeBytes &&
-        cudaFuncSetAttribute(twin, cudaFuncAttributeMaxDynamicSharedMemorySize, fo.maxDynamicSharedSizeBytes) != cudaSuccess)
+        cudaFuncSetAttribute(twin, cudaFuncAttributeMaxDynamicSharedMemorySize, fo.maxDynamicSharedSizeBytes) !=
+            cudaSuccess)
       return 0;
   }
   int occ = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, twin, static_cast<int>(threads), shmem) != cudaSuccess) return 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, twin, static_cast<int>(threads), shmem) != cudaSuccess)
+    return 0;
   if (occ > 0) d.occ.emplace(__k, occ);
   return occ;
 }
@@ -60,8 +62,8 @@ struct Prepared {
   unsigned resume_workers = 0;
   PolicyState* policy = nullptr;
   cudaStream_t stream = nullptr;
-  bool in_turn = false;  // the launch takes its turn among the policy's launches (launch_order.cuh)
-  bool fills = false;    // it can take all of the policy's room (the next launch waits for it)
+  bool in_turn = false; // the launch takes its turn among the policy's launches (launch_order.cuh)
+  bool fills = false;   // it can take all of the policy's room (the next launch waits for it)
   Launch launch{};
 };
 
@@ -184,7 +186,7 @@ inline void take_turn_locked(const DeviceState& d, PolicyState& pol, bool captur
 // under a policy that was the first on its device, or one past the pool's free control blocks, was
 // captured as its original kernel: every replay of the graph ran it unconfined.
 class RelaxedCaptureMode {
- public:
+public:
   explicit RelaxedCaptureMode(bool captured) {
     on_ = captured && cudaThreadExchangeStreamCaptureMode(&mode_) == cudaSuccess;
   }
@@ -195,7 +197,7 @@ class RelaxedCaptureMode {
   RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
   bool on() const { return on_; }
 
- private:
+private:
   cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
   bool on_ = false;
 };
@@ -221,7 +223,7 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   };
   error = cudaSuccess;
   policy = nullptr;
-  const auto fall_early = [&](Fallback f) {  // before the lock: the covering policy is looked up for the count
+  const auto fall_early = [&](Fallback f) { // before the lock: the covering policy is looked up for the count
     policy = covering_policy(c);
     return fall(f);
   };
@@ -277,7 +279,7 @@ inline void release(const Prepared& p) {
 inline void commit(const Prepared& p, std::function<cudaError_t(const Launch&, unsigned, cudaStream_t)>&& f) {
   std::lock_guard<std::mutex> __g(rt().__m);
   ControlRec& __r = p.d->recs[p.control];
-  if (!__r.captured) __r.gen = (__r.gen + 1) & 0x7fffffffu;  // the generation the control block will be at when free
+  if (!__r.captured) __r.gen = (__r.gen + 1) & 0x7fffffffu; // the generation the control block will be at when free
   __r.launch = p.launch;
   __r.policy = p.policy;
   if (p.policy) ++p.policy->launches;
@@ -287,6 +289,6 @@ inline void commit(const Prepared& p, std::function<cudaError_t(const Launch&, u
   __r.registered = true;
 }
 
-}  // namespace detail
+} // namespace detail
 
-}  // namespace ptb
+} // namespace ptb

@@ -74,6 +74,6 @@ __device__ inline bool pop_range(ControlBlock* cb, unsigned shard, unsigned long
   return false;
 }
 
-}  // namespace detail
+} // namespace detail
 
-}  // namespace ptb
+} // namespace ptb

@@ -23,7 +23,7 @@ struct Runtime {
   std::mutex __m;
   DeviceState* devs[kMaxDevices] = {};
   PolicyState* process = nullptr;
-  std::vector<PolicyState*> policies;  // every policy made, the process policy too (they live as long as the process)
+  std::vector<PolicyState*> policies; // every policy made, the process policy too (they live as long as the process)
   std::unordered_map<cudaStream_t, PolicyState*> stream_policies;
   std::thread monitor;
   std::atomic<bool> stop{false};
@@ -41,6 +41,6 @@ inline Runtime& rt() {
   return __r;
 }
 
-}  // namespace detail
+} // namespace detail
 
-}  // namespace ptb
+} // namespace ptb

@@ -33,15 +33,14 @@ struct WorkerShared {
 // The threads that form one worker, and how they meet.
 // The whole thread block (a PTB twin): barrier 0, leader thread (0,0,0), worker blockIdx.x.
 struct WholeBlock {
-  static constexpr bool kBarrierZero = true;  // meets at barrier 0 with every thread of the block
+  static constexpr bool kBarrierZero = true; // meets at barrier 0 with every thread of the block
   __device__ __forceinline__ bool leader() const { return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0; }
   __device__ __forceinline__ void sync() const { __syncthreads(); }
   __device__ __forceinline__ unsigned worker() const { return blockIdx.x; }
 };
 // One slot of a fused kernel: Threads consecutive threads (a multiple of 32) that meet at named barrier
 // Bar (1..15); `local` is the thread's index within the slot.
-template <unsigned _Bar, unsigned _Threads>
-struct SlotGroup {
+template <unsigned _Bar, unsigned _Threads> struct SlotGroup {
   static_assert(_Bar >= 1 && _Bar <= 15, "named barrier ids are 1..15 (0 is __syncthreads)");
   static_assert(_Threads % 32 == 0 && _Threads > 0 && _Threads <= 1024, "a slot is a whole number of warps");
   static constexpr bool kBarrierZero = false;
@@ -81,7 +80,7 @@ __device__ __forceinline__ void task_loop(const _Group& group, const Launch& lau
     s.cur = s.end = 0;
     s.given = 0;
     s.rate = 0;
-    s.__k = 0;      // read the cap before the first task (since >= k)
+    s.__k = 0; // read the cap before the first task (since >= k)
     s.since = 0;
     s.last_check = clock64();
     s.thin_look = s.last_check + kThinAfterCycles;
@@ -98,7 +97,7 @@ __device__ __forceinline__ void task_loop(const _Group& group, const Launch& lau
       // 128-thread blocks, 2112 workers). Resume workers that come before it stay out, which costs
       // nothing (the original workers run the launch); it lands before worker 0 leaves, so before a close.
       if (s.worker == 0) {
-        vstore(&launch.control->started, static_cast<unsigned>(globaltimer() >> 10) | 1u);  // (ask_if_thin)
+        vstore(&launch.control->started, static_cast<unsigned>(globaltimer() >> 10) | 1u); // (ask_if_thin)
         vstore(&launch.control->running, 1u);
       }
       if (launch.first) {
@@ -139,7 +138,7 @@ __device__ __forceinline__ void task_loop(const _Group& group, const Launch& lau
     }
     unsigned x = v.x, y = v.y, z = v.z;
     for (unsigned __j = v.w;;) {
-      task(make_uint3(x, y, z), grid);  // a parking body parks at its own exits (task_exit)
+      task(make_uint3(x, y, z), grid); // a parking body parks at its own exits (task_exit)
       if (--__j == 0) break;
       if (++x == launch.gx) {
         x = 0;
@@ -153,6 +152,6 @@ __device__ __forceinline__ void task_loop(const _Group& group, const Launch& lau
   }
 }
 
-}  // namespace detail
+} // namespace detail
 
-}  // namespace ptb
+} // namespace ptb

@@ -40,9 +40,9 @@ namespace detail {
 constexpr unsigned kThinRequest = 1u << 16;
 __host__ __device__ constexpr unsigned anchor_requests(unsigned strand) { return strand & (kThinRequest - 1); }
 __host__ __device__ constexpr unsigned thin_requests(unsigned strand) { return strand / kThinRequest; }
-constexpr unsigned kThinAfter = 1000;            // x 1024 ns: about 1 ms
-constexpr long long kThinAfterCycles = 2000000;  // about 1 ms at the H100's 1.98 GHz (clock64, per SM)
-constexpr long long kThinLookCycles = 400000;    // about 200 us
+constexpr unsigned kThinAfter = 1000;           // x 1024 ns: about 1 ms
+constexpr long long kThinAfterCycles = 2000000; // about 1 ms at the H100's 1.98 GHz (clock64, per SM)
+constexpr long long kThinLookCycles = 400000;   // about 200 us
 
 // Inlined: as a called function (__noinline__, 6ed5dd4) it doubled a twin's cost per launch (bench/programs
 // stencil2d_chain, 10 us launches: +31.8 us over the original, +14.9 us at a420a1d; H100).
@@ -51,9 +51,9 @@ __device__ inline void ask_if_thin(const Launch& __L) {
   // six loads in flight at once (no short-circuit between them)
   const unsigned thin = vload(&cb->thin), rh = vload(&cb->pending), ex = vload(&cb->exited), t0 = vload(&cb->started);
   const unsigned long long nx = vload(&cb->next), st = vload(&cb->state);
-  if (__L.gen != kAnyGen && static_cast<unsigned>(st >> 32) != __L.gen) return;  // the launch has ended
+  if (__L.gen != kAnyGen && static_cast<unsigned>(st >> 32) != __L.gen) return; // the launch has ended
   const unsigned long long claimed = __L.base + nx, left = (claimed < __L.ntasks ? __L.ntasks - claimed : 0ull) + rh;
-  const unsigned now = static_cast<unsigned>(globaltimer() >> 10) | 1u;  // never 0 (0: no request yet)
+  const unsigned now = static_cast<unsigned>(globaltimer() >> 10) | 1u; // never 0 (0: no request yet)
   if ((thin != 0 && now - thin < 200u) || left == 0 || t0 == 0 || now - t0 < kThinAfter) return;
   const PolicyRoom* room = reinterpret_cast<const PolicyRoom*>(__L.caps + kMaxSm);
   PolicyRoom __r;
@@ -67,6 +67,6 @@ __device__ inline void ask_if_thin(const Launch& __L) {
   atomicAdd(__L.strand_seq, kThinRequest);
 }
 
-}  // namespace detail
+} // namespace detail
 
-}  // namespace ptb
+} // namespace ptb

@@ -60,16 +60,22 @@ public:
     Pair p{event(), event()};
     if (!p.a || !p.b) return cudaErrorMemoryAllocation;
     const cudaError_t e = cudaEventRecord(p.a, s);
-    if (e == cudaSuccess) open_.push_back(p); else release(p);
+    if (e == cudaSuccess)
+      open_.push_back(p);
+    else
+      release(p);
     return e;
   }
   cudaError_t end(cudaStream_t s) {
     std::lock_guard<std::mutex> __g(m_);
-    if (open_.empty()) return cudaErrorInvalidResourceHandle;  // end without begin
-    Pair p = open_.front();  // requests end in the order they began (one LS client, or per stream in order)
+    if (open_.empty()) return cudaErrorInvalidResourceHandle; // end without begin
+    Pair p = open_.front(); // requests end in the order they began (one LS client, or per stream in order)
     open_.pop_front();
     const cudaError_t e = cudaEventRecord(p.b, s);
-    if (e == cudaSuccess) done_.push_back(p); else release(p);
+    if (e == cudaSuccess)
+      done_.push_back(p);
+    else
+      release(p);
     return e;
   }
   size_t poll(LatencyLog& log) {
@@ -77,7 +83,7 @@ public:
     size_t n = 0;
     while (!done_.empty()) {
       Pair p = done_.front();
-      if (cudaEventQuery(p.b) != cudaSuccess) break;  // not yet (cudaErrorNotReady: nothing to clear)
+      if (cudaEventQuery(p.b) != cudaSuccess) break; // not yet (cudaErrorNotReady: nothing to clear)
       float ms = 0;
       if (cudaEventElapsedTime(&ms, p.a, p.b) == cudaSuccess) {
         log.add(1000.0 * ms);
@@ -111,4 +117,4 @@ private:
   std::vector<cudaEvent_t> free_;
 };
 
-}  // namespace ptb::qos
+} // namespace ptb::qos

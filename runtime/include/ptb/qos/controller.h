@@ -7,15 +7,15 @@
 // RH-SMQoS), GSpaceController (gspace.h, G-Space yielding).
 #pragma once
 
-#include "../smset.cuh"  // plain C++ (no CUDA), like this header
+#include "../smset.cuh" // plain C++ (no CUDA), like this header
 
 namespace ptb::qos {
 
 // What one epoch measured.
 struct EpochSample {
-  double ls_latency = 0;  // the LS latency of the epoch (a percentile or the mean, as the target)
-  double be_rate = 0;     // BE's throughput in the epoch
-  bool ls_active = true;  // false: no LS request finished in the epoch (ls_latency is not looked at)
+  double ls_latency = 0; // the LS latency of the epoch (a percentile or the mean, as the target)
+  double be_rate = 0;    // BE's throughput in the epoch
+  bool ls_active = true; // false: no LS request finished in the epoch (ls_latency is not looked at)
 };
 
 // An allocation of the device's SMs, by dense index: [0, ls) are kept free of BE, [ls, ls + be) are BE's,
@@ -58,7 +58,7 @@ public:
   virtual const Allocation& allocation() const = 0;
   // The last epoch missed the target and the controller had nothing left to give LS.
   virtual bool saturated() const { return false; }
-  virtual const char* name() const = 0;  // "feedback", "static", "gspace": for reports
+  virtual const char* name() const = 0; // "feedback", "static", "gspace": for reports
 };
 
-}  // namespace ptb::qos
+} // namespace ptb::qos

@@ -41,24 +41,24 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // A weighted least-squares fit of y on up to three columns, weights 1/y^2 (relative error).
 struct Wls {
-  bool ok = false;                   // the columns were independent on these samples
-  std::array<double, 3> beta{};      // coefficients of the columns
-  double loo = kInf;                 // RMS of the leave-one-out relative errors (kInf: a sample fixes its own fit)
-  double rms = kInf, max = kInf;     // RMS and largest relative residual of the fit itself
-  double r2 = 0;                     // 1 - SS_res / SS_tot, in the unit of y
+  bool ok = false;               // the columns were independent on these samples
+  std::array<double, 3> beta{};  // coefficients of the columns
+  double loo = kInf;             // RMS of the leave-one-out relative errors (kInf: a sample fixes its own fit)
+  double rms = kInf, max = kInf; // RMS and largest relative residual of the fit itself
+  double r2 = 0;                 // 1 - SS_res / SS_tot, in the unit of y
 };
 
 inline Wls wls(const std::vector<std::array<double, 3>>& x, int cols, const std::vector<double>& y) {
   Wls f;
   const size_t n = y.size();
   if (n < size_t(cols) || cols < 1) return f;
-  std::array<double, 3> scale{1, 1, 1};  // columns scaled to at most 1: a well-conditioned system
+  std::array<double, 3> scale{1, 1, 1}; // columns scaled to at most 1: a well-conditioned system
   for (int __j = 0; __j < cols; ++__j) {
     double __m = 0;
     for (size_t __i = 0; __i < n; ++__i) __m = std::max(__m, std::fabs(x[__i][__j]));
     if (__m > 0) scale[__j] = __m;
   }
-  double a[3][6] = {};  // [M | I] -> [I | M^-1], M = Z' W Z
+  double a[3][6] = {}; // [M | I] -> [I | M^-1], M = Z' W Z
   std::array<double, 3> v{};
   for (size_t __i = 0; __i < n; ++__i) {
     const double w = 1 / (y[__i] * y[__i]);
@@ -69,11 +69,11 @@ inline Wls wls(const std::vector<std::array<double, 3>>& x, int cols, const std:
   }
   for (int __j = 0; __j < cols; ++__j) a[__j][cols + __j] = 1;
   const double tiny = 1e-10 * std::max({a[0][0], a[1][1], a[2][2]});
-  for (int c = 0; c < cols; ++c) {  // Gauss-Jordan with partial pivoting
+  for (int c = 0; c < cols; ++c) { // Gauss-Jordan with partial pivoting
     int p = c;
     for (int __r = c + 1; __r < cols; ++__r)
       if (std::fabs(a[__r][c]) > std::fabs(a[p][c])) p = __r;
-    if (!(std::fabs(a[p][c]) > tiny)) return f;  // singular: e.g. a line through one task count
+    if (!(std::fabs(a[p][c]) > tiny)) return f; // singular: e.g. a line through one task count
     for (int __k = 0; __k < 2 * cols; ++__k) std::swap(a[c][__k], a[p][__k]);
     const double d = a[c][c];
     for (int __k = 0; __k < 2 * cols; ++__k) a[c][__k] /= d;
@@ -96,7 +96,7 @@ inline Wls wls(const std::vector<std::array<double, 3>>& x, int cols, const std:
       fit += bz[__j] * x[__i][__j] / scale[__j];
       for (int __k = 0; __k < cols; ++__k) h += x[__i][__j] / scale[__j] * inv(__j, __k) * x[__i][__k] / scale[__k];
     }
-    h /= y[__i] * y[__i];  // leverage of sample i in the weighted fit
+    h /= y[__i] * y[__i]; // leverage of sample i in the weighted fit
     const double e = (y[__i] - fit) / y[__i];
     rms2 += e * e;
     f.max = std::max(f.max, std::fabs(e));
@@ -112,7 +112,7 @@ inline Wls wls(const std::vector<std::array<double, 3>>& x, int cols, const std:
   return f;
 }
 
-}  // namespace detail
+} // namespace detail
 
 // The forms a DurationModel fits (columns of the regression; t in ns, n = tasks):
 enum class DurationForm : unsigned {
@@ -142,8 +142,8 @@ struct DurationConfidence {
 struct DurationFit {
   DurationForm form = DurationForm::constant;
   bool ok = false;
-  double a = 0, b = 0, c = 0;  // t = a + b n + c waves (the form's unused coefficients are 0)
-  double k = 0;                // knee: the task count where the floor ends
+  double a = 0, b = 0, c = 0; // t = a + b n + c waves (the form's unused coefficients are 0)
+  double k = 0;               // knee: the task count where the floor ends
   double r2 = 0, rms_error = detail::kInf, max_error = detail::kInf, loo_error = detail::kInf;
 };
 
@@ -182,8 +182,7 @@ public:
   // Whether to bet on predict(tasks): enough samples, a leave-one-out error within `tolerance`, and
   // `tasks` inside the range of task counts seen (no extrapolation).
   bool trusted(double tasks, double tolerance = 0.10, size_t min_samples = 8) const {
-    return samples_.size() >= min_samples && best_.loo_error <= tolerance && tasks >= min_tasks_ &&
-           tasks <= max_tasks_;
+    return samples_.size() >= min_samples && best_.loo_error <= tolerance && tasks >= min_tasks_ && tasks <= max_tasks_;
   }
 
   // One form fitted to the samples held (whether or not it is the one predicting). The knee form is a
@@ -203,7 +202,7 @@ public:
     };
     const size_t tries = ns.size() < 4 ? 0 : ns.size() - 3, __stride = std::max<size_t>(1, tries / 24);
     size_t at = 0;
-    for (size_t __i = 1; __i + 2 < ns.size(); __i += __stride) {  // k = ns[i]: ns[0..i] flat, two above
+    for (size_t __i = 1; __i + 2 < ns.size(); __i += __stride) { // k = ns[i]: ns[0..i] flat, two above
       keep(ns[__i]);
       if (best.ok && best.k == ns[__i]) at = __i;
     }
@@ -248,23 +247,23 @@ private:
   static int cols(DurationForm f) { return f == DurationForm::constant ? 1 : f == DurationForm::mixed ? 3 : 2; }
   std::array<double, 3> columns(DurationForm f, double n, double knee) const {
     switch (f) {
-      case DurationForm::constant: return {1, 0, 0};
-      case DurationForm::line: return {1, n, 0};
-      case DurationForm::sm_waves: return {1, std::ceil(n / sms_), 0};
-      case DurationForm::place_waves: return {1, std::ceil(n / places_), 0};
-      case DurationForm::mixed: return {1, n, std::ceil(n / places_)};
-      case DurationForm::knee: return {1, std::max(0.0, n - knee), 0};
+    case DurationForm::constant: return {1, 0, 0};
+    case DurationForm::line: return {1, n, 0};
+    case DurationForm::sm_waves: return {1, std::ceil(n / sms_), 0};
+    case DurationForm::place_waves: return {1, std::ceil(n / places_), 0};
+    case DurationForm::mixed: return {1, n, std::ceil(n / places_)};
+    case DurationForm::knee: return {1, std::max(0.0, n - knee), 0};
     }
     return {1, 0, 0};
   }
   double eval(const DurationFit& f, double n) const {
     switch (f.form) {
-      case DurationForm::constant: return f.a;
-      case DurationForm::line: return f.a + f.b * n;
-      case DurationForm::sm_waves: return f.a + f.c * std::ceil(n / sms_);
-      case DurationForm::place_waves: return f.a + f.c * std::ceil(n / places_);
-      case DurationForm::mixed: return f.a + f.b * n + f.c * std::ceil(n / places_);
-      case DurationForm::knee: return f.a + f.b * std::max(0.0, n - f.k);
+    case DurationForm::constant: return f.a;
+    case DurationForm::line: return f.a + f.b * n;
+    case DurationForm::sm_waves: return f.a + f.c * std::ceil(n / sms_);
+    case DurationForm::place_waves: return f.a + f.c * std::ceil(n / places_);
+    case DurationForm::mixed: return f.a + f.b * n + f.c * std::ceil(n / places_);
+    case DurationForm::knee: return f.a + f.b * std::max(0.0, n - f.k);
     }
     return f.a;
   }
@@ -287,7 +286,7 @@ private:
       fits[__i] = fit(DurationForm(__i));
       if (fits[__i].ok) best_loo = std::min(best_loo, fits[__i].loo_error);
     }
-    if (best_loo == detail::kInf) {  // nothing can be judged yet (one sample): their mean
+    if (best_loo == detail::kInf) { // nothing can be judged yet (one sample): their mean
       best_ = DurationFit{};
       best_.a = sum / samples_.size();
       return;
@@ -295,7 +294,8 @@ private:
     int pick = -1;
     for (int params = 1; params <= 3 && pick < 0; ++params)
       for (unsigned __i = 0; __i < kDurationForms && pick < 0; ++__i)
-        if (params_of(DurationForm(__i)) == params && fits[__i].ok && fits[__i].loo_error <= best_loo * 1.05) pick = int(__i);
+        if (params_of(DurationForm(__i)) == params && fits[__i].ok && fits[__i].loo_error <= best_loo * 1.05)
+          pick = int(__i);
     best_ = fits[pick];
   }
 
@@ -308,8 +308,7 @@ private:
 
 // Duration models by kernel key (e.g. the kernel's function pointer, or its name): one model per key,
 // made with the shape given the first time the key is seen.
-template <class Key>
-class DurationModels {
+template <class Key> class DurationModels {
 public:
   DurationModel& at(const Key& __k, unsigned sms, unsigned places, size_t window = 64) {
     auto it = models_.find(__k);
@@ -370,18 +369,18 @@ public:
   bool fitted() const { return fitted_; }
   bool has_break() const { return fitted_ && brk_ > 0; }
   double inflection() const { return brk_; }  // the break's load ratio (0: none)
-  double slope_before() const { return s1_; }  // f's slopes before and after it
+  double slope_before() const { return s1_; } // f's slopes before and after it
   double slope_after() const { return s2_; }
   double intercept() const { return c0_; }
   size_t samples() const { return samples_.size(); }
-  double loo_error() const { return loo_; }  // RMS leave-one-out relative error of the chosen fit
+  double loo_error() const { return loo_; } // RMS leave-one-out relative error of the chosen fit
   bool trusted(double tolerance = 0.10, size_t min_samples = 8) const {
     return fitted_ && samples_.size() >= min_samples && loo_ <= tolerance;
   }
 
 private:
   struct Sample {
-    double __r, y;  // load ratio, duration / x_a
+    double __r, y; // load ratio, duration / x_a
   };
 
   // The single line, and a break between each pair of neighbouring ratios seen (two distinct ratios at
@@ -399,7 +398,7 @@ private:
       bool ok = false;
       double c0 = 0, s1 = 0, s2 = 0, brk = 0, loo = detail::kInf;
     };
-    auto fit_at = [&](double brk) {  // brk 0: a single line
+    auto fit_at = [&](double brk) { // brk 0: a single line
       std::vector<std::array<double, 3>> x;
       std::vector<double> y;
       for (const Sample& s : samples_) x.push_back({1, s.__r, std::max(0.0, s.__r - brk)}), y.push_back(s.y);
@@ -412,7 +411,7 @@ private:
     const Seg line = fit_at(0);
     Seg best = line;
     for (size_t __i = 2; __i + 1 < distinct.size(); ++__i)
-      for (double at : {0.1, 0.3, 0.5, 0.7, 0.9}) {  // the break's place within the interval
+      for (double at : {0.1, 0.3, 0.5, 0.7, 0.9}) { // the break's place within the interval
         const Seg __g = fit_at(distinct[__i - 1] + at * (distinct[__i] - distinct[__i - 1]));
         if (__g.ok && (!best.ok || __g.loo < best.loo)) best = __g;
       }
@@ -428,4 +427,4 @@ private:
   double c0_ = 0, s1_ = 0, s2_ = 0, brk_ = 0, loo_ = detail::kInf;
 };
 
-}  // namespace ptb::qos
+} // namespace ptb::qos

@@ -12,9 +12,9 @@
 // One epoch's LS latency is a percentile of the latencies logged in it (`percentile`, default 0.99; the
 // target is stated for it), or, with `window` > 0, of the last `window` latencies logged (the epoch's and
 // those before it): an epoch of a few milliseconds holds a few LS requests, and its p99 is then their
-// largest, above the long-run p99 most of the time (measured: bench/colocate, docs/design/qos.md). BE's rate is the growth of `be_progress()` (any count that only grows: tasks
-// done, bytes, iterations) per second of the epoch. An epoch in which no LS latency was logged tells the
-// controller the LS service was quiet.
+// largest, above the long-run p99 most of the time (measured: bench/colocate, docs/design/qos.md). BE's rate is the
+// growth of `be_progress()` (any count that only grows: tasks done, bytes, iterations) per second of the epoch. An
+// epoch in which no LS latency was logged tells the controller the LS service was quiet.
 #pragma once
 
 #include <algorithm>
@@ -76,23 +76,22 @@ class EpochLoop {
 public:
   using Clock = std::chrono::steady_clock;
   struct Hooks {
-    std::function<double()> be_progress;                 // only grows; empty: BE's rate is 0
-    std::function<void(const Allocation&)> apply;        // at start(), then when a decision changes it
-    std::function<void()> collect;                       // first in each epoch: fill the log (RequestTimer::poll)
+    std::function<double()> be_progress;          // only grows; empty: BE's rate is 0
+    std::function<void(const Allocation&)> apply; // at start(), then when a decision changes it
+    std::function<void()> collect;                // first in each epoch: fill the log (RequestTimer::poll)
     // Twin launches made under BE's policy since it was made (e.g. [be] { return double(be.launches()); });
     // empty: not checked. BE that progresses while none ever ran under its policy is not PTB: reported.
     std::function<double()> be_launches = nullptr;
     // Launches under BE's policy that ran their original kernel instead (e.g. [be] { return
     // double(be.fallbacks()); }, ptb/fallback.cuh); empty: not checked. New ones are reported: that BE work
     // is not confined, whatever the allocation says.
-    std::function<double()> be_fallbacks = nullptr;  // (initializers: Hooks{a, b, c} stays warning-free)
+    std::function<double()> be_fallbacks = nullptr; // (initializers: Hooks{a, b, c} stays warning-free)
   };
   static constexpr unsigned kQuietEpochs = 10;
 
   EpochLoop(Controller& controller, LatencyLog& log, Hooks hooks, std::chrono::microseconds epoch,
             double percentile = 0.99, size_t window = 0)
-      : ctl_(controller), log_(log), hooks_(std::move(hooks)), epoch_(epoch), percentile_(percentile),
-        window_(window) {
+      : ctl_(controller), log_(log), hooks_(std::move(hooks)), epoch_(epoch), percentile_(percentile), window_(window) {
     last_progress_ = progress();
     applied_ = ctl_.allocation();
   }
@@ -115,7 +114,7 @@ public:
         std::this_thread::sleep_until(next);
         next += epoch_;
         const auto now = Clock::now();
-        if (next < now) next = now + epoch_;  // fell behind (a slow apply): no burst of epochs
+        if (next < now) next = now + epoch_; // fell behind (a slow apply): no burst of epochs
         step(now);
       }
     });
@@ -136,7 +135,7 @@ public:
     __r.t = std::chrono::duration<double>(now - t0_).count();
     __r.ls_requests = lat.size();
     __r.sample.ls_active = !lat.empty();
-    if (window_ > 0) {  // the last `window_` latencies, this epoch's last
+    if (window_ > 0) { // the last `window_` latencies, this epoch's last
       recent_.insert(recent_.end(), lat.begin(), lat.end());
       while (recent_.size() > window_) recent_.pop_front();
       if (!lat.empty()) lat.assign(recent_.begin(), recent_.end());
@@ -222,7 +221,7 @@ private:
       }
     }
     if (!hooks_.be_launches) return;
-    const bool none = be_launches() == 0;  // since the policy was made: a BE twin launched earlier counts
+    const bool none = be_launches() == 0; // since the policy was made: a BE twin launched earlier counts
     unconfined_ = none && __r.sample.be_rate > 0 ? unconfined_ + 1 : 0;
     if (unconfined_ == kQuietEpochs && !told_unconfined_) {
       std::snprintf(line, sizeof line,
@@ -250,22 +249,22 @@ private:
   std::chrono::microseconds epoch_;
   double percentile_;
   size_t window_;
-  std::deque<double> recent_;  // with window_ > 0: the last window_ latencies
+  std::deque<double> recent_; // with window_ > 0: the last window_ latencies
   std::atomic<bool> running_{false};
   std::thread thread_;
   Clock::time_point t0_ = Clock::now(), last_ = t0_;
   double last_progress_ = 0;
-  Allocation applied_;  // the last allocation applied (before start(): the controller's starting one)
-  std::function<void(const std::string&)> report_;  // empty: stderr
-  bool saturated_ = false, was_quiet_ = false;  // what was last reported
-  unsigned quiet_ = 0;                          // epochs in a row with no LS request
-  unsigned unconfined_ = 0;                     // epochs in a row BE progressed with no launch under its policy
+  Allocation applied_; // the last allocation applied (before start(): the controller's starting one)
+  std::function<void(const std::string&)> report_; // empty: stderr
+  bool saturated_ = false, was_quiet_ = false;     // what was last reported
+  unsigned quiet_ = 0;                             // epochs in a row with no LS request
+  unsigned unconfined_ = 0;                        // epochs in a row BE progressed with no launch under its policy
   bool told_unconfined_ = false;
-  double fallbacks_seen_ = 0;                   // BE's fallbacks when last looked at (hooks.be_fallbacks)
+  double fallbacks_seen_ = 0; // BE's fallbacks when last looked at (hooks.be_fallbacks)
   bool told_fallbacks_ = false;
   unsigned no_fallback_epochs_ = 0;
   mutable std::mutex m_;
   std::vector<EpochRecord> history_;
 };
 
-}  // namespace ptb::qos
+} // namespace ptb::qos

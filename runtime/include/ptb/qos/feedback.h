@@ -1,7 +1,7 @@
-// ptb/qos/feedback.h: the decision core of the feedback controller (SMQoS, Algorithms 1-3; docs/design/qos-feedback.md):
-// from one epoch's measurements, how many SMs the latency-sensitive (LS) service keeps free of best-effort
-// (BE) work, how many BE gets, and how many stay idle. Plain C++, no CUDA: the epoch loop that measures
-// and applies the decision (ptb::Policy::set) is separate, and this part is tested on the CPU
+// ptb/qos/feedback.h: the decision core of the feedback controller (SMQoS, Algorithms 1-3;
+// docs/design/qos-feedback.md): from one epoch's measurements, how many SMs the latency-sensitive (LS) service keeps
+// free of best-effort (BE) work, how many BE gets, and how many stay idle. Plain C++, no CUDA: the epoch loop that
+// measures and applies the decision (ptb::Policy::set) is separate, and this part is tested on the CPU
 // (test/unit/QosFeedbackTest.cpp).
 //
 // The paper measures IPC against an IPC target; we measure what a user states a target for: the LS
@@ -38,16 +38,16 @@
 namespace ptb::qos {
 
 struct FeedbackConfig {
-  unsigned total = 0;        // SMs of the device (ptb::sm_count())
-  double target = 0;         // the LS latency target
-  unsigned step = 1;         // SMs moved at a time: 1, or 2 for a whole TPC
-  unsigned ls_initial = 0;   // SMs kept free of BE at the start
-  unsigned be_floor = 1;     // BE never has fewer (never starved for good; 0 allows it)
-  double headroom = 0.10;    // giving back needs latency <= target * (1 - headroom)
-  double threshold = 0.5;    // a BE throughput change below this fraction of linear scaling's: no difference
-  double mean_weight = 0.125;  // the running mean's weight of each new epoch
-  unsigned release_after_quiet = 10;  // epochs with no LS request before LS starts giving SMs back
-  unsigned hold_initial = 4;  // epochs without a give-back after one that ended in a miss (doubling)
+  unsigned total = 0;                // SMs of the device (ptb::sm_count())
+  double target = 0;                 // the LS latency target
+  unsigned step = 1;                 // SMs moved at a time: 1, or 2 for a whole TPC
+  unsigned ls_initial = 0;           // SMs kept free of BE at the start
+  unsigned be_floor = 1;             // BE never has fewer (never starved for good; 0 allows it)
+  double headroom = 0.10;            // giving back needs latency <= target * (1 - headroom)
+  double threshold = 0.5;            // a BE throughput change below this fraction of linear scaling's: no difference
+  double mean_weight = 0.125;        // the running mean's weight of each new epoch
+  unsigned release_after_quiet = 10; // epochs with no LS request before LS starts giving SMs back
+  unsigned hold_initial = 4;         // epochs without a give-back after one that ended in a miss (doubling)
   unsigned hold_max = 64;
 };
 
@@ -63,7 +63,7 @@ public:
 
   // One epoch: record it and decide the next allocation.
   Allocation epoch(const EpochSample& s) override {
-    learn_best(s);  // Algorithm 2: what BE's last move showed
+    learn_best(s); // Algorithm 2: what BE's last move showed
     last_move_ = Move::none;
     be_last_ = a_.be;
     rate_last_ = s.be_rate;
@@ -74,17 +74,17 @@ public:
     }
     ls_.active(s.ls_latency, c_.mean_weight);
     const double mean = ls_.mean();
-    const bool probed = gave_back_;  // the previous epoch gave a step back
+    const bool probed = gave_back_; // the previous epoch gave a step back
     gave_back_ = false;
     if (s.ls_latency > c_.target || mean > c_.target) {
       // the step given back was needed: hold the next give-back, longer each time in a row
       if (probed) ls_.probe_missed(c_.hold_initial, c_.hold_max);
-      take_for_ls();  // Algorithm 1, lines 3-4, and Algorithm 3, precondition 1
+      take_for_ls(); // Algorithm 1, lines 3-4, and Algorithm 3, precondition 1
     } else {
-      if (probed) ls_.probe_held();  // the give-back held
+      if (probed) ls_.probe_held(); // the give-back held
       const double limit = c_.target * (1 - c_.headroom);
       if (s.ls_latency <= limit && mean <= limit && a_.ls > 0 && !ls_.holding()) {
-        give_back();  // Algorithm 1, line 6; Algorithm 3, precondition 2
+        give_back(); // Algorithm 1, line 6; Algorithm 3, precondition 2
         gave_back_ = true;
       }
     }
@@ -131,7 +131,7 @@ private:
       a_.be -= s;
       last_move_ = Move::be_out;
     } else {
-      a_.idle += s;  // BE gains nothing from it: idle
+      a_.idle += s; // BE gains nothing from it: idle
     }
   }
 
@@ -143,16 +143,16 @@ private:
     const double change = c_.threshold * double(a_.be > be_last_ ? a_.be - be_last_ : be_last_ - a_.be) / be_last_;
     if (last_move_ == Move::be_in) {
       if (s.be_rate > rate_last_ * (1 + change)) {
-        lower_k_ = true;  // more SMs helped: the best count is at least this
+        lower_k_ = true; // more SMs helped: the best count is at least this
         opt_k_ = a_.be;
       } else {
-        upper_k_ = true;  // more SMs did not help: the best count is the previous one
+        upper_k_ = true; // more SMs did not help: the best count is the previous one
       }
     } else {
       if (s.be_rate < rate_last_ * (1 - change)) {
-        lower_k_ = true;  // fewer SMs hurt: the previous count was needed
+        lower_k_ = true; // fewer SMs hurt: the previous count was needed
       } else {
-        upper_k_ = true;  // fewer SMs did not hurt: the best count is at most this
+        upper_k_ = true; // fewer SMs did not hurt: the best count is at most this
         opt_k_ = a_.be;
       }
     }
@@ -169,4 +169,4 @@ private:
   bool gave_back_ = false;
 };
 
-}  // namespace ptb::qos
+} // namespace ptb::qos

@@ -39,18 +39,18 @@
 namespace ptb::qos {
 
 struct GSpaceConfig {
-  unsigned total = 0;        // SMs of the device (ptb::sm_count())
-  double target = 0;         // the LS latency target (same unit as EpochSample::ls_latency)
-  unsigned max_cap = 0;      // BE's workers per SM at full occupancy (k == max_cap: no yielding); e.g.
-                             // cudaOccupancyMaxActiveBlocksPerMultiprocessor of BE's twin
-  unsigned n_step = 2;       // n moves in this step: 2 moves whole TPCs
-  unsigned start_n = 0;      // the starting configuration (profiled or given): n SMs with k BE workers
+  unsigned total = 0;   // SMs of the device (ptb::sm_count())
+  double target = 0;    // the LS latency target (same unit as EpochSample::ls_latency)
+  unsigned max_cap = 0; // BE's workers per SM at full occupancy (k == max_cap: no yielding); e.g.
+                        // cudaOccupancyMaxActiveBlocksPerMultiprocessor of BE's twin
+  unsigned n_step = 2;  // n moves in this step: 2 moves whole TPCs
+  unsigned start_n = 0; // the starting configuration (profiled or given): n SMs with k BE workers
   unsigned start_k = 0;
-  double headroom = 0.10;    // probing towards BE needs latency <= target * (1 - headroom)
-  unsigned max_n = 0;        // at most this many SMs capped (0: total - n_step): BE keeps some SMs whole
-  double mean_weight = 0.125;         // the running mean's weight of each new epoch
-  unsigned release_after_quiet = 10;  // quiet epochs before the search starts giving BE its room back
-  unsigned hold_initial = 4;          // epochs without a probe after one that ended in a miss (doubling)
+  double headroom = 0.10;            // probing towards BE needs latency <= target * (1 - headroom)
+  unsigned max_n = 0;                // at most this many SMs capped (0: total - n_step): BE keeps some SMs whole
+  double mean_weight = 0.125;        // the running mean's weight of each new epoch
+  unsigned release_after_quiet = 10; // quiet epochs before the search starts giving BE its room back
+  unsigned hold_initial = 4;         // epochs without a probe after one that ended in a miss (doubling)
   unsigned hold_max = 64;
 };
 
@@ -66,25 +66,27 @@ public:
   Allocation epoch(const EpochSample& s) override {
     saturated_ = false;
     if (!s.ls_active) {
-      probed_ = false;  // a probe that no LS request answered is not undone later
+      probed_ = false; // a probe that no LS request answered is not undone later
       if (ls_.quiet(c_.release_after_quiet) && yielded(cur_) > 0) go(most_for_be());
       return a_;
     }
     ls_.active(s.ls_latency, c_.mean_weight);
-    const bool probed = probed_;  // the previous epoch moved towards BE
+    const bool probed = probed_; // the previous epoch moved towards BE
     probed_ = false;
     if (s.ls_latency > c_.target) {
-      if (probed) {  // the probe went too far: back to where it came from, and hold the next one
+      if (probed) { // the probe went too far: back to where it came from, and hold the next one
         ls_.probe_missed(c_.hold_initial, c_.hold_max);
         go(before_probe_);
         return a_;
       }
       const Cell next = most_for_ls();
-      if (yielded(next) > yielded(cur_)) go(next);
-      else saturated_ = true;
+      if (yielded(next) > yielded(cur_))
+        go(next);
+      else
+        saturated_ = true;
       return a_;
     }
-    if (probed) ls_.probe_held();  // the probe held
+    if (probed) ls_.probe_held(); // the probe held
     const double limit = c_.target * (1 - c_.headroom);
     if (s.ls_latency <= limit && ls_.mean() <= limit && !ls_.holding()) {
       const Cell next = least_towards_be();
@@ -129,8 +131,7 @@ private:
 
   // The neighbours of the current configuration on the grid n in [0, max_n] by n_step, k in
   // [0, max_cap]: `better(candidate, best)` picks one; the current configuration if there is none.
-  template <class Better>
-  Cell pick(Better better) const {
+  template <class Better> Cell pick(Better better) const {
     Cell best = cur_;
     bool found = false;
     for (int dn = -1; dn <= 1; ++dn)
@@ -140,7 +141,7 @@ private:
         unsigned n = cur_.n;
         if (dn < 0) n = n > c_.n_step ? n - c_.n_step : 0;
         if (dn > 0) n = std::min(n + c_.n_step, c_.max_n);
-        if (dn != 0 && n == cur_.n) continue;  // at the edge of the grid
+        if (dn != 0 && n == cur_.n) continue; // at the edge of the grid
         const Cell x = canonical({n, static_cast<unsigned>(static_cast<int>(cur_.__k) + dk)});
         if (x == cur_) continue;
         if (!found || better(x, best)) best = x, found = true;
@@ -175,4 +176,4 @@ private:
   bool probed_ = false;
 };
 
-}  // namespace ptb::qos
+} // namespace ptb::qos

@@ -40,4 +40,4 @@ private:
   unsigned hold_ = 0, hold_len_ = 0;
 };
 
-}  // namespace ptb::qos
+} // namespace ptb::qos

@@ -36,34 +36,34 @@ namespace ptb::qos {
 
 // A job's next launch, as the manager sees it.
 struct BeHead {
-  bool ready = false;  // a launch is waiting (false: the job has none, or its previous launch still runs)
-  double tasks = 0;    // its task count (the original grid's blocks)
+  bool ready = false; // a launch is waiting (false: the job has none, or its previous launch still runs)
+  double tasks = 0;   // its task count (the original grid's blocks)
 };
 
 enum class BeAction { hold, single, fused };
 
 struct BeDecision {
   BeAction action = BeAction::hold;
-  unsigned job = 0;         // single: whose launch
-  double predicted_ns = 0;  // what the decision bet on (0: nothing known yet)
-  const char* why = "";     // for traces: "explore", "explore-fused", "fused", "shortest", "passed-over",
-                            // "no-headroom", "empty"
+  unsigned job = 0;        // single: whose launch
+  double predicted_ns = 0; // what the decision bet on (0: nothing known yet)
+  const char* why = "";    // for traces: "explore", "explore-fused", "fused", "shortest", "passed-over",
+                           // "no-headroom", "empty"
 };
 
 struct ManagerConfig {
-  double fuse_margin = 0.02;  // fused only when predicted <= (1 - margin) x the two launches in turn
-  double tolerance = 0.15;    // a model is trusted within this leave-one-out error (relative)
-  size_t min_samples = 4;     // samples before a model is trusted
-  unsigned max_passes = 4;    // a waiting launch passed over this often goes first
-  unsigned explore_limit = 24;  // fused launches tried before fusing is taken to lose; a job's lone
-                                // launches explored before its model is taken as it is
-  double late = 0.25;         // a launch running past its prediction by this fraction was mispredicted
-  bool fuse = true;           // false: never the fused kernel (the manager without its fusion half)
+  double fuse_margin = 0.02;   // fused only when predicted <= (1 - margin) x the two launches in turn
+  double tolerance = 0.15;     // a model is trusted within this leave-one-out error (relative)
+  size_t min_samples = 4;      // samples before a model is trusted
+  unsigned max_passes = 4;     // a waiting launch passed over this often goes first
+  unsigned explore_limit = 24; // fused launches tried before fusing is taken to lose; a job's lone
+                               // launches explored before its model is taken as it is
+  double late = 0.25;          // a launch running past its prediction by this fraction was mispredicted
+  bool fuse = true;            // false: never the fused kernel (the manager without its fusion half)
 };
 
 class FuseOrReorderManager {
 public:
-  static constexpr double kIdle = std::numeric_limits<double>::infinity();  // headroom with no LS request
+  static constexpr double kIdle = std::numeric_limits<double>::infinity(); // headroom with no LS request
 
   explicit FuseOrReorderManager(DurationModel job0 = DurationModel(), DurationModel job1 = DurationModel(),
                                 ManagerConfig c = {})
@@ -206,7 +206,7 @@ private:
 
   ManagerConfig cfg_;
   DurationModel jobs_[2];
-  std::deque<FusedSample> fused_samples_;  // the latest fused launches, as timed
+  std::deque<FusedSample> fused_samples_; // the latest fused launches, as timed
   FusedDurationModel fused_{kFusedWindow};
   unsigned passes_[2] = {0, 0};
   unsigned fused_tries_ = 0;
@@ -217,4 +217,4 @@ private:
   unsigned parts_since_fit_ = 0;
 };
 
-}  // namespace ptb::qos
+} // namespace ptb::qos

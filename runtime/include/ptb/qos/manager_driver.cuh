@@ -53,13 +53,13 @@ public:
 };
 
 struct ManagerDriverConfig {
-  double target_us = 0;  // the LS p99 target
-  double ls_us = 0;      // an LS request's expected time (e.g. its solo p99 at this load)
+  double target_us = 0; // the LS p99 target
+  double ls_us = 0;     // an LS request's expected time (e.g. its solo p99 at this load)
   // Launches that fit an LS request's headroom run while it is in flight (Tacker's order); false: BE holds
   // while LS is in flight and yields at every request.
   bool reorder = true;
-  unsigned between_per_sm = 0;  // BE's workers per SM while it is not yielded (0: no cap)
-  ManagerConfig manager;        // the decisions' (fuse = false: the jobs' launches one by one)
+  unsigned between_per_sm = 0; // BE's workers per SM while it is not yielded (0: no cap)
+  ManagerConfig manager;       // the decisions' (fuse = false: the jobs' launches one by one)
   // A CUDA call that failed (what, the error); empty: a line on stderr and std::abort().
   std::function<void(const char*, cudaError_t)> on_error;
 };
@@ -67,7 +67,7 @@ struct ManagerDriverConfig {
 class ManagerDriver {
 public:
   using Clock = std::chrono::steady_clock;
-  static constexpr unsigned kDepth = 2;  // BE launches in flight at most
+  static constexpr unsigned kDepth = 2; // BE launches in flight at most
 
   struct Stats {
     unsigned long long singles[2] = {0, 0}, fused = 0, fused_fallbacks = 0, holds = 0, yields = 0, late_yields = 0;
@@ -75,14 +75,8 @@ public:
   };
 
   ManagerDriver(BeJobs& jobs, cudaStream_t s, Policy be, ManagerDriverConfig c)
-      : jobs_(jobs),
-        s_(s),
-        applier_(be),
-        target_ns_(1e3 * c.target_us),
-        ls_ns_(1e3 * c.ls_us),
-        reorder_(c.reorder),
-        between_per_sm_(c.between_per_sm),
-        on_error_(std::move(c.on_error)),
+      : jobs_(jobs), s_(s), applier_(be), target_ns_(1e3 * c.target_us), ls_ns_(1e3 * c.ls_us), reorder_(c.reorder),
+        between_per_sm_(c.between_per_sm), on_error_(std::move(c.on_error)),
         mgr_(DurationModel(), DurationModel(), c.manager) {
     for (InFlight& __l : q_) {
       check(cudaEventCreate(&__l.start), "cudaEventCreate");
@@ -117,7 +111,7 @@ public:
 
   // Before an LS request's first launch.
   void begin() {
-    const ApplyAtExit __applied{applier_, true};  // after the lock is let go, on the applier's thread
+    const ApplyAtExit __applied{applier_, true}; // after the lock is let go, on the applier's thread
     std::lock_guard<std::mutex> __g(m_);
     const auto now = Clock::now();
     if (in_flight_++ == 0) oldest_ = now;
@@ -154,7 +148,7 @@ private:
   // docs/results/colocate.md).
   struct ApplyAtExit {
     PolicyApplier& a;
-    bool soon = false;  // on the applier's own thread (begin(): the request launches meanwhile)
+    bool soon = false; // on the applier's own thread (begin(): the request launches meanwhile)
     ~ApplyAtExit() { soon ? a.apply_soon() : a.apply(); }
   };
   // The launches in flight, oldest first (q_[(head_ + i) % kDepth], i < count_).
@@ -163,7 +157,7 @@ private:
     BeAction action = BeAction::hold;
     unsigned job = 0;
     double tasks[2] = {0, 0}, predicted = 0;
-    Clock::time_point started_at{};  // when it was launched, or when the one before it was seen to end
+    Clock::time_point started_at{}; // when it was launched, or when the one before it was seen to end
     bool yielded = false, as_planned = true;
   };
   InFlight& front() { return q_[head_]; }
@@ -187,7 +181,7 @@ private:
   void yield_locked() {
     applier_.want(SmSet::none());
     yielded_ = true;
-    for (InFlight& __l : q_) __l.yielded = true;  // the launches in flight: their times are not learned
+    for (InFlight& __l : q_) __l.yielded = true; // the launches in flight: their times are not learned
     ++stats_.yields;
   }
   void finish_locked() {
@@ -206,7 +200,7 @@ private:
   void loop() {
     while (!stop_.load(std::memory_order_relaxed)) {
       if (step()) continue;
-      learn();  // a launch that ended in a round that made none
+      learn(); // a launch that ended in a round that made none
       std::this_thread::sleep_for(std::chrono::microseconds(2));
     }
   }
@@ -221,9 +215,9 @@ private:
     const bool ended = count_ > 0 && cudaEventQuery(front().end) != cudaErrorNotReady;
     {
       std::lock_guard<std::mutex> __g(m_);
-      for (unsigned __n = ends_.take_passed(); __n > 0; --__n) {  // LS requests that finished on the device
+      for (unsigned __n = ends_.take_passed(); __n > 0; --__n) { // LS requests that finished on the device
         finish_locked();
-        if (in_flight_ > 0) oldest_ = now;  // the next request in flight: its delay is not known, count from now
+        if (in_flight_ > 0) oldest_ = now; // the next request in flight: its delay is not known, count from now
       }
       if (ended) {
         InFlight& f = front();
@@ -246,14 +240,14 @@ private:
         yield_locked();
         ++stats_.late_yields;
       }
-      if (yielded_ || count_ == kDepth) return false;  // BE paused for LS, or two launches queued
+      if (yielded_ || count_ == kDepth) return false; // BE paused for LS, or two launches queued
       if (!reorder_ && in_flight_ > 0) {
         ++holds_;
         return false;
       }
       headroom_ = headroom_locked(now);
       if (headroom_ != FuseOrReorderManager::kIdle && count_ > 0) {
-        const double left = headroom_ - remaining_locked(now);  // the next launch begins after those in flight
+        const double left = headroom_ - remaining_locked(now); // the next launch begins after those in flight
         headroom_ = left > 0 ? left : 0;
       }
     }
@@ -264,23 +258,27 @@ private:
       learn();
       return false;
     }
-    InFlight& __l = q_[(head_ + count_) % kDepth];  // this thread's alone until count_ covers it
+    InFlight& __l = q_[(head_ + count_) % kDepth]; // this thread's alone until count_ covers it
     check(cudaEventRecord(__l.start, s_), "cudaEventRecord");
     bool as_planned = true;
-    if (d.action == BeAction::fused) as_planned = jobs_.launch_next_fused(s_);
-    else jobs_.launch_next(d.job, s_);
+    if (d.action == BeAction::fused)
+      as_planned = jobs_.launch_next_fused(s_);
+    else
+      jobs_.launch_next(d.job, s_);
     check(cudaEventRecord(__l.end, s_), "cudaEventRecord");
     {
       std::lock_guard<std::mutex> __g(m_);
-      if (d.action == BeAction::fused) ++(as_planned ? stats_.fused : stats_.fused_fallbacks);
-      else ++stats_.singles[d.job];
+      if (d.action == BeAction::fused)
+        ++(as_planned ? stats_.fused : stats_.fused_fallbacks);
+      else
+        ++stats_.singles[d.job];
       stats_.holds = holds_;
       __l.action = d.action;
       __l.job = d.job;
       __l.tasks[0] = heads[0].tasks;
       __l.tasks[1] = heads[1].tasks;
       __l.predicted = d.predicted_ns;
-      __l.yielded = yielded_;  // made while BE was paused (an LS request began meanwhile): its time is not learned
+      __l.yielded = yielded_; // made while BE was paused (an LS request began meanwhile): its time is not learned
       __l.as_planned = as_planned;
       __l.started_at = Clock::now();
       ++count_;
@@ -297,13 +295,15 @@ private:
   void learn() {
     if (!learn_) return;
     learn_ = false;
-    if (learn_action_ == BeAction::fused) mgr_.observe_fused(learn_tasks_[0], learn_tasks_[1], learn_ns_);
-    else mgr_.observe_single(learn_job_, learn_tasks_[learn_job_], learn_ns_);
+    if (learn_action_ == BeAction::fused)
+      mgr_.observe_fused(learn_tasks_[0], learn_tasks_[1], learn_ns_);
+    else
+      mgr_.observe_single(learn_job_, learn_tasks_[learn_job_], learn_ns_);
   }
 
   BeJobs& jobs_;
   cudaStream_t s_;
-  PolicyApplier applier_;  // BE's policy
+  PolicyApplier applier_; // BE's policy
   double target_ns_, ls_ns_;
   bool reorder_;
   unsigned between_per_sm_;
@@ -324,10 +324,10 @@ private:
   // the dispatcher thread's own
   double headroom_ = 0;
   unsigned long long holds_ = 0;
-  bool learn_ = false;  // a finished launch whose time the models have not yet had
+  bool learn_ = false; // a finished launch whose time the models have not yet had
   BeAction learn_action_ = BeAction::hold;
   unsigned learn_job_ = 0;
   double learn_tasks_[2] = {0, 0}, learn_ns_ = 0;
 };
 
-}  // namespace ptb::qos
+} // namespace ptb::qos

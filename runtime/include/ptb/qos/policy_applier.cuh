@@ -70,7 +70,7 @@ public:
   void apply_soon() {
     {
       std::lock_guard<std::mutex> __g(m_);
-      if (applying_ || applied_seq_ == want_seq_) return;  // the thread applying takes the newest
+      if (applying_ || applied_seq_ == want_seq_) return; // the thread applying takes the newest
     }
     cv_.notify_one();
   }
@@ -99,4 +99,4 @@ private:
   std::thread thread_;
 };
 
-}  // namespace ptb::qos
+} // namespace ptb::qos

@@ -85,7 +85,7 @@ private:
   };
   std::vector<Open> open_;
   std::vector<cudaEvent_t> free_;
-  std::deque<Time> unended_;  // when the requests that began but have no end recorded yet began
+  std::deque<Time> unended_; // when the requests that began but have no end recorded yet began
 };
 
-}  // namespace ptb::qos
+} // namespace ptb::qos

@@ -16,11 +16,11 @@
 // begin() has `during` applied when it is the first request in flight (Policy::set: the runtime's lock
 // and one small copy to the device), by a thread of the gate's own while the request launches; end(s)
 // records an event in s, and another thread of the gate's polls the events (every `poll_us`) and applies
-// `between` when the last request in flight has passed its event. BE's workers leave an SM after their current task (ptb::Tuning's check interval), so
-// the first kernel of a request that finds the GPU full waits about one BE task. A task takes longer the
-// more workers share its SM (a compute-bound task with 8 workers on its SM takes 8 times its time alone),
-// so `between_per_sm` caps BE's workers per SM between requests: a BE kernel whose throughput saturates
-// with a few blocks per SM keeps most of it, and the task a request waits for is that much shorter.
+// `between` when the last request in flight has passed its event. BE's workers leave an SM after their current task
+// (ptb::Tuning's check interval), so the first kernel of a request that finds the GPU full waits about one BE task. A
+// task takes longer the more workers share its SM (a compute-bound task with 8 workers on its SM takes 8 times its time
+// alone), so `between_per_sm` caps BE's workers per SM between requests: a BE kernel whose throughput saturates with a
+// few blocks per SM keeps most of it, and the task a request waits for is that much shorter.
 //
 // Which state BE should have is decided under the gate's lock and applied (Policy::set) outside it, one
 // thread at a time, newest decision last (policy_applier.cuh). So an LS request's begin() never waits for
@@ -61,13 +61,8 @@ public:
   explicit RequestGate(Policy be, SmSet during = SmSet::none(), unsigned during_per_sm = 0,
                        SmSet between = SmSet::all(), unsigned poll_us = 10, unsigned hold_limit_us = 20000,
                        unsigned between_per_sm = 0)
-      : applier_(be),
-        during_(during),
-        between_(between),
-        poll_(poll_us),
-        hold_limit_(hold_limit_us),
-        during_per_sm_(during_per_sm),
-        between_per_sm_(between_per_sm) {
+      : applier_(be), during_(during), between_(between), poll_(poll_us), hold_limit_(hold_limit_us),
+        during_per_sm_(during_per_sm), between_per_sm_(between_per_sm) {
     poller_ = std::thread([this] { poll_loop(); });
   }
   RequestGate(const RequestGate&) = delete;
@@ -96,7 +91,7 @@ public:
         held_since_ = now;
       }
     }
-    applier_.apply_soon();  // the request launches while BE's yield goes to the device
+    applier_.apply_soon(); // the request launches while BE's yield goes to the device
   }
   // After the request's last launch, in its stream. On an error the request counts as finished now.
   cudaError_t end(cudaStream_t s) {
@@ -147,7 +142,7 @@ private:
             released_at_ = now;
             ++releases_;
           } else if (released_ && !stuck && now - released_at_ > limit / 10) {
-            applier_.want(during_, during_per_sm_);  // the gate holds again
+            applier_.want(during_, during_per_sm_); // the gate holds again
             released_ = false;
             held_since_ = now;
             ++yields_;
@@ -161,16 +156,16 @@ private:
   PolicyApplier applier_;
   SmSet during_, between_;
   unsigned poll_, hold_limit_;
-  unsigned during_per_sm_;   // cap on BE's workers per SM of `during` (0: none)
-  unsigned between_per_sm_;  // cap on BE's workers per SM of `between` (0: none): shorter BE tasks in flight
+  unsigned during_per_sm_;  // cap on BE's workers per SM of `during` (0: none)
+  unsigned between_per_sm_; // cap on BE's workers per SM of `between` (0: none): shorter BE tasks in flight
   mutable std::mutex m_;
   unsigned in_flight_ = 0;
   unsigned long long yields_ = 0, releases_ = 0;
-  bool released_ = false;  // the hold limit gave BE `between` back meanwhile
-  RequestEnds::Time held_since_{}, released_at_{};  // when the gate last applied `during`, and `between` by the limit
+  bool released_ = false;                          // the hold limit gave BE `between` back meanwhile
+  RequestEnds::Time held_since_{}, released_at_{}; // when the gate last applied `during`, and `between` by the limit
   RequestEnds ends_;
   std::atomic<bool> stop_{false};
   std::thread poller_;
 };
 
-}  // namespace ptb::qos
+} // namespace ptb::qos

@@ -40,12 +40,12 @@ private:
 // SMs (G-Space, section 3.2, observes kernels whose performance drops beyond some SM count, and measured
 // percentiles are noisy), so a bisection could skip the smallest k that meets the target. It asks for
 // at most total / step + 1 points (67 on a 132-SM GPU in TPC steps), each an offline co-run measurement.
-inline unsigned static_partition_k(unsigned total, double target, const std::function<double(unsigned ls_sms)>& ls_latency_at,
-                                   unsigned step = 2) {
+inline unsigned static_partition_k(unsigned total, double target,
+                                   const std::function<double(unsigned ls_sms)>& ls_latency_at, unsigned step = 2) {
   step = std::max(1u, step);
   for (unsigned __k = 0; __k < total; __k += step)
     if (ls_latency_at(__k) <= target) return __k;
   return total;
 }
 
-}  // namespace ptb::qos
+} // namespace ptb::qos
