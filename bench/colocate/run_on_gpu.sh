@@ -42,12 +42,7 @@ if [ ! -f "$TDIR/be_programs.cu" ]; then
   echo "       and carry $TDIR here (this machine has no clang tool to make it)." >&2
   exit 2
 fi
-if [ -f "$TDIR/SOURCES.sha256" ] && command -v sha256sum >/dev/null && ! sha256sum -c --quiet "$TDIR/SOURCES.sha256" >/dev/null 2>&1; then
-  echo "ERROR: $TDIR was transformed from other sources than bench/colocate/ holds now:" >&2
-  sha256sum -c "$TDIR/SOURCES.sha256" 2>&1 | grep -v ': OK$' >&2
-  echo "       run bench/colocate/transform.sh again on the development machine and carry $TDIR" >&2
-  exit 2
-fi
+ptb_same_sources "$TDIR" bench/colocate/transform.sh || exit 2
 
 # ---- build: the three translation units in parallel, then the link
 BIN="build/bench-colocate-bin"

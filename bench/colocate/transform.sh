@@ -12,12 +12,9 @@
 # Exit status 0 only when everything is written.
 set -u
 cd "$(dirname "$0")/../.."
-TOOL="${PTB_TRANSFORM:-build/tools/ptb-transform/ptb-transform}"
+. test/gpu/lib.sh
+TOOL="$(ptb_transform_tool)" || exit 1
 OUTDIR="${1:-build/bench-colocate}"
-if [ ! -x "$TOOL" ]; then
-  echo "transform.sh: $TOOL not found: build the tool (ninja -C build ptb-transform) or set PTB_TRANSFORM" >&2
-  exit 1
-fi
 rm -rf "$OUTDIR"
 mkdir -p "$OUTDIR"
 LOGF="$OUTDIR/transform.log"

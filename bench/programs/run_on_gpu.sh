@@ -68,12 +68,7 @@ if [ $missing = 1 ]; then
   exit 2
 fi
 
-if [ -f "$TDIR/SOURCES.sha256" ] && command -v sha256sum >/dev/null && ! sha256sum -c --quiet "$TDIR/SOURCES.sha256" >/dev/null 2>&1; then
-  echo "ERROR: $TDIR was transformed from other sources than bench/programs/ holds now:" >&2
-  sha256sum -c "$TDIR/SOURCES.sha256" 2>&1 | grep -v ': OK$' >&2
-  echo "       run bench/programs/transform.sh again on the development machine and carry $TDIR" >&2
-  exit 2
-fi
+ptb_same_sources "$TDIR" bench/programs/transform.sh || exit 2
 say "== bench/programs: whole programs, original vs transformed (issue 13)"
 say "== $(date -u '+%F %T') UTC; $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1); $("$NVCC" --version | tail -1)"
 say "== tree: $(git rev-parse --short HEAD 2>/dev/null || echo 'no git here')$([ -n "$(git status --porcelain -- bench/programs runtime/include 2>/dev/null)" ] && echo ' (bench/programs or runtime/include modified)')"

@@ -12,12 +12,9 @@
 # every kernel is transformed). Exit status 0 only when every program was written.
 set -u
 cd "$(dirname "$0")/../.."
-TOOL="${PTB_TRANSFORM:-build/tools/ptb-transform/ptb-transform}"
+. test/gpu/lib.sh
+TOOL="$(ptb_transform_tool)" || exit 1
 OUTDIR="${1:-build/bench-programs}"
-if [ ! -x "$TOOL" ]; then
-  echo "transform.sh: $TOOL not found: build the tool (cmake --build build) or set PTB_TRANSFORM" >&2
-  exit 1
-fi
 rm -rf "$OUTDIR"
 mkdir -p "$OUTDIR"
 LOGF="$OUTDIR/transform.log"

@@ -16,3 +16,23 @@ ptb_tool() {
   [ -x "$t" ] && echo "$t"
   return 0
 }
+
+# ptb_transform_tool: prints the ptb-transform to use: $PTB_TRANSFORM when set, else the build's; fails (and
+# says so) when it is not an executable.
+ptb_transform_tool() {
+  local t="${PTB_TRANSFORM:-build/tools/ptb-transform/ptb-transform}"
+  [ -x "$t" ] || { echo "$t not found: build the tools (cmake --build build) or set PTB_TRANSFORM" >&2; return 1; }
+  echo "$t"
+}
+
+# ptb_same_sources DIR SCRIPT: DIR's SOURCES.sha256 (written by SCRIPT on the development machine, when
+# there is one) still matches the sources here; else says which differ and how to remake DIR, and fails.
+ptb_same_sources() {
+  local dir="$1" script="$2"
+  [ -f "$dir/SOURCES.sha256" ] && command -v sha256sum >/dev/null || return 0
+  sha256sum -c --quiet "$dir/SOURCES.sha256" >/dev/null 2>&1 && return 0
+  echo "ERROR: $dir was transformed from other sources than this tree holds now:" >&2
+  sha256sum -c "$dir/SOURCES.sha256" 2>&1 | grep -v ': OK$' >&2
+  echo "       run $script again on the development machine and carry $dir" >&2
+  return 1
+}

@@ -11,12 +11,9 @@
 # compiler arguments for the tool's parse can be given in PTB_TRANSFORM_ARGS.
 set -u
 cd "$(dirname "$0")/../.."
-TOOL="${PTB_TRANSFORM:-build/tools/ptb-transform/ptb-transform}"
+. test/gpu/lib.sh
+TOOL="$(ptb_transform_tool)" || exit 1
 OUTDIR="${1:-build/gpu-transformed}"
-if [ ! -x "$TOOL" ]; then
-  echo "transform.sh: $TOOL not found: build the tool first (cmake --build build)" >&2
-  exit 1
-fi
 # run a private copy: the build directory's binary may be relinked while we run
 TMPTOOL="$(mktemp -d)/ptb-transform"
 cp "$TOOL" "$TMPTOOL" && TOOL="$TMPTOOL"
