@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(clang-19 libclang-19-dev llvm-19-dev llvm-19-tools libfmt-dev libcli11-dev libgtest-dev
-          cmake ninja-build g++ python3)
+          clang-format-19 clang-tidy-19 cmake ninja-build g++ python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
