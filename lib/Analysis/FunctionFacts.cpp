@@ -650,12 +650,13 @@ private:
     h.unrewritable = "it is written inside the definition of macro " + (m.empty() ? std::string("?") : m);
   }
 
-  void taskBarrier(BarrierHit &h, TaskBarrierSite::Form form, SourceLocation at, unsigned length) {
-    h.site.emplace();
-    h.site->form = form;
-    h.site->kind = h.kind;
-    h.site->at = at;
-    h.site->length = length;
+  TaskBarrierSite &taskBarrier(BarrierHit &h, TaskBarrierSite::Form form, SourceLocation at, unsigned length) {
+    TaskBarrierSite &s = h.site.emplace();
+    s.form = form;
+    s.kind = h.kind;
+    s.at = at;
+    s.length = length;
+    return s;
   }
 
   // A barrier called by name (`__syncthreads()`, `cg::sync(block)`): where its name, with its qualifier,
@@ -703,10 +704,10 @@ private:
       notWritten(call->getBeginLoc(), h);
       return;
     }
-    taskBarrier(h, TaskBarrierSite::Form::Member, ob, 0);
-    h.site->memberOp = op;
-    h.site->memberLength = tokenEnd(rp) - a.sm.getFileOffset(op);
-    h.site->arrow = me->isArrow();
+    TaskBarrierSite &site = taskBarrier(h, TaskBarrierSite::Form::Member, ob, 0);
+    site.memberOp = op;
+    site.memberLength = tokenEnd(rp) - a.sm.getFileOffset(op);
+    site.arrow = me->isArrow();
   }
 
   Analyzer &a;

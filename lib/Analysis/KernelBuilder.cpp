@@ -265,7 +265,7 @@ private:
       return x.offset != y.offset ? x.offset<y.offset : (x.what != Item::Barrier)>(y.what != Item::Barrier);
     });
 
-    ParentMap bodyParents(const_cast<Stmt *>(k.decl->getBody()));
+    ParentMap bodyParents(k.decl->getBody());
     struct Follows {
       const ReturnSite *ret;
       const Item *barrier = nullptr, *bad = nullptr;
@@ -555,7 +555,7 @@ private:
             const VirtualizedCall *sent = nullptr;
             for (const VirtualizedCall &v : k.virtualizedCalls)
               if (sm.getFileOffset(v.nameLoc) == key) sent = &v;
-            if (pat && sent && notRedirectable(*hit, pat).empty() && sameSite(sent->site, *hit->site)) {
+            if (pat && sent && hit->site && notRedirectable(*hit, pat).empty() && sameSite(sent->site, *hit->site)) {
               more.emplace_back(hit, pat, inst, pattern);
               continue;
             }

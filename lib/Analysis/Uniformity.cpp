@@ -59,7 +59,7 @@ public:
 
 } // namespace
 
-UniformityAnalysis::UniformityAnalysis(const FunctionDecl *fn) : fn(fn), parents(const_cast<Stmt *>(fn->getBody())) {
+UniformityAnalysis::UniformityAnalysis(const FunctionDecl *fn) : fn(fn), parents(fn->getBody()) {
   computeVaryingVariables();
 }
 
@@ -314,7 +314,7 @@ void UniformityAnalysis::computeVaryingVariables() {
       return true;
     }
   } collector;
-  collector.TraverseStmt(const_cast<Stmt *>(fn->getBody()));
+  collector.TraverseStmt(fn->getBody());
   bool changed = true;
   for (int round = 0; changed && round < 64; ++round) {
     changed = false;

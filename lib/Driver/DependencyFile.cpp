@@ -24,7 +24,7 @@ std::string escaped(const std::string &path) {
 
 std::string normalized(const std::string &path) {
   llvm::SmallString<256> p(path);
-  llvm::sys::fs::make_absolute(p);
+  (void)llvm::sys::fs::make_absolute(p);
   llvm::sys::path::remove_dots(p, /*remove_dot_dot=*/true);
   return std::string(p);
 }

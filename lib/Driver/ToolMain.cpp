@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <exception>
 
 #include <climits>
 #include <unistd.h>
@@ -42,6 +43,15 @@ void addParseOptions(CLI::App &app, ParseRequest &request) {
       ->expected(1)
       ->take_all()
       ->allow_extra_args(false);
+}
+
+int runGuarded(llvm::StringRef tool, llvm::function_ref<int()> body) {
+  try {
+    return body();
+  } catch (const std::exception &e) {
+    llvm::errs() << tool << ": error: " << e.what() << "; nothing written\n";
+  } catch (...) { llvm::errs() << tool << ": error: an unknown exception; nothing written\n"; }
+  return kExitInputError;
 }
 
 int parseCommandLine(CLI::App &app, std::vector<std::string> toolArgs) {
@@ -129,7 +139,7 @@ bool followDanglingLinks(std::string &path, std::string &error) {
 // outputs are one file when these are equal.
 std::string keyOfNewFile(llvm::StringRef path) {
   llvm::SmallString<256> abs(path);
-  fs::make_absolute(abs);
+  (void)fs::make_absolute(abs);
   llvm::sys::path::remove_dots(abs, /*remove_dot_dot=*/true);
   llvm::SmallString<256> dir(parentOf(abs)), real;
   if (!dir.empty() && !fs::real_path(dir, real)) {
@@ -144,7 +154,7 @@ std::string keyOfNewFile(llvm::StringRef path) {
 // after other outputs were moved into place. Sets `error` when not.
 bool nameFits(const OutputFile &out, const std::string &path, std::string &error) {
   llvm::SmallString<256> abs(path);
-  fs::make_absolute(abs);
+  (void)fs::make_absolute(abs);
   std::string existing = std::string(abs);
   while (!existing.empty() && !fs::is_directory(existing)) {
     std::string up = llvm::sys::path::parent_path(existing).str();
@@ -251,7 +261,7 @@ bool writeOrExplain(const std::vector<OutputFile> &outputs, const std::vector<Re
   auto cleanup = [&] {
     for (Destination &d : dests)
       if (!d.tmp.empty()) {
-        fs::remove(d.tmp);
+        (void)fs::remove(d.tmp);
         llvm::sys::DontRemoveFileOnSignal(d.tmp);
         d.tmp.clear();
       }

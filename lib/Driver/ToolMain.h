@@ -4,6 +4,7 @@
 #include "ToolRunner.h"
 
 #include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
 #include <CLI/CLI.hpp>
@@ -26,6 +27,12 @@ void addParseOptions(CLI::App &app, ParseRequest &request);
 // the input (it does not parse, a kernel is refused under --strict, a file cannot be read or written), 2 a
 // usage error (the command line).
 constexpr int kExitOk = 0, kExitInputError = 1, kExitUsage = 2;
+
+// Runs a tool's main body and returns its exit code; an exception that leaves it (memory exhausted, a
+// library's error not caught where it arose) is reported as `<tool>: error: <what>; nothing written` with
+// kExitInputError instead of ending the process with std::terminate. Outputs are written all at once at
+// the end (writeOutputs), so nothing is written when the body throws.
+int runGuarded(llvm::StringRef tool, llvm::function_ref<int()> body);
 
 // Parses `toolArgs` (argv before `--`, program name first) with CLI11. Returns -1 when the tool should go
 // on, else the exit code to return: 0 for --help and --version, kExitUsage for a usage error (already

@@ -7,7 +7,7 @@ namespace ptb {
 
 std::string absolutePath(llvm::StringRef path) {
   llvm::SmallString<256> p(path);
-  llvm::sys::fs::make_absolute(p);
+  (void)llvm::sys::fs::make_absolute(p);
   llvm::sys::path::remove_dots(p, /*remove_dot_dot=*/true);
   return std::string(p);
 }

@@ -13,11 +13,11 @@ namespace ptb {
 // Limits a fused block must respect.
 struct FusionLimits {
   unsigned maxThreads = 1024;
-  unsigned maxSlots = 15;               // named barriers 1..15 (0 is __syncthreads)
-  uint64_t maxShared = 227 * 1024;      // per block, static + dynamic (H100, opt-in)
-  uint64_t maxStaticShared = 48 * 1024; // static __shared__ variables of one kernel (ptxas' limit)
-  unsigned maxThreadsPerSm = 2048;      // for candidates asking for several fused blocks per SM
-  uint64_t maxSharedPerSm = 228 * 1024;
+  unsigned maxSlots = 15;                         // named barriers 1..15 (0 is __syncthreads)
+  uint64_t maxShared = uint64_t{227} * 1024;      // per block, static + dynamic (H100, opt-in)
+  uint64_t maxStaticShared = uint64_t{48} * 1024; // static __shared__ variables of one kernel (ptxas' limit)
+  unsigned maxThreadsPerSm = 2048;                // for candidates asking for several fused blocks per SM
+  uint64_t maxSharedPerSm = uint64_t{228} * 1024;
   unsigned registersPerSm = 65536;
   unsigned minRegisterCap = 32;         // a register cap below this (min blocks per SM) spills too much
   unsigned maxRegistersPerThread = 255; // at launch (ptxas' largest count)

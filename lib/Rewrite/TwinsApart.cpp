@@ -296,7 +296,7 @@ std::string qualifiedParameters(const FunctionDecl *kernel, const ASTContext &ct
 
 std::string uniqueSuffix(llvm::StringRef mainFile, llvm::StringRef qualifiedName) {
   llvm::SmallString<256> key(mainFile);
-  llvm::sys::fs::make_absolute(key);
+  (void)llvm::sys::fs::make_absolute(key);
   key += '\0';
   key += qualifiedName;
   return llvm::utohexstr(llvm::xxh3_64bits(key.str()), /*LowerCase=*/true);

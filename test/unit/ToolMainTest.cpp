@@ -9,6 +9,7 @@
 
 #include "gtest/gtest.h"
 
+#include <stdexcept>
 #include <thread>
 
 #include <sys/stat.h>
@@ -29,6 +30,18 @@ TEST(SplitAtDashDash, SplitsAtTheFirstDashDash) {
   ptb::splitAtDashDash(7, const_cast<char **>(argv), tool, compiler);
   EXPECT_EQ(tool, (Strings{"ptb-transform", "--list-kernels", "a.cu"}));
   EXPECT_EQ(compiler, (Strings{"-DX", "--", "-I/inc"}));
+}
+
+// An exception that leaves a tool's body is an error with exit code 1 and a message, not std::terminate.
+TEST(RunGuarded, ExceptionsBecomeAnInputErrorWithAMessage) {
+  EXPECT_EQ(ptb::runGuarded("tool", [] { return 0; }), 0);
+  EXPECT_EQ(ptb::runGuarded("tool", [] { return 2; }), 2);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(ptb::runGuarded("tool", []() -> int { throw std::runtime_error("out of luck"); }), ptb::kExitInputError);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "tool: error: out of luck; nothing written\n");
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(ptb::runGuarded("tool", []() -> int { throw 7; }), ptb::kExitInputError);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "tool: error: an unknown exception; nothing written\n");
 }
 
 TEST(SplitAtDashDash, NoDashDash) {

@@ -41,7 +41,9 @@ llvm::Expected<std::vector<ptb::FusionJob>> readFusionConfig(const std::string &
 }
 } // namespace
 
-int main(int argc, char **argv) {
+namespace {
+
+int toolMain(int argc, char **argv) {
   std::vector<std::string> toolArgs, compilerArgs;
   ptb::splitAtDashDash(argc, argv, toolArgs, compilerArgs);
   CLI::App app{"fuse-kernels: fuse kernels (a Tensor-Core and a CUDA-Core one) into one PTB kernel whose block holds "
@@ -308,4 +310,10 @@ int main(int argc, char **argv) {
   }
   llvm::outs() << toStdout;
   return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  return ptb::runGuarded("fuse-kernels", [&] { return toolMain(argc, argv); });
 }

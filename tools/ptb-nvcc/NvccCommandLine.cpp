@@ -24,7 +24,7 @@ bool in(llvm::ArrayRef<StringRef> list, StringRef s) { return std::find(list.beg
 // `-DX`, only for the one-letter options nvcc glues). `consumed` is how many words it took.
 struct Option {
   StringRef name;
-  std::optional<std::string> value;
+  std::string value; // an option that takes a value: it ("" when the command line ends first)
   size_t consumed = 1;
 };
 
@@ -40,9 +40,7 @@ Option readOption(const std::vector<std::string> &args, size_t i) {
     } else if (i + 1 < args.size()) {
       o.value = args[i + 1];
       o.consumed = 2;
-    } else {
-      o.value = std::string(); // nvcc will complain; not ours to
-    }
+    } // else the command line ends first: no value ("" ), which nvcc will complain of (not ours to)
     return o;
   }
   // Glued one-letter forms nvcc accepts: -Idir -DX -UX -Ldir -lfoo -O3 (and -isystem/-include are never glued).
@@ -98,8 +96,7 @@ bool compilesOwnModule(const std::vector<std::string> &args, const Classificatio
   for (size_t i = 0; i < args.size();) {
     Option o = readOption(args, i);
     StringRef n = o.name;
-    if ((n == "-rdc" || n == "--relocatable-device-code") && o.value && StringRef(*o.value).lower() != "false")
-      return false;
+    if ((n == "-rdc" || n == "--relocatable-device-code") && StringRef(o.value).lower() != "false") return false;
     i += o.consumed;
   }
   return true;
@@ -149,15 +146,15 @@ Classification classify(const std::vector<std::string> &args) {
     Option o = readOption(args, i);
     StringRef n = o.name;
     if (n == "-o" || n == "--output-file")
-      c.outputFile = *o.value;
+      c.outputFile = o.value;
     else if (n == "-odir" || n == "--output-directory")
-      c.outputDir = *o.value;
+      c.outputDir = o.value;
     else if (n == "-MF" || n == "--dependency-output")
-      c.depFile = *o.value;
+      c.depFile = o.value;
     else if (n == "-MT" || n == "--dependency-target-name")
-      c.depTarget = *o.value;
+      c.depTarget = o.value;
     else if (n == "-x" || n == "--x")
-      c.language = *o.value == "none" ? "" : *o.value;
+      c.language = o.value == "none" ? "" : o.value;
     else if (n == "-MD" || n == "-MMD" || n == "--generate-dependencies-with-compile" ||
              n == "--generate-nonsystem-dependencies-with-compile")
       c.depWithCompile = true;
@@ -227,7 +224,7 @@ bool expandOptionsFiles(const std::vector<std::string> &args, std::vector<std::s
     Option o = a.starts_with("-") ? readOption(args, i) : Option{};
     if (o.name == "--options-file" || o.name == "-optf") {
       expanded = true;
-      for (const std::string &file : splitList(*o.value)) {
+      for (const std::string &file : splitList(o.value)) {
         auto buf = llvm::MemoryBuffer::getFile(file);
         if (!buf) {
           error = "cannot read the options file '" + file + "': " + buf.getError().message();
@@ -296,7 +293,7 @@ std::vector<std::string> parseFlags(const std::vector<std::string> &args) {
     Option o = readOption(args, i);
     StringRef n = o.name;
     auto list = [&](StringRef flag, bool glued) {
-      for (const std::string &v : splitList(*o.value)) {
+      for (const std::string &v : splitList(o.value)) {
         if (glued)
           out.push_back(flag.str() + v);
         else {
@@ -316,17 +313,17 @@ std::vector<std::string> parseFlags(const std::vector<std::string> &args) {
     else if (n == "-include" || n == "--pre-include")
       list("-include", false);
     else if (n == "-std" || n == "--std")
-      out.push_back("-std=" + *o.value);
+      out.push_back("-std=" + o.value);
     else if (n == "-Xcompiler" || n == "--compiler-options") {
       // Host-compiler flags: only those that change what the source means go to the parse (hostParseFlags);
       // ptb-transform's front end unpacks the list. The others (-fno-gnu-unique, -Wall, ...: often GCC's
       // alone, which clang rejects) reach nvcc only.
-      std::string kept = hostParseFlags(*o.value);
+      std::string kept = hostParseFlags(o.value);
       if (!kept.empty()) {
         out.push_back("-Xcompiler");
         out.push_back(kept);
       }
-    } else if ((n == "-x" || n == "--x") && *o.value == "cu") {
+    } else if ((n == "-x" || n == "--x") && o.value == "cu") {
       out.push_back("-x");
       out.push_back("cu");
     }

@@ -27,8 +27,6 @@
 using namespace ptbnvcc;
 using llvm::StringRef;
 
-extern char **environ;
-
 namespace {
 
 bool envFlag(const char *name) {
@@ -95,13 +93,13 @@ struct Cleanup {
   bool keep = false;
   std::vector<std::string> files; // staged outputs beside the real ones
   void run() {
-    for (const std::string &f : files) llvm::sys::fs::remove(f);
+    for (const std::string &f : files) (void)llvm::sys::fs::remove(f);
     files.clear();
     if (dir.empty()) return;
     if (keep)
       llvm::errs() << "ptb-nvcc: kept the transformed source in " << dir << "\n";
     else
-      llvm::sys::fs::remove_directories(dir, /*IgnoreErrors=*/true);
+      (void)llvm::sys::fs::remove_directories(dir, /*IgnoreErrors=*/true);
     dir.clear();
   }
 };
@@ -215,7 +213,7 @@ std::string findRuntimeInclude(const std::string &self) {
 std::string cudaRootOf(const std::string &compilerPath) {
   if (compilerPath.empty() || llvm::sys::path::stem(compilerPath) != "nvcc") return "";
   llvm::SmallString<256> abs(compilerPath);
-  llvm::sys::fs::make_absolute(abs);
+  (void)llvm::sys::fs::make_absolute(abs);
   llvm::SmallString<256> root(llvm::sys::path::parent_path(llvm::sys::path::parent_path(abs)));
   llvm::SmallString<256> header(root);
   llvm::sys::path::append(header, "include", "cuda_runtime.h");
@@ -232,7 +230,7 @@ std::string cudaRootOf(const std::string &compilerPath) {
 
 std::string absolute(StringRef path) {
   llvm::SmallString<256> p(path);
-  llvm::sys::fs::make_absolute(p);
+  (void)llvm::sys::fs::make_absolute(p);
   llvm::sys::path::remove_dots(p, /*remove_dot_dot=*/true);
   return std::string(p);
 }
@@ -444,11 +442,13 @@ int compileMain(int argc, char **argv) {
       tn.push_back("-I");
       tn.push_back(runtimeInclude);
       if (verbose) sayCommand(tn);
-      if ((rc = run(compilerPath, tn)) != 0) return rc;
+      rc = run(compilerPath, tn);
+      if (rc != 0) return rc;
       std::string merged = uniqueFileBeside(outputFile, ".merged.o");
       std::vector<std::string> ld{linker, "-r", "-o", merged, objectStage, std::string(twinsObject)};
       if (verbose) sayCommand(ld);
-      if ((rc = run(linker, ld)) != 0) {
+      rc = run(linker, ld);
+      if (rc != 0) {
         llvm::errs() << "ptb-nvcc: error: '" << linker << " -r' could not merge the twins' object into " << outputFile
                      << " (PTB_NVCC_TWINS_TOGETHER=1 keeps the twins in the program's module)\n";
         return rc;

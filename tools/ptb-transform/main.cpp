@@ -18,7 +18,9 @@
 
 #include <fmt/core.h>
 
-int main(int argc, char **argv) {
+namespace {
+
+int toolMain(int argc, char **argv) {
   std::vector<std::string> toolArgs, compilerArgs;
   ptb::splitAtDashDash(argc, argv, toolArgs, compilerArgs);
 
@@ -211,4 +213,10 @@ int main(int argc, char **argv) {
                      << "): nothing to change, included as it is\n";
   }
   return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  return ptb::runGuarded("ptb-transform", [&] { return toolMain(argc, argv); });
 }
