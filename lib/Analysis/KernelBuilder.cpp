@@ -490,9 +490,7 @@ private:
       unsigned off = keyOf(c);
       redirectedIn[callerPattern][caller].insert(off);
       if (seenCalls.insert(off).second) {
-        k.virtualizedCalls.push_back({pat, sm.getFileLoc(c.nameLoc),
-                                      c.lparenLoc.isValid() ? sm.getFileLoc(c.lparenLoc) : SourceLocation(), c.hasArgs,
-                                      callerPattern, *c.site});
+        k.virtualizedCalls.push_back({pat, sm.getFileLoc(c.nameLoc), callerPattern, *c.site});
       } else {
         for (const VirtualizedCall &v : k.virtualizedCalls)
           if (sm.getFileOffset(v.nameLoc) == off && !sameSite(v.site, *c.site))

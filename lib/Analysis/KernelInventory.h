@@ -154,8 +154,6 @@ struct VirtualizedCall {
   const clang::FunctionDecl *callee = nullptr; // the callee's pattern definition
   clang::SourceLocation nameLoc;               // the callee's name token; for an operator or a constructor
                                                // the location that identifies the call
-  clang::SourceLocation lparenLoc;             // the call's '(' (named calls)
-  bool hasArgs = false;
   const clang::FunctionDecl *caller = nullptr; // pattern of the function whose body holds the call
   CloneCallSite site;                          // how it is written, for the edits that send it to the clone
 };

@@ -794,15 +794,16 @@ TEST_F(KernelInventoryTest, VirtualizedCalleesAndCallsTwoDeep) {
   ASSERT_NE(fromKernel, nullptr);
   ASSERT_NE(fromViaOne, nullptr);
   EXPECT_EQ(fromKernel->callee->getNameAsString(), "viaOne");
-  EXPECT_FALSE(fromKernel->hasArgs);
+  EXPECT_EQ(fromKernel->site.form, ptb::CloneCallSite::Form::Named);
+  EXPECT_FALSE(fromKernel->site.args);
   EXPECT_EQ(fromViaOne->callee->getNameAsString(), "readBlock");
-  EXPECT_FALSE(fromViaOne->hasArgs);
+  EXPECT_FALSE(fromViaOne->site.args);
   // The name token and the '(' of the call, as written.
   auto &sm = tu->ast->getSourceManager();
   Pos name = at("viaOne(); }");
   EXPECT_EQ(sm.getSpellingLineNumber(fromKernel->nameLoc), name.line);
   EXPECT_EQ(sm.getSpellingColumnNumber(fromKernel->nameLoc), name.column);
-  EXPECT_EQ(sm.getSpellingColumnNumber(fromKernel->lparenLoc), name.column + 6);
+  EXPECT_EQ(sm.getSpellingColumnNumber(fromKernel->site.open), name.column + 6);
 }
 
 TEST_F(KernelInventoryTest, VirtualizedTemplateCalleeIsThePattern) {
@@ -813,7 +814,7 @@ TEST_F(KernelInventoryTest, VirtualizedTemplateCalleeIsThePattern) {
   // The pattern (what the source says), not the instantiation scaleByBlock<float>.
   EXPECT_NE(callee->getDescribedFunctionTemplate(), nullptr);
   ASSERT_EQ(kernel.virtualizedCalls.size(), 1u);
-  EXPECT_TRUE(kernel.virtualizedCalls[0].hasArgs);
+  EXPECT_TRUE(kernel.virtualizedCalls[0].site.args);
   EXPECT_EQ(kernel.virtualizedCalls[0].caller, kernel.decl);
 }
 

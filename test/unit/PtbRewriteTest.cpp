@@ -580,7 +580,7 @@ TEST_F(PtbRewriteTest, RedirectedCallRelyingOnDefaultArgument) {
   // Regression test (fixed bug): a call to a __device__ function that reads blockIdx, written with its arguments
   // defaulted
   // (`rb()` for `int rb(int k = 1)`), is redirected to `rb__ptb(blockIdx, gridDim, )`, which does not
-  // compile: VirtualizedCall::hasArgs counts CallExpr::getNumArgs(), which includes CXXDefaultArgExpr
+  // compile: whether the call has arguments was CallExpr::getNumArgs(), which includes CXXDefaultArgExpr
   // (the launch rewrite counts only written arguments). Reproducer: the source below; expected
   // `rb__ptb(blockIdx, gridDim)` in usesRb__ptb_task.
   RewriteRun run = rewriteCuda("__device__ int rb(int k = 1) { return blockIdx.x * k; }\n"
