@@ -8,7 +8,9 @@
 # working tree on the GPU machine finds them.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-TOOL="$(realpath "${PTB_TRANSFORM:-build/tools/ptb-transform/ptb-transform}")"
+. test/gpu/lib.sh
+TOOL="$(ptb_transform_tool)"
+TOOL="$(realpath "$TOOL")"
 OUTDIR="$(realpath -m "${1:-build/examples-transformed}")"
 rm -rf "$OUTDIR"
 mkdir -p "$OUTDIR"
