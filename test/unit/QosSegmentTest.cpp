@@ -1,0 +1,289 @@
+// The segment ptb-qosd shares with its BE and LS clients (runtime/include/ptb/qos/segment.h): created with
+// owner and group permissions, refused when forged (magic, version, size, links, special files, a file
+// others may write), one controller at a time, a taken-over segment keeps its clients, and a reader never
+// sees half of a published policy. Every file lives in a fresh temporary directory.
+#include <ptb/qos/segment.h>
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+
+#include <random>
+#include <thread>
+
+#include "TestSeed.h"
+
+namespace shm = ptb::qos::shm;
+
+namespace {
+
+class QosSegment : public ::testing::Test {
+protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/ptb-qosd-test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    path_ = shm::segment_path(dir_, "GPU-test");
+  }
+  void TearDown() override { (void)std::system(("rm -rf '" + dir_ + "'").c_str()); }
+  std::string dir_, path_;
+};
+
+// Writes `bytes` zero bytes to path (mode 0660), as a forger would.
+void write_file(const std::string &path, std::size_t bytes, mode_t mode = 0660) {
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, mode);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(bytes)), 0);
+  fchmod(fd, mode);
+  close(fd);
+}
+
+TEST_F(QosSegment, CreatedOwnerAndGroupOnlyAndAttached) {
+  const mode_t old = umask(0);
+  shm::Mapping ctl;
+  bool taken = true;
+  ASSERT_EQ(shm::create_or_take(path_, 132, "GPU-test", ctl, taken), shm::Status::ok);
+  umask(old);
+  EXPECT_FALSE(taken);
+  struct stat st{};
+  ASSERT_EQ(stat(path_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  EXPECT_EQ(static_cast<std::size_t>(st.st_size), shm::kSegmentBytes);
+  EXPECT_EQ(shm::get_text(ctl->gpu), "GPU-test");
+  EXPECT_EQ(ctl->controller.pid.load(), static_cast<std::uint64_t>(getpid()));
+  EXPECT_EQ(ctl->controller.incarnation.load(), 1u);
+
+  shm::Mapping client;
+  ASSERT_EQ(shm::attach(path_, client), shm::Status::ok);
+  EXPECT_EQ(client->sm_count.load(), 132u);
+  // The same pages: what one writes the other reads.
+  ctl->stats.yields.store(7);
+  EXPECT_EQ(client->stats.yields.load(), 7u);
+}
+
+TEST_F(QosSegment, MissingIsSaid) {
+  shm::Mapping client;
+  EXPECT_EQ(shm::attach(path_, client), shm::Status::missing);
+  EXPECT_FALSE(client);
+}
+
+TEST_F(QosSegment, ForgedFilesRefused) {
+  shm::Mapping client;
+  // Zeros of the right size: no magic.
+  write_file(path_, shm::kSegmentBytes);
+  EXPECT_EQ(shm::attach(path_, client), shm::Status::bad_magic);
+  // Wrong size.
+  write_file(path_, shm::kSegmentBytes + shm::kPage);
+  EXPECT_EQ(shm::attach(path_, client), shm::Status::wrong_size);
+  // Writable by others.
+  write_file(path_, shm::kSegmentBytes, 0666);
+  EXPECT_EQ(shm::attach(path_, client), shm::Status::open_to_others);
+  // A real segment of another version.
+  unlink(path_.c_str());
+  {
+    shm::Mapping ctl;
+    bool taken = false;
+    ASSERT_EQ(shm::create_or_take(path_, 132, "GPU-test", ctl, taken), shm::Status::ok);
+    ctl->version.store(shm::kVersion + 1);
+  }
+  EXPECT_EQ(shm::attach(path_, client), shm::Status::wrong_version);
+  shm::Mapping again;
+  bool taken = false;
+  EXPECT_EQ(shm::create_or_take(path_, 132, "GPU-test", again, taken), shm::Status::wrong_version);
+  EXPECT_FALSE(client);
+}
+
+TEST_F(QosSegment, LinksAndSpecialFilesNeverOpened) {
+  shm::Mapping ctl;
+  bool taken = false;
+  const std::string real = shm::segment_path(dir_, "GPU-real");
+  ASSERT_EQ(shm::create_or_take(real, 132, "GPU-real", ctl, taken), shm::Status::ok);
+  ASSERT_EQ(symlink(real.c_str(), path_.c_str()), 0);
+  shm::Mapping client;
+  EXPECT_EQ(shm::attach(path_, client), shm::Status::not_regular);
+  shm::Mapping second;
+  EXPECT_EQ(shm::create_or_take(path_, 132, "GPU-test", second, taken), shm::Status::not_regular);
+  unlink(path_.c_str());
+  // A FIFO (opening one for reading could block) and a private device node (root only).
+  ASSERT_EQ(mkfifo(path_.c_str(), 0660), 0);
+  EXPECT_EQ(shm::attach(path_, client), shm::Status::not_regular);
+  EXPECT_EQ(shm::create_or_take(path_, 132, "GPU-test", second, taken), shm::Status::not_regular);
+  unlink(path_.c_str());
+  if (geteuid() == 0) {
+    ASSERT_EQ(mknod(path_.c_str(), S_IFCHR | 0660, makedev(1, 3)), 0); // /dev/null's numbers, in the temp dir
+    EXPECT_EQ(shm::attach(path_, client), shm::Status::not_regular);
+  }
+  EXPECT_FALSE(client);
+}
+
+TEST_F(QosSegment, OwnerMustBeTrusted) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give the file to another user";
+  shm::Mapping ctl;
+  bool taken = false;
+  ASSERT_EQ(shm::create_or_take(path_, 132, "GPU-test", ctl, taken), shm::Status::ok);
+  // User 4242's file, writable by group 4343: a client of user 4343 (the child) can open it, and must
+  // still refuse it, unless PTB_QOSD_UID names 4242.
+  ASSERT_EQ(chown(path_.c_str(), 4242, 4343), 0);
+  ASSERT_EQ(chmod(dir_.c_str(), 0711), 0); // another user may reach the file
+  const pid_t child = fork();
+  if (child == 0) {
+    if (setgid(4343) != 0 || setuid(4343) != 0) _exit(10);
+    shm::Mapping client;
+    if (shm::attach(path_, client) != shm::Status::wrong_owner) _exit(11);
+    setenv("PTB_QOSD_UID", "4242", 1);
+    _exit(shm::attach(path_, client) == shm::Status::ok ? 0 : 12);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST_F(QosSegment, SecondControllerRefusedAndRestartTakesOver) {
+  shm::Mapping first;
+  bool taken = false;
+  ASSERT_EQ(shm::create_or_take(path_, 132, "GPU-test", first, taken), shm::Status::ok);
+  first->be[3].pid.store(12345); // a client of the first controller
+  // Another process (a second controller) is refused while the first lives: flock is per open file.
+  const pid_t child = fork();
+  if (child == 0) {
+    shm::Mapping second;
+    bool child_taken = false;
+    _exit(shm::create_or_take(path_, 132, "GPU-test", second, child_taken) == shm::Status::held ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  // The first one ends (its descriptor closes, as when it dies): the next takes over, clients kept.
+  first.reset();
+  shm::Mapping next;
+  ASSERT_EQ(shm::create_or_take(path_, 132, "GPU-test", next, taken), shm::Status::ok);
+  EXPECT_TRUE(taken);
+  EXPECT_EQ(next->controller.incarnation.load(), 2u);
+  EXPECT_EQ(next->be[3].pid.load(), 12345u);
+}
+
+TEST_F(QosSegment, KeysNameFilesOnly) {
+  EXPECT_TRUE(shm::valid_key("GPU-5f1c2d3e-0000-1111-2222-333344445555"));
+  EXPECT_TRUE(shm::valid_key("gpu0"));
+  EXPECT_FALSE(shm::valid_key(""));
+  EXPECT_FALSE(shm::valid_key("../etc"));
+  EXPECT_FALSE(shm::valid_key("a/b"));
+  EXPECT_FALSE(shm::valid_key(".hidden"));
+  EXPECT_FALSE(shm::valid_key(std::string(64, 'a')));
+}
+
+ptb::qos::shm::PolicyValue random_policy(std::mt19937 &rng) {
+  shm::PolicyValue v;
+  v.sms = ptb::SmSet::none();
+  v.capped = ptb::SmSet::none();
+  for (unsigned sm = 0; sm < ptb::kMaxSms; ++sm) {
+    if (rng() % 2) v.sms.add(sm);
+    if (rng() % 3 == 0) v.capped.add(sm);
+  }
+  v.per_sm = rng() % 33;
+  return v;
+}
+
+TEST_F(QosSegment, PublishedPolicyRoundTripsWhole) {
+  std::mt19937 rng(test_seed("QosSegment.PublishedPolicyRoundTripsWhole"));
+  shm::Mapping ctl;
+  bool taken = false;
+  ASSERT_EQ(shm::create_or_take(path_, 132, "GPU-test", ctl, taken), shm::Status::ok);
+  shm::Mapping client;
+  ASSERT_EQ(shm::attach(path_, client), shm::Status::ok);
+  // A writer publishes pairs (policy, safe) where safe is a function of policy (per_sm + 1, sets swapped);
+  // a reader that ever sees a pair that does not match saw a torn write.
+  std::vector<shm::PolicyValue> values;
+  for (int __i = 0; __i < 64; ++__i) values.push_back(random_policy(rng));
+  auto partner = [](const shm::PolicyValue &v) {
+    shm::PolicyValue safe;
+    safe.sms = v.capped;
+    safe.capped = v.sms;
+    safe.per_sm = v.per_sm + 1;
+    return safe;
+  };
+  shm::publish(*ctl, values[0], partner(values[0]));
+  std::atomic<bool> done{false};
+  std::atomic<unsigned> published{1};
+  std::thread writer([&] {
+    for (unsigned round = 1; !done; ++round) {
+      const shm::PolicyValue &v = values[round % values.size()];
+      shm::publish(*ctl, v, partner(v));
+      published = round + 1;
+    }
+  });
+  unsigned reads = 0, torn = 0;
+  std::uint64_t last_seq = 0;
+  while (reads < 20000) {
+    shm::PolicyValue policy, safe;
+    std::uint64_t seq = 0;
+    if (!shm::read_published(*client, policy, safe, seq)) continue;
+    ++reads;
+    if (partner(policy) != safe) ++torn;
+    EXPECT_EQ(seq % 2, 0u);
+    EXPECT_GE(seq, last_seq);
+    last_seq = seq;
+  }
+  done = true;
+  writer.join();
+  EXPECT_EQ(torn, 0u) << "of " << reads << " reads";
+  EXPECT_GT(published.load(), 100u); // the reads overlapped many writes
+  // The last one published is what a reader sees now.
+  shm::PolicyValue policy, safe;
+  std::uint64_t seq = 0;
+  ASSERT_TRUE(shm::read_published(*client, policy, safe, seq));
+  EXPECT_TRUE(policy == values[(published - 1) % values.size()]);
+  EXPECT_EQ(seq, 2u * published);
+}
+
+TEST_F(QosSegment, WriterDeadMidWriteIsNotRead) {
+  shm::Mapping ctl;
+  bool taken = false;
+  ASSERT_EQ(shm::create_or_take(path_, 132, "GPU-test", ctl, taken), shm::Status::ok);
+  shm::PolicyValue v;
+  v.sms = ptb::SmSet::range(10, 20);
+  shm::publish(*ctl, v, v);
+  ctl->controller.seq.fetch_add(1); // a controller that died between its two stores
+  shm::PolicyValue policy, safe;
+  std::uint64_t seq = 0;
+  EXPECT_FALSE(shm::read_published(*ctl, policy, safe, seq));
+  // The next controller's publish mends it.
+  shm::publish(*ctl, v, v);
+  ASSERT_TRUE(shm::read_published(*ctl, policy, safe, seq));
+  EXPECT_TRUE(policy == v);
+}
+
+TEST_F(QosSegment, ControllerGoneByLeaseOrStop) {
+  shm::Mapping ctl;
+  bool taken = false;
+  ASSERT_EQ(shm::create_or_take(path_, 132, "GPU-test", ctl, taken), shm::Status::ok);
+  auto &words = ctl->controller;
+  EXPECT_TRUE(shm::controller_gone(*ctl, shm::now_ns())); // no heartbeat yet
+  words.lease_ns.store(50'000'000);
+  const std::uint64_t now = shm::now_ns();
+  words.heartbeat_ns.store(now);
+  EXPECT_FALSE(shm::controller_gone(*ctl, now + 49'000'000));
+  EXPECT_TRUE(shm::controller_gone(*ctl, now + 51'000'000));
+  words.stopped.store(1);
+  EXPECT_TRUE(shm::controller_gone(*ctl, now));
+}
+
+TEST_F(QosSegment, SlotsClaimedOnceEach) {
+  shm::Mapping ctl;
+  bool taken = false;
+  ASSERT_EQ(shm::create_or_take(path_, 132, "GPU-test", ctl, taken), shm::Status::ok);
+  std::vector<unsigned> got(shm::kBeClients + 4, 0);
+  std::vector<std::thread> threads;
+  for (unsigned __i = 0; __i < got.size(); ++__i)
+    threads.emplace_back([&, __i] { got[__i] = shm::claim(ctl->be, 1000 + __i); });
+  for (auto &th : threads) th.join();
+  std::vector<unsigned> seen(shm::kBeClients + 1, 0);
+  for (unsigned slot : got) ++seen[slot];
+  for (unsigned slot = 0; slot < shm::kBeClients; ++slot) EXPECT_EQ(seen[slot], 1u) << slot;
+  EXPECT_EQ(seen[shm::kBeClients], 4u); // the rest found none
+}
+
+} // namespace
