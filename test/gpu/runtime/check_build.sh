@@ -23,6 +23,7 @@ test_dispatch test/gpu/runtime/test_dispatch.cu
 test_request_gate test/gpu/runtime/test_request_gate.cu
 test_policy test/gpu/runtime/test_policy.cu
 test_policy_subset test/gpu/runtime/test_policy_subset.cu
+test_controller_link test/gpu/runtime/test_controller_link.cu
 bench_overhead bench/runtime/bench_overhead.cu
 bench_policy bench/runtime/bench_policy.cu
 probe_forms bench/ptb_overhead/probe_forms.cu
@@ -36,8 +37,11 @@ EOF
 # shellcheck disable=SC2016
 builds | xargs -P "${JOBS:-$(nproc)}" -L 1 sh -c \
   'name=$1; shift; if "$NVCC" $FLAGS -o "$out/$name" "$@" > "$out/$name.log" 2>&1; then echo "ok $name: $*"; else cat "$out/$name.log"; echo "FAIL $name: $*"; exit 255; fi' sh
-# the hardware queues the runtime asks for: none unconfined, 32 confined from the environment, the user's kept
+# the hardware queues the runtime asks for: none unconfined, 32 confined from the environment or linked to a
+# controller (PTB_QOSD), the user's kept
 (cd "$out" && env -u CUDA_DEVICE_MAX_CONNECTIONS -u PTB_SMS -u PTB_BLOCKS_PER_SM PTB_TEST_EXPECT_CONNECTIONS=unset ./test_host)
+(cd "$out" && env -u CUDA_DEVICE_MAX_CONNECTIONS -u PTB_SMS -u PTB_BLOCKS_PER_SM PTB_QOSD=1 PTB_TEST_EXPECT_CONNECTIONS=32 ./test_host)
+(cd "$out" && env -u CUDA_DEVICE_MAX_CONNECTIONS -u PTB_SMS -u PTB_BLOCKS_PER_SM PTB_QOSD=off PTB_TEST_EXPECT_CONNECTIONS=unset ./test_host)
 (cd "$out" && env -u CUDA_DEVICE_MAX_CONNECTIONS -u PTB_BLOCKS_PER_SM PTB_SMS=0-65 PTB_TEST_EXPECT_CONNECTIONS=32 ./test_host)
 (cd "$out" && env -u PTB_SMS PTB_BLOCKS_PER_SM=2 CUDA_DEVICE_MAX_CONNECTIONS=4 PTB_TEST_EXPECT_CONNECTIONS=4 ./test_host)
 (cd "$out" && ./test_caps_host)

@@ -1,7 +1,7 @@
 // ptb/detail/connections.cuh: a process confined from its environment (PTB_SMS or PTB_BLOCKS_PER_SM give a
-// process policy that restricts) asks CUDA for 32 hardware work queues per device instead of 8
-// (CUDA_DEVICE_MAX_CONNECTIONS), before the program's first CUDA call; a value the user set is kept.
-// Part of the header-only runtime; include <ptb/ptb.cuh>, not this file.
+// process policy that restricts, or PTB_QOSD links it to a controller) asks CUDA for 32 hardware work queues per device
+// instead of 8 (CUDA_DEVICE_MAX_CONNECTIONS), before the program's first CUDA call; a value the user set is kept. Part
+// of the header-only runtime; include <ptb/ptb.cuh>, not this file.
 //
 // Why: CUDA maps streams onto a device's work queues (connections, 8 unless the variable says otherwise)
 // in the order they are created; streams that share a queue share its order too. A launch whose workers
@@ -37,7 +37,7 @@ inline const bool connections_requested = [] {
   SmSet sms;
   unsigned per_sm = 0;
   process_policy_from_env(sms, per_sm);
-  if (!restricts(sms, per_sm)) return false;
+  if (!restricts(sms, per_sm) && qosd_setting().empty()) return false; // PTB_QOSD: controller_link.cuh
 #if defined(_WIN32)
   return _putenv_s("CUDA_DEVICE_MAX_CONNECTIONS", kConnections) == 0;
 #else

@@ -8,6 +8,7 @@
 
 #include "../launch_mode.cuh"
 #include "../policy.cuh"
+#include "controller_link.cuh"
 #include "policy_state.cuh"
 #include "runtime.cuh"
 
@@ -29,11 +30,14 @@ inline bool needs_twin(const Policy& given, cudaStream_t stream) {
   return __r.stream_policies.find(stream) != __r.stream_policies.end();
 }
 
-// Whether this launch runs the original kernel (launch mode and, in automatic mode, needs_twin).
+// Whether this launch runs the original kernel (launch mode and, in automatic mode, needs_twin). A process
+// that follows a controller (PTB_QOSD, controller_link.cuh) runs twins as PTB_MODE=ptb does; its first launch
+// starts the link.
 inline bool runs_original(const Policy& given, cudaStream_t stream) {
+  const bool linked = controller_linked();
   const int __m = mode_word().load(std::memory_order_relaxed);
   if (__m == kModeOriginal) return true;
-  if (__m == kModePtb) return false;
+  if (__m == kModePtb || linked) return false;
   return !needs_twin(given, stream);
 }
 

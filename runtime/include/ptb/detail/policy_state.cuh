@@ -4,6 +4,8 @@
 #pragma once
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 
 #include "../smset.cuh"
 #include "config.cuh"
@@ -42,6 +44,15 @@ inline void process_policy_from_env(SmSet& sms, unsigned& per_sm) {
     if (SmSet::parse(e, s)) sms = s;
   }
   if (const char* e = std::getenv("PTB_BLOCKS_PER_SM")) per_sm = static_cast<unsigned>(std::atoi(e));
+}
+
+// PTB_QOSD (a controller sets the process policy: controller_link.cuh): "" for none (unset, empty, "0" or
+// "off"), "." for the controller of the current GPU ("1" or "on"), else the GPU key it names.
+inline std::string qosd_setting() {
+  const char* env = std::getenv("PTB_QOSD");
+  if (!env || !*env || std::strcmp(env, "0") == 0 || std::strcmp(env, "off") == 0) return std::string();
+  if (std::strcmp(env, "1") == 0 || std::strcmp(env, "on") == 0) return std::string(".");
+  return std::string(env);
 }
 
 // Lock-free copies of what the automatic mode asks at each launch (written under the runtime's lock,

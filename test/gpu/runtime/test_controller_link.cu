@@ -1,0 +1,211 @@
+// A BE process run with PTB_QOSD follows the controller of its GPU through the segment file, with no
+// policy code of its own (runtime/include/ptb/detail/controller_link.cuh). This test plays the controller:
+// it creates the segment in a temporary PTB_QOSD_DIR, beats and publishes, and checks what the runtime's
+// link thread makes of it: the published SMs (tasks only there), a pause (a launch waits while BE has no
+// SM, and finishes when they come back), the safe state when the heartbeat stops (within the lease and a
+// poll) and at once on `stopped`, the controller followed again when it comes back, the BE slot's words
+// (pid, heartbeat, launches, applied sequence); every task once, outputs exact.
+#include <ptb/ptb.cuh>
+#include <ptb/qos/segment.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "common.cuh"
+
+namespace shm = ptb::qos::shm;
+
+__device__ __forceinline__ void spin_ns(unsigned ns) {
+  const long long t0 = clock64(), cycles = 2ll * ns;
+  while (clock64() - t0 < cycles) {
+  }
+}
+__global__ void work(unsigned* cnt, unsigned* where, unsigned spin, unsigned* out) {
+  const unsigned id = blockIdx.x;
+  if (threadIdx.x == 0) {
+    atomicAdd(&cnt[id], 1u);
+    where[id] = ptb::detail::smid();
+    spin_ns(spin);
+  }
+  __syncthreads();
+  out[id * blockDim.x + threadIdx.x] = id ^ (threadIdx.x << 20);
+}
+static __device__ __forceinline__ void work__ptb_task(const uint3 blockIdx, const dim3, unsigned* cnt, unsigned* where,
+                                                      unsigned spin, unsigned* out) {
+  const unsigned id = blockIdx.x;
+  if (threadIdx.x == 0) {
+    atomicAdd(&cnt[id], 1u);
+    where[id] = ptb::detail::smid();
+    spin_ns(spin);
+  }
+  __syncthreads();
+  out[id * blockDim.x + threadIdx.x] = id ^ (threadIdx.x << 20);
+}
+__global__ void work__ptb(unsigned* cnt, unsigned* where, unsigned spin, unsigned* out, const ::ptb::Launch ptb_launch) {
+  ::ptb::run_tasks(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) {
+    work__ptb_task(ptb_block, ptb_grid, cnt, where, spin, out);
+  });
+}
+
+namespace {
+
+constexpr unsigned kBlocks = 2048, kThreads = 128;
+unsigned* d_cnt;
+unsigned* d_where;
+unsigned* d_out;
+std::vector<unsigned> RAW; // dense index -> %smid
+cudaStream_t stream;
+
+cudaError_t launch_work(unsigned spin) {
+  CK(cudaMemsetAsync(d_cnt, 0, kBlocks * sizeof(unsigned), stream));
+  CK(cudaMemsetAsync(d_out, 0xff, kBlocks * kThreads * sizeof(unsigned), stream));
+  ptb::LaunchConfig c{dim3(kBlocks), dim3(kThreads), 0, stream};
+  ptb::launch(c, work, work__ptb, d_cnt, d_where, spin, d_out);
+  return cudaGetLastError();
+}
+// Every task once, outputs exact, and the SMs the tasks ran on; off: tasks outside `allowed`.
+unsigned check_run(const ptb::SmSet& allowed, const char* phase) {
+  std::vector<unsigned> cnt(kBlocks), where(kBlocks), out(kBlocks * kThreads);
+  CK(cudaMemcpy(cnt.data(), d_cnt, cnt.size() * 4, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(where.data(), d_where, where.size() * 4, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(out.data(), d_out, out.size() * 4, cudaMemcpyDeviceToHost));
+  unsigned bad = 0, off = 0;
+  for (unsigned __i = 0; __i < kBlocks; ++__i) bad += cnt[__i] != 1;
+  for (unsigned __i = 0; __i < kBlocks * kThreads; ++__i) bad += out[__i] != ((__i / kThreads) ^ ((__i % kThreads) << 20));
+  std::set<unsigned> ok;
+  for (unsigned __i = 0; __i < RAW.size(); ++__i)
+    if (allowed.contains(__i)) ok.insert(RAW[__i]);
+  for (unsigned w : where) off += !ok.count(w);
+  EXPECT(bad == 0, "%s: %u tasks not run exactly once or outputs wrong", phase, bad);
+  EXPECT(off == 0, "%s: %u of %u tasks off the SMs %s", phase, off, kBlocks, allowed.str().c_str());
+  std::printf("  %s: %u tasks on SMs %s, each once\n", phase, kBlocks, allowed.str().c_str());
+  return off;
+}
+
+// Waits until `cond` holds (polling every 100 us) for at most `limit_ms`; the milliseconds it took, or -1.
+template <typename Cond>
+double wait_for(Cond cond, double limit_ms) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (cond()) return ms;
+    if (ms > limit_ms) return -1;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+} // namespace
+
+int main() {
+  char tmpl[] = "/tmp/ptb-link-test.XXXXXX";
+  if (!mkdtemp(tmpl)) return 1;
+  const std::string dir = tmpl, key = "GPU-ptb-link-test";
+  setenv("PTB_QOSD_DIR", dir.c_str(), 1);
+  setenv("PTB_QOSD", key.c_str(), 1);
+  CK(cudaSetDevice(0));
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  RAW = ptb::sm_ids();
+  const unsigned total = static_cast<unsigned>(sms);
+
+  // The controller's side.
+  shm::Mapping seg;
+  bool taken = false;
+  if (shm::create_or_take(shm::segment_path(dir, key), total, key, seg, taken) != shm::Status::ok) {
+    std::printf("FAIL: cannot create the segment in %s\n", dir.c_str());
+    return 1;
+  }
+  const std::uint64_t lease_ns = 50'000'000;
+  seg->controller.lease_ns.store(lease_ns);
+  std::atomic<bool> beating{true}, quit{false};
+  std::thread heart([&] {
+    while (!quit) {
+      if (beating) seg->controller.heartbeat_ns.store(shm::now_ns());
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  shm::PolicyValue safe;
+  safe.sms = ptb::SmSet::last(total / 4, total);
+  auto publish = [&](const ptb::SmSet& s, unsigned per_sm = 0) {
+    shm::PolicyValue p;
+    p.sms = s;
+    p.per_sm = per_sm;
+    shm::publish(*seg, p, safe);
+    return seg->controller.seq.load();
+  };
+  auto slot = [&]() -> shm::BeClient* {
+    for (auto& c : seg->be)
+      if (c.pid.load() == static_cast<std::uint64_t>(getpid())) return &c;
+    return nullptr;
+  };
+
+  CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  CK(cudaMalloc(&d_cnt, kBlocks * 4));
+  CK(cudaMalloc(&d_where, kBlocks * 4));
+  CK(cudaMalloc(&d_out, kBlocks * kThreads * 4));
+
+  // 1. The first launch starts the link; it takes the published SMs [0, total/2).
+  const ptb::SmSet half = ptb::SmSet::first(total / 2);
+  std::uint64_t seq = publish(half);
+  CK(launch_work(2000));
+  CK(cudaStreamSynchronize(stream));
+  double ms = wait_for([&] { return slot() && slot()->applied_seq.load() == seq; }, 1000);
+  EXPECT(ms >= 0, "the link never applied the published policy (no BE slot or sequence)");
+  CK(launch_work(2000));
+  CK(cudaStreamSynchronize(stream));
+  check_run(half, "published half");
+  EXPECT(slot() && slot()->launches.load() >= 2, "BE slot counts %llu launches",
+         slot() ? (unsigned long long)slot()->launches.load() : 0ull);
+
+  // 2. A pause: no SM; a launch waits, and finishes once SMs come back.
+  seq = publish(ptb::SmSet::none());
+  EXPECT(wait_for([&] { return slot()->applied_seq.load() == seq; }, 100) >= 0, "pause not applied within 100 ms");
+  CK(launch_work(2000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT(cudaStreamQuery(stream) == cudaErrorNotReady, "a launch ran while BE had no SM");
+  const ptb::SmSet upper = ptb::SmSet::range(total / 2, total);
+  seq = publish(upper);
+  CK(cudaStreamSynchronize(stream));
+  check_run(upper, "resumed on the upper half");
+
+  // 3. The controller dies (its heartbeat stops): the safe state within the lease and a poll.
+  beating = false;
+  ms = wait_for([&] { return slot()->safe.load() == 1; }, 1000);
+  std::printf("  heartbeat stopped: BE in its safe state after %.1f ms (lease %.0f ms)\n", ms, lease_ns / 1e6);
+  EXPECT(ms >= 0 && ms <= lease_ns / 1e6 + 20, "safe state after %.1f ms", ms);
+  CK(launch_work(2000));
+  CK(cudaStreamSynchronize(stream));
+  check_run(safe.sms, "safe state");
+
+  // 4. It comes back: followed again.
+  beating = true;
+  seq = publish(half);
+  ms = wait_for([&] { return slot()->safe.load() == 0 && slot()->applied_seq.load() == seq; }, 1000);
+  std::printf("  heartbeat back: followed again after %.2f ms\n", ms);
+  EXPECT(ms >= 0 && ms < 50, "followed again after %.1f ms", ms);
+  CK(launch_work(2000));
+  CK(cudaStreamSynchronize(stream));
+  check_run(half, "followed again");
+
+  // 5. A clean stop: the safe state at once (one poll).
+  seg->controller.stopped.store(1);
+  ms = wait_for([&] { return slot()->safe.load() == 1; }, 1000);
+  std::printf("  controller stopped: safe state after %.2f ms\n", ms);
+  EXPECT(ms >= 0 && ms < 10, "safe state after %.1f ms", ms);
+  CK(launch_work(2000));
+  CK(cudaStreamSynchronize(stream));
+  check_run(safe.sms, "safe after stop");
+
+  // 6. Heartbeats are the BE process's own too.
+  const std::uint64_t beat = slot()->heartbeat_ns.load();
+  EXPECT(shm::now_ns() - beat < 50'000'000ull, "BE heartbeat %.1f ms old", (shm::now_ns() - beat) / 1e6);
+
+  quit = true;
+  heart.join();
+  (void)std::system(("rm -rf '" + dir + "'").c_str());
+  return finish("test_controller_link");
+}
