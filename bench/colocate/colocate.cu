@@ -30,9 +30,11 @@
 #include <ptb/qos/apply.cuh>
 #include <ptb/qos/request_gate.cuh>
 #include <ptb/trace_png.cuh>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -87,10 +89,14 @@ struct Options {
   // --pool-min: fewer pooled LS solo requests at a load than this and the table warns: its p99 then rests
   // on fewer than pool_min / 100 requests beyond it (--reps 5 --secs 2 pools ~34,000 at 50% load)
   unsigned long pool_min = 20000;
-  // MPS roles (run_on_gpu.sh): --role ls|be|probe, --rate (LS requests/s), --be-kind
+  // MPS roles (run_on_gpu.sh): --role ls|be|probe|capacity, --rate (LS requests/s), --be-kind
   std::string role;
   double rate = 0;
   std::string be_kind;
+  // --be-follow (role be): BE's launches under the process policy in automatic mode, as a program with no
+  // policy code of its own runs them: originals, or twins that follow ptb-qosd when PTB_QOSD is set
+  // (bench/colocate/processes.sh)
+  bool be_follow = false;
 };
 
 [[noreturn]] void usage(const char* why) {
@@ -102,7 +108,8 @@ struct Options {
                "  [--budget-s S]\n"
                "  [--seed N] [--ls-n N] [--ls-layers N] [--ls-streams N] [--ls-no-graph] [--ls-spin-us N] [--pair-fused RATIO] [--policy-ls-plain] [--target-x X] [--epoch-us N] [--window N] [--static-k K]\n"
                "  [--step N] [--profile-step N] [--profile-secs S] [--no-trace] [--prefer-shared] [--pool-min N]\n"
-               "  MPS roles: --role probe | --role ls --rate R [--secs S --settle S --seed N] | --role be --be-kind K\n",
+               "  MPS roles: --role probe | --role capacity | --role ls --rate R [--secs S --settle S --seed N] |\n"
+               "    --role be --be-kind K [--be-follow]\n",
                why);
   std::exit(2);
 }
@@ -232,6 +239,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--role") o.role = val();
     else if (a == "--rate") o.rate = real();
     else if (a == "--be-kind") o.be_kind = val();
+    else if (a == "--be-follow") o.be_follow = true;
     else usage(("unknown option " + a).c_str());
   }
   if (o.reps == 0 || o.secs <= 0 || o.loads.empty()) usage("reps, secs and loads must be positive");
@@ -430,8 +438,10 @@ Result Bench::measure(const Run& r) {
   Result res;
   const bool with_ls = r.load > 0, with_be = r.be != nullptr, twins = uses_twins(r.config);
   const ConfigName cn = parse_config(r.config);
-  // BE's form: twins in the policy's stream (automatic mode), else the original kernels
-  ptb::set_launch_mode(twins ? ptb::LaunchMode::automatic : ptb::LaunchMode::original);
+  // BE's form: twins in the policy's stream (automatic mode), else the original kernels; be-follow: a plain
+  // stream in automatic mode (the process policy decides: PTB_QOSD links it to ptb-qosd)
+  const bool follow = r.config == "be-follow";
+  ptb::set_launch_mode(twins || follow ? ptb::LaunchMode::automatic : ptb::LaunchMode::original);
   const cudaStream_t bs = twins ? be_ptb_ : (r.config == "priority" ? be_low_ : be_plain_);
   const bool ls_high = r.config == "priority" || (twins && o_.policy_ls_high);
   policy_.set(r.config == "static" ? ptb::SmSet::range(r.static_k, sms_) : ptb::SmSet::all(), cn.between_per_sm);
@@ -1005,9 +1015,30 @@ int run_role(const Options& o) {
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   Bench bench(o, unsigned(sms));
   bench.warm_up();
+  // processes.sh starts the LS and BE processes together: each says it is ready (COLO_READY names a file to
+  // create) and waits for the go (the file COLO_GO) before it measures, so that their windows coincide.
+  if (const char* ready = std::getenv("COLO_READY")) {
+    if (FILE* f = std::fopen(ready, "w")) std::fclose(f);
+  }
+  if (const char* go = std::getenv("COLO_GO")) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (access(go, F_OK) != 0) {
+      if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(120)) {
+        std::fprintf(stderr, "colocate: no go (%s) within 120 s\n", go);
+        return 1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
   Run x;
   x.settle = o.settle;
   x.secs = o.secs;
+  if (o.role == "capacity") { // LS alone, back to back: what processes.sh sets its rates from
+    bench.client().back_to_back_us(20);
+    const double b2b_us = bench.client().back_to_back_us(200);
+    std::printf("ROLE capacity %.3f us %.1f\n", 1e6 / b2b_us, b2b_us);
+    return 0;
+  }
   if (o.role == "ls") {
     if (o.rate <= 0) usage("--role ls needs --rate");
     x.config = "mps";
@@ -1021,11 +1052,12 @@ int run_role(const Options& o) {
     return r.problems.empty() ? 0 : 1;
   }
   if (o.role == "be") {
-    x.config = "be-alone";
+    x.config = o.be_follow ? "be-follow" : "be-alone";
     x.be = bench.be(o.be_kind);
     if (!x.be) usage("--role be needs --be-kind compute|memory|wmma");
     const Result r = bench.measure(x);
-    std::printf("ROLE be %s tasks_per_s %.0f check %s\n", o.be_kind.c_str(), r.be_rate, r.problems.empty() ? "ok" : "FAILED");
+    std::printf("ROLE be %s tasks_per_s %.0f check %s twin_launches %llu\n", o.be_kind.c_str(), r.be_rate,
+                r.problems.empty() ? "ok" : "FAILED", ptb::process_policy().launches());
     if (!r.problems.empty()) std::printf("  %s\n", r.problems.c_str());
     return r.problems.empty() ? 0 : 1;
   }

@@ -8,6 +8,7 @@
 #include <ptb/ptb.cuh>
 #include <ptb/qos/segment.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -171,6 +172,22 @@ int main() {
   seq = publish(upper);
   CK(cudaStreamSynchronize(stream));
   check_run(upper, "resumed on the upper half");
+
+  // The link's reaction time: a published policy applied (Policy::set done) by the BE process, 200 times,
+  // alternating two policies, with no launch running (the hop a request's yield takes through BE's poller).
+  {
+    std::vector<double> us;
+    for (int __i = 0; __i < 200; ++__i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      seq = publish(__i % 2 ? half : upper);
+      while (slot()->applied_seq.load() != seq) {
+      }
+      us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(us.begin(), us.end());
+    std::printf("  publish -> applied by BE's link: p50 %.1f us, p99 %.1f us, max %.1f us (200, poll %s us)\n", us[100],
+                us[197], us[199], std::getenv("PTB_QOSD_POLL_US") ? std::getenv("PTB_QOSD_POLL_US") : "20");
+  }
 
   // 3. The controller dies (its heartbeat stops): the safe state within the lease and a poll.
   beating = false;

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""An LS service nobody here wrote the kernels of: a PyTorch model served at batch 1 (cuDNN/cuBLAS kernels),
+for bench/colocate/processes.sh. It knows nothing of ptb: processes.sh injects libptb-ls.so into it
+(CUDA_INJECTION64_PATH) or not.
+
+  python3 ls_torch.py --model resnet50|encoder [--eager] --capacity
+      back-to-back requests: prints "TORCH capacity <requests/s> us <mean us>"
+  python3 ls_torch.py --model resnet50 --rate R --secs S [--settle S] [--seed N]
+      Poisson arrivals at R requests/s for settle + secs seconds, one request at a time in arrival order
+      (a request that arrives while another runs waits: that wait counts), latency = end - arrival on the
+      host clock (the request's stream synchronized); prints
+      "TORCH requests N p50 <us> p99 <us> p999 <us> max <us> check ok|FAILED" for the requests that arrived
+      after settle.
+
+Models (random weights, fp16, inference mode): torchvision ResNet-50 on 1x3x224x224, and a transformer
+encoder (6 layers, d_model 512, 8 heads, sequence 128, batch 1). Each request runs as one CUDA graph replay
+(captured once) unless --eager. The check: the output of the first request is kept and every 64th request's
+output must equal it bit for bit (same input, deterministic kernels under one graph).
+"""
+import argparse
+import math
+import os
+import random
+import sys
+import time
+
+import torch
+
+
+def build(model_name):
+    if model_name == "resnet50":
+        import torchvision
+
+        model = torchvision.models.resnet50(weights=None)
+        x = torch.randn(1, 3, 224, 224)
+    elif model_name == "encoder":
+        layer = torch.nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048, batch_first=True)
+        model = torch.nn.TransformerEncoder(layer, num_layers=6, enable_nested_tensor=False)
+        x = torch.randn(1, 128, 512)
+    else:
+        raise SystemExit(f"ls_torch.py: unknown model {model_name}")
+    model = model.cuda().half().eval()
+    return model, x.cuda().half()
+
+
+class Service:
+    def __init__(self, model_name, eager):
+        torch.backends.cudnn.benchmark = False
+        torch.manual_seed(1)
+        self.model, self.x = build(model_name)
+        self.stream = torch.cuda.Stream()
+        self.eager = eager
+        with torch.inference_mode(), torch.cuda.stream(self.stream):
+            for _ in range(5):
+                self.out = self.model(self.x)
+            self.stream.synchronize()
+            if not eager:
+                self.graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(self.graph, stream=self.stream):
+                    self.out = self.model(self.x)
+                for _ in range(3):
+                    self.graph.replay()
+                self.stream.synchronize()
+        self.reference = self.out.clone()
+
+    def request(self):
+        with torch.inference_mode(), torch.cuda.stream(self.stream):
+            if self.eager:
+                self.out = self.model(self.x)
+            else:
+                self.graph.replay()
+        self.stream.synchronize()
+
+    def check(self):
+        return bool(torch.equal(self.out, self.reference))
+
+
+def quantile(values, p):
+    if not values:
+        return 0.0
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, math.ceil(p * len(s)) - 1))]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="resnet50")
+    ap.add_argument("--eager", action="store_true")
+    ap.add_argument("--capacity", action="store_true")
+    ap.add_argument("--rate", type=float, default=0)
+    ap.add_argument("--secs", type=float, default=5)
+    ap.add_argument("--settle", type=float, default=0.5)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    svc = Service(a.model, a.eager)
+    # processes.sh: say ready (COLO_READY: a file to create), wait for the go (COLO_GO: a file), as colocate does
+    if os.environ.get("COLO_READY"):
+        open(os.environ["COLO_READY"], "w").close()
+    if os.environ.get("COLO_GO"):
+        t0 = time.perf_counter()
+        while not os.path.exists(os.environ["COLO_GO"]):
+            if time.perf_counter() - t0 > 120:
+                raise SystemExit("ls_torch.py: no go within 120 s")
+            time.sleep(0.001)
+    if a.capacity:
+        for _ in range(20):
+            svc.request()
+        t0 = time.perf_counter()
+        n = 200
+        for _ in range(n):
+            svc.request()
+        us = (time.perf_counter() - t0) / n * 1e6
+        print(f"TORCH capacity {1e6 / us:.3f} us {us:.1f}", flush=True)
+        return 0
+    if a.rate <= 0:
+        raise SystemExit("ls_torch.py: --rate R or --capacity")
+    rng = random.Random(a.seed)
+    arrivals, t = [], 0.0
+    while t < a.settle + a.secs:
+        t += rng.expovariate(a.rate)
+        arrivals.append(t)
+    lat, ok, start = [], True, time.perf_counter()
+    for i, at in enumerate(arrivals):
+        while True:  # sleep to 1 ms before the arrival, then spin
+            ahead = start + at - time.perf_counter()
+            if ahead <= 0:
+                break
+            if ahead > 1e-3:
+                time.sleep(ahead - 1e-3)
+        svc.request()
+        if at >= a.settle:
+            lat.append((time.perf_counter() - (start + at)) * 1e6)
+        if i % 64 == 0 and not svc.check():
+            ok = False
+    print(f"TORCH requests {len(lat)} p50 {quantile(lat, 0.5):.1f} p99 {quantile(lat, 0.99):.1f} "
+          f"p999 {quantile(lat, 0.999):.1f} max {max(lat) if lat else 0:.1f} check {'ok' if ok else 'FAILED'}",
+          flush=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Co-location as it is deployed (issue 40): the LS service and the BE job are separate programs on one GPU,
+# the LS program unchanged, BE compiled with ptb-transform and following ptb-qosd (PTB_QOSD=1), under MPS.
+# On the GPU machine, from the repository root:
+#
+#   bash bench/colocate/processes.sh [TRANSFORMED_DIR]
+#
+# TRANSFORMED_DIR (default build/bench-colocate): bench/colocate/transform.sh's output, carried here.
+# Builds colocate (run_on_gpu.sh --build-only), ptb-qosd, libptb-ls.so and the fault driver with g++/nvcc
+# (no clang here), then, each row one LS process and one BE process started together (each says it is
+# ready, then both get the go: their windows coincide):
+#   - LS: the PyTorch service (ls_torch.py: ResNet-50 at batch 1, fp16, one CUDA graph a request; MODEL and
+#     EAGER=1 change it) at LOAD (default 0.5) of its solo capacity, Poisson arrivals, SECS (default 10) s
+#     after SETTLE (0.5) s; and, in the rows marked colo-ls, bench/colocate's own LS client (--role ls);
+#   - BE: bench/colocate's BE program BE (default compute), its original kernels (plain) or following the
+#     controller (--be-follow with PTB_QOSD=1);
+#   - rows: time-slicing (no MPS), MPS with BE at 100% and 25% of the threads, each ptb-qosd policy; LS solo
+#     with and without libptb-ls injected (what marking costs LS);
+#   - the fault: ptb-qosd killed (SIGKILL) while both run: BE's time to its safe state, the restarted
+#     controller's time to be followed (test/gpu/qosd/controller_fault.cpp); LS must finish and pass its check;
+#   - a second ptb-qosd on the GPU must be refused.
+# Everything goes to $OUT (default build/processes-out): processes.md (the table), run.log, per-row logs.
+set -u
+cd "$(dirname "$0")/../.."
+TDIR="${1:-build/bench-colocate}"
+OUT="${OUT:-build/processes-out}"
+SECS="${SECS:-10}" SETTLE="${SETTLE:-0.5}" LOAD="${LOAD:-0.5}" BE="${BE:-compute}" MODEL="${MODEL:-resnet50}"
+T0=$(date +%s)
+mkdir -p "$OUT"
+LOG="$OUT/run.log"
+say() { echo "$@" | tee -a "$LOG"; }
+. test/gpu/lib.sh
+NVCC="$(ptb_nvcc)" || exit 1
+BIN=build/processes-bin
+mkdir -p "$BIN"
+
+# ---- build
+{
+  date -u; nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader; "$NVCC" --version | tail -1
+  python3 -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__)'
+} 2>&1 | tee "$OUT/env.txt"
+bash bench/colocate/run_on_gpu.sh --build-only "$BIN" "$TDIR" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
+bash tools/ptb-qosd/build_without_llvm.sh "$BIN" >>"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
+bash runtime/ls/build_without_llvm.sh "$BIN" >>"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
+g++ -std=c++17 -O2 -I runtime/include test/gpu/qosd/controller_fault.cpp -o "$BIN/controller_fault" >>"$OUT/build.log" 2>&1 ||
+  { cat "$OUT/build.log"; exit 1; }
+say "built in $(( $(date +%s) - T0 )) s"
+
+GPU_KEY=$(nvidia-smi --query-gpu=uuid --format=csv,noheader -i 0 | tr -d ' ')
+export PTB_QOSD_DIR="$(mktemp -d)"
+SEGMENT="$PTB_QOSD_DIR/ptb-qos.$GPU_KEY"
+LSLIB="$PWD/$BIN/libptb-ls.so"
+TMP="$(mktemp -d)"
+QOSD_PID=""
+qosd_start() { # ptb-qosd options...
+  "$BIN/ptb-qosd" run --device 0 --metrics-file "$OUT/metrics.prom" "$@" >>"$OUT/qosd.log" 2>&1 &
+  QOSD_PID=$!
+  for _ in $(seq 200); do [ -f "$SEGMENT" ] && "$BIN/ptb-qosd" status --gpu "$GPU_KEY" >/dev/null 2>&1 && return 0; sleep 0.05; done
+  say "ptb-qosd did not start: $(tail -3 "$OUT/qosd.log")"; return 1
+}
+qosd_stop() { [ -n "$QOSD_PID" ] && kill "$QOSD_PID" 2>/dev/null && wait "$QOSD_PID" 2>/dev/null; QOSD_PID=""; }
+
+# One row: NAME LS_KIND(torch|colo|none) BE_FORM(plain|follow|none) [ENV for BE...] ; LS_ENV for the LS side.
+# Prints "| name | ls p99 | x solo | BE share | checks |" into processes.md.
+LS_SOLO_P99="" BE_SOLO=""
+row() {
+  local name=$1 ls=$2 be=$3; shift 3
+  local go="$TMP/go.$name" n=0
+  rm -f "$go" "$TMP/ls.ready" "$TMP/be.ready"
+  local lsout="$OUT/$name.ls.log" beout="$OUT/$name.be.log"
+  : >"$lsout"; : >"$beout"
+  local bepid="" lspid=""
+  if [ "$be" != none ]; then
+    local follow=(); [ "$be" = follow ] && follow=(--be-follow)
+    env COLO_READY="$TMP/be.ready" COLO_GO="$go" "$@" timeout 150 "$BIN/colocate" --role be --be-kind "$BE" "${follow[@]}" \
+      --settle "$SETTLE" --secs "$SECS" >"$beout" 2>&1 &
+    bepid=$!
+  else touch "$TMP/be.ready"; fi
+  if [ "$ls" = torch ]; then
+    env COLO_READY="$TMP/ls.ready" COLO_GO="$go" ${LS_ENV:-} timeout 150 python3 bench/colocate/ls_torch.py --model "$MODEL" \
+      ${EAGER:+--eager} --rate "$RATE" --settle "$SETTLE" --secs "$SECS" >"$lsout" 2>&1 &
+    lspid=$!
+  elif [ "$ls" = colo ]; then
+    env COLO_READY="$TMP/ls.ready" COLO_GO="$go" ${LS_ENV:-} timeout 150 "$BIN/colocate" --role ls --rate "$COLO_RATE" \
+      --settle "$SETTLE" --secs "$SECS" >"$lsout" 2>&1 &
+    lspid=$!
+  else touch "$TMP/ls.ready"; fi
+  while [ ! -f "$TMP/ls.ready" ] || [ ! -f "$TMP/be.ready" ]; do
+    sleep 0.05; n=$((n + 1)); [ $n -gt 2400 ] && { say "row $name: not ready in 120 s"; break; }
+  done
+  touch "$go"
+  [ -n "$FAULT_CMD" ] && eval "$FAULT_CMD" >"$OUT/$name.fault.log" 2>&1
+  [ -n "$lspid" ] && wait "$lspid"; local lsrc=$?
+  [ -n "$bepid" ] && wait "$bepid"; local berc=$?
+  local p99 be_rate check=ok
+  if [ "$ls" = torch ]; then p99=$(awk '/^TORCH requests/ {print $8}' "$lsout"); grep -q "check ok" "$lsout" || check=LS-FAILED
+  elif [ "$ls" = colo ]; then p99=$(awk '/^ROLE ls/ {print $8}' "$lsout"); grep -q "check ok" "$lsout" || check=LS-FAILED; fi
+  [ "$be" != none ] && { be_rate=$(awk '/^ROLE be/ {print $5}' "$beout"); grep -q "check ok" "$beout" || check="$check BE-FAILED"; }
+  local x="" share="" reqs
+  reqs=$(awk '/^TORCH requests|^ROLE ls/ {print $3}' "$lsout")
+  [ -n "${p99:-}" ] && [ -n "$SOLO_REF" ] && x=$(awk -v a="$p99" -v b="$SOLO_REF" 'BEGIN {printf "%.2f", a / b}')
+  [ -n "${be_rate:-}" ] && [ -n "$BE_SOLO" ] && share=$(awk -v a="$be_rate" -v b="$BE_SOLO" 'BEGIN {printf "%.2f", a / b}')
+  echo "| $name | ${reqs:-} | ${p99:-} | ${x:-} | ${be_rate:-} | ${share:-} | $check (rc $lsrc/$berc) |" >>"$OUT/processes.md"
+  say "row $name: LS p99 ${p99:-?} us (${x:-?}x solo, ${reqs:-?} requests), BE ${be_rate:-?} tasks/s (${share:-?} of solo), $check"
+  LAST_P99=${p99:-} LAST_BE=${be_rate:-}
+}
+FAULT_CMD="" SOLO_REF="" LS_ENV=""
+{
+  echo "# Cross-process co-location, $(date -u +%F), $(head -1 "$OUT/env.txt" 2>/dev/null)"
+  echo
+  echo "LS $MODEL (PyTorch, batch 1$([ -n "${EAGER:-}" ] && echo ", eager" || echo ", CUDA graph")) at $LOAD of its solo capacity; BE $BE (bench/colocate)."
+  echo
+  echo "| row | LS requests | LS p99 (us) | x solo p99 | BE tasks/s | BE share of solo | checks |"
+  echo "| --- | --- | --- | --- | --- | --- | --- |"
+} >"$OUT/processes.md"
+
+# ---- without MPS: capacity, solo rows, time-slicing
+CAP=$(timeout 120 python3 bench/colocate/ls_torch.py --model "$MODEL" ${EAGER:+--eager} --capacity | awk '/^TORCH capacity/ {print $3}')
+COLO_CAP=$(timeout 120 "$BIN/colocate" --role capacity | awk '/^ROLE capacity/ {print $3}')
+RATE=$(awk -v c="$CAP" -v l="$LOAD" 'BEGIN {printf "%.1f", c * l}')
+COLO_RATE=$(awk -v c="$COLO_CAP" -v l="$LOAD" 'BEGIN {printf "%.1f", c * l}')
+say "LS $MODEL capacity $CAP requests/s -> rate $RATE; colocate's LS capacity $COLO_CAP -> $COLO_RATE"
+row no-mps-ls-solo torch none; SOLO_REF=$LAST_P99
+row no-mps-be-solo none plain; BE_SOLO=$LAST_BE
+row time-slicing torch plain
+
+# ---- MPS (a private pipe directory; stopped at the end)
+export CUDA_MPS_PIPE_DIRECTORY="$(mktemp -d)" CUDA_MPS_LOG_DIRECTORY="$(mktemp -d)"
+if ! nvidia-cuda-mps-control -d >"$OUT/mps-start.log" 2>&1; then say "MPS: the daemon did not start"; exit 1; fi
+trap 'qosd_stop; echo quit | nvidia-cuda-mps-control; rm -rf "$TMP"' EXIT
+SOLO_REF=""
+row mps-ls-solo torch none; SOLO_REF=$LAST_P99
+LS_ENV="CUDA_INJECTION64_PATH=$LSLIB" row mps-ls-solo-injected torch none
+row mps-be-solo none plain; BE_SOLO=$LAST_BE
+row mps-be100 torch plain
+row mps-be25 torch plain CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25
+qosd_start --policy off && {
+  row qosd-off-be-solo none follow PTB_QOSD=1 # the cost of following (twins on every SM)
+  qosd_stop
+}
+for pol in "gate" "gate --between-per-sm 2" "gate --during-per-sm 1"; do
+  name="qosd-$(echo "$pol" | tr -d ' ' | sed 's/--/-/g')"
+  qosd_start --policy $pol && {
+    LS_ENV="CUDA_INJECTION64_PATH=$LSLIB" row "$name" torch follow PTB_QOSD=1
+    qosd_stop
+  }
+done
+# bench/colocate's own LS client across processes, and the same in one process (the in-process gate)
+SOLO_REF=""
+row mps-colo-ls-solo colo none; SOLO_REF=$LAST_P99
+qosd_start --policy gate && {
+  LS_ENV="CUDA_INJECTION64_PATH=$LSLIB" row qosd-gate-colo-ls colo follow PTB_QOSD=1
+  qosd_stop
+}
+timeout 200 "$BIN/colocate" --be "$BE" --configs gate --loads "$LOAD" --reps 1 --secs "$SECS" --no-trace --out "$OUT/inprocess" \
+  >"$OUT/inprocess.log" 2>&1
+say "in-process gate (one process, same LS client and BE): $(grep -E '^\| *(gate|plain) ' "$OUT/inprocess/colocate.md" 2>/dev/null | head -3 | tr '\n' ' ')"
+
+# ---- the fault: the controller killed mid-run, then restarted
+SOLO_REF=$(awk -F'|' '/\| mps-ls-solo \|/ {gsub(/ /, "", $4); print $4}' "$OUT/processes.md")
+qosd_start --policy gate && {
+  FAULT_CMD="sleep 3; \"$BIN/controller_fault\" \"$SEGMENT\" 500 -- \"$BIN/ptb-qosd\" run --device 0 --policy gate"
+  LS_ENV="CUDA_INJECTION64_PATH=$LSLIB" row qosd-gate-fault torch follow PTB_QOSD=1
+  FAULT_CMD=""
+  say "fault: $(grep FAULT "$OUT/qosd-gate-fault.fault.log")"
+  # a second controller on the same GPU is refused
+  "$BIN/ptb-qosd" run --device 0 --policy gate >"$OUT/second.log" 2>&1 & second=$!
+  sleep 2
+  if kill -0 $second 2>/dev/null; then say "second controller: NOT refused (still running)"; kill $second
+  else wait $second; say "second controller: refused, rc $?: $(head -2 "$OUT/second.log" | tr '\n' ' ')"; fi
+  "$BIN/ptb-qosd" status --gpu "$GPU_KEY" >"$OUT/status.txt" 2>&1
+  pkill -f "ptb-qosd run --device 0" 2>/dev/null
+  qosd_stop
+}
+say "done in $(( $(date +%s) - T0 )) s"
+cat "$OUT/processes.md"
