@@ -114,7 +114,11 @@ __device__ inline bool leave(const Launch& __L, Leader& s) {
         // launches them on the allowed SMs), at most every 200 us.
         t = globaltimer();
         const unsigned h = vload(&__L.control->heard);
-        if (stranded_since == 0 || h != s.heard) stranded_since = t; // (re)start the grace: the host answered
+        // (Re)start the grace when the host answered, and while the set is empty: a pause is no silence of
+        // the host, and a grace counted through it would spill at once when SMs come back, before the
+        // resume workers the host launches then can arrive (seen: a BE launch paused 30 ms by its controller
+        // ran a range on an SM outside the set it resumed with, test_controller_link).
+        if (stranded_since == 0 || h != s.heard || !any_allowed(__L)) stranded_since = t;
         s.heard = h;
         if (last_signal == 0 || t - last_signal > 200000ull) {
           last_signal = t;
