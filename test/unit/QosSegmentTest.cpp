@@ -271,7 +271,7 @@ TEST_F(QosSegment, ControllerGoneByLeaseOrStop) {
   EXPECT_TRUE(shm::controller_gone(*ctl, now));
 }
 
-TEST_F(QosSegment, SlotsClaimedOnceEach) {
+TEST_F(QosSegment, EntriesClaimedOnceEach) {
   shm::Mapping ctl;
   bool taken = false;
   ASSERT_EQ(shm::create_or_take(path_, 132, "GPU-test", ctl, taken), shm::Status::ok);
@@ -281,8 +281,8 @@ TEST_F(QosSegment, SlotsClaimedOnceEach) {
     threads.emplace_back([&, __i] { got[__i] = shm::claim(ctl->be, 1000 + __i); });
   for (auto &th : threads) th.join();
   std::vector<unsigned> seen(shm::kBeClients + 1, 0);
-  for (unsigned slot : got) ++seen[slot];
-  for (unsigned slot = 0; slot < shm::kBeClients; ++slot) EXPECT_EQ(seen[slot], 1u) << slot;
+  for (unsigned entry : got) ++seen[entry];
+  for (unsigned entry = 0; entry < shm::kBeClients; ++entry) EXPECT_EQ(seen[entry], 1u) << entry;
   EXPECT_EQ(seen[shm::kBeClients], 4u); // the rest found none
 }
 

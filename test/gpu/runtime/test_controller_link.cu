@@ -3,7 +3,7 @@
 // it creates the segment in a temporary PTB_QOSD_DIR, beats and publishes, and checks what the runtime's
 // link thread makes of it: the published SMs (tasks only there), a pause (a launch waits while BE has no
 // SM, and finishes when they come back), the safe state when the heartbeat stops (within the lease and a
-// poll) and at once on `stopped`, the controller followed again when it comes back, the BE slot's words
+// poll) and at once on `stopped`, the controller followed again when it comes back, the BE entry's words
 // (pid, heartbeat, launches, applied sequence); every task once, outputs exact.
 #include <ptb/ptb.cuh>
 #include <ptb/qos/segment.h>
@@ -138,7 +138,7 @@ int main() {
     shm::publish(*seg, p, safe);
     return seg->controller.seq.load();
   };
-  auto slot = [&]() -> shm::BeClient* {
+  auto entry = [&]() -> shm::BeClient* {
     for (auto& c : seg->be)
       if (c.pid.load() == static_cast<std::uint64_t>(getpid())) return &c;
     return nullptr;
@@ -154,17 +154,17 @@ int main() {
   std::uint64_t seq = publish(half);
   CK(launch_work(2000));
   CK(cudaStreamSynchronize(stream));
-  double ms = wait_for([&] { return slot() && slot()->applied_seq.load() == seq; }, 1000);
-  EXPECT(ms >= 0, "the link never applied the published policy (no BE slot or sequence)");
+  double ms = wait_for([&] { return entry() && entry()->applied_seq.load() == seq; }, 1000);
+  EXPECT(ms >= 0, "the link never applied the published policy (no BE entry or sequence)");
   CK(launch_work(2000));
   CK(cudaStreamSynchronize(stream));
   check_run(half, "published half");
-  EXPECT(slot() && slot()->launches.load() >= 2, "BE slot counts %llu launches",
-         slot() ? (unsigned long long)slot()->launches.load() : 0ull);
+  EXPECT(entry() && entry()->launches.load() >= 2, "BE entry counts %llu launches",
+         entry() ? (unsigned long long)entry()->launches.load() : 0ull);
 
   // 2. A pause: no SM; a launch waits, and finishes once SMs come back.
   seq = publish(ptb::SmSet::none());
-  EXPECT(wait_for([&] { return slot()->applied_seq.load() == seq; }, 100) >= 0, "pause not applied within 100 ms");
+  EXPECT(wait_for([&] { return entry()->applied_seq.load() == seq; }, 100) >= 0, "pause not applied within 100 ms");
   CK(launch_work(2000));
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   EXPECT(cudaStreamQuery(stream) == cudaErrorNotReady, "a launch ran while BE had no SM");
@@ -180,7 +180,7 @@ int main() {
     for (int __i = 0; __i < 200; ++__i) {
       const auto t0 = std::chrono::steady_clock::now();
       seq = publish(__i % 2 ? half : upper);
-      while (slot()->applied_seq.load() != seq) {
+      while (entry()->applied_seq.load() != seq) {
       }
       us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     }
@@ -191,7 +191,7 @@ int main() {
 
   // 3. The controller dies (its heartbeat stops): the safe state within the lease and a poll.
   beating = false;
-  ms = wait_for([&] { return slot()->safe.load() == 1; }, 1000);
+  ms = wait_for([&] { return entry()->safe.load() == 1; }, 1000);
   std::printf("  heartbeat stopped: BE in its safe state after %.1f ms (lease %.0f ms)\n", ms, lease_ns / 1e6);
   EXPECT(ms >= 0 && ms <= lease_ns / 1e6 + 20, "safe state after %.1f ms", ms);
   CK(launch_work(2000));
@@ -201,7 +201,7 @@ int main() {
   // 4. It comes back: followed again.
   beating = true;
   seq = publish(half);
-  ms = wait_for([&] { return slot()->safe.load() == 0 && slot()->applied_seq.load() == seq; }, 1000);
+  ms = wait_for([&] { return entry()->safe.load() == 0 && entry()->applied_seq.load() == seq; }, 1000);
   std::printf("  heartbeat back: followed again after %.2f ms\n", ms);
   EXPECT(ms >= 0 && ms < 50, "followed again after %.1f ms", ms);
   CK(launch_work(2000));
@@ -210,7 +210,7 @@ int main() {
 
   // 5. A clean stop: the safe state at once (one poll).
   seg->controller.stopped.store(1);
-  ms = wait_for([&] { return slot()->safe.load() == 1; }, 1000);
+  ms = wait_for([&] { return entry()->safe.load() == 1; }, 1000);
   std::printf("  controller stopped: safe state after %.2f ms\n", ms);
   EXPECT(ms >= 0 && ms < 10, "safe state after %.1f ms", ms);
   CK(launch_work(2000));
@@ -218,7 +218,7 @@ int main() {
   check_run(safe.sms, "safe after stop");
 
   // 6. Heartbeats are the BE process's own too.
-  const std::uint64_t beat = slot()->heartbeat_ns.load();
+  const std::uint64_t beat = entry()->heartbeat_ns.load();
   EXPECT(shm::now_ns() - beat < 50'000'000ull, "BE heartbeat %.1f ms old", (shm::now_ns() - beat) / 1e6);
 
   quit = true;

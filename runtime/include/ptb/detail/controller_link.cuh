@@ -68,7 +68,7 @@ public:
   ~ControllerLink() {
     stop_.store(true);
     if (thread_.joinable()) thread_.join();
-    release_slot();
+    release_entry();
   }
 
 private:
@@ -76,12 +76,12 @@ private:
     std::fprintf(stderr, "ptb: %s for %s (%s)%s%s\n", what, key_.c_str(), path_.c_str(), more.empty() ? "" : ": ",
                  more.c_str());
   }
-  void release_slot() {
-    if (map_ && slot_ < qos::shm::kBeClients) {
+  void release_entry() {
+    if (map_ && entry_ < qos::shm::kBeClients) {
       std::uint64_t mine = static_cast<std::uint64_t>(getpid());
-      map_->be[slot_].pid.compare_exchange_strong(mine, 0);
+      map_->be[entry_].pid.compare_exchange_strong(mine, 0);
     }
-    slot_ = qos::shm::kBeClients;
+    entry_ = qos::shm::kBeClients;
   }
   // Sets the process policy (outside any lock of ours: Policy::set takes the runtime's).
   void apply(const qos::shm::PolicyValue& value, bool safe) {
@@ -96,7 +96,7 @@ private:
       say("no controller", std::string(why) + "; BE keeps to its safe state (SMs " + safe_.sms.str() +
                                (safe_.per_sm ? ", " + std::to_string(safe_.per_sm) + " per SM" : std::string()) + ")");
     apply(safe_, true);
-    if (map_ && slot_ < qos::shm::kBeClients) map_->be[slot_].safe.store(1);
+    if (map_ && entry_ < qos::shm::kBeClients) map_->be[entry_].safe.store(1);
   }
   void try_attach(std::uint64_t now) {
     if (map_ || now < next_attach_) return;
@@ -112,9 +112,9 @@ private:
     struct stat st{};
     inode_ = fstat(fresh.fd(), &st) == 0 ? st.st_ino : 0;
     map_ = std::move(fresh);
-    slot_ = qos::shm::claim(map_->be, static_cast<std::uint64_t>(getpid()));
-    if (slot_ == qos::shm::kBeClients)
-      say("no free BE slot in the segment", "the controller does not see this process");
+    entry_ = qos::shm::claim(map_->be, static_cast<std::uint64_t>(getpid()));
+    if (entry_ == qos::shm::kBeClients)
+      say("no free BE entry in the segment", "the controller does not see this process");
   }
   // A controller that is gone may come back in a new file (the old one removed): look once a second.
   void check_replaced(std::uint64_t now) {
@@ -122,7 +122,7 @@ private:
     next_attach_ = now + 1'000'000'000ull;
     struct stat st{};
     if (stat(path_.c_str(), &st) != 0 || st.st_ino != inode_) {
-      release_slot();
+      release_entry();
       map_.reset();
       next_attach_ = 0;
     }
@@ -131,8 +131,8 @@ private:
     try_attach(now);
     if (!map_) return;
     qos::shm::Segment& seg = *map_;
-    if (slot_ < qos::shm::kBeClients && seg.be[slot_].pid.load() != static_cast<std::uint64_t>(getpid())) {
-      slot_ = qos::shm::claim(seg.be, static_cast<std::uint64_t>(getpid())); // the controller reaped it
+    if (entry_ < qos::shm::kBeClients && seg.be[entry_].pid.load() != static_cast<std::uint64_t>(getpid())) {
+      entry_ = qos::shm::claim(seg.be, static_cast<std::uint64_t>(getpid())); // the controller reaped it
     }
     qos::shm::PolicyValue policy, safe;
     std::uint64_t seq = 0;
@@ -149,14 +149,14 @@ private:
         say("following the controller", "pid " + std::to_string(seg.controller.pid.load()) + ", incarnation " +
                                             std::to_string(seg.controller.incarnation.load()));
       apply(policy, false);
-      if (slot_ < qos::shm::kBeClients) {
-        seg.be[slot_].safe.store(0);
-        seg.be[slot_].applied_seq.store(seq);
+      if (entry_ < qos::shm::kBeClients) {
+        seg.be[entry_].safe.store(0);
+        seg.be[entry_].applied_seq.store(seq);
       }
     }
-    if (slot_ < qos::shm::kBeClients) {
-      seg.be[slot_].launches.store(process_policy().launches());
-      seg.be[slot_].heartbeat_ns.store(now);
+    if (entry_ < qos::shm::kBeClients) {
+      seg.be[entry_].launches.store(process_policy().launches());
+      seg.be[entry_].heartbeat_ns.store(now);
     }
   }
   void loop() {
@@ -169,7 +169,7 @@ private:
   std::string key_, path_;
   unsigned poll_us_ = 20;
   qos::shm::Mapping map_;
-  unsigned slot_ = qos::shm::kBeClients;
+  unsigned entry_ = qos::shm::kBeClients;
   ino_t inode_ = 0;
   std::uint64_t next_attach_ = 0;
   qos::shm::Status last_status_ = qos::shm::Status::ok;

@@ -6,9 +6,9 @@
 // Who writes what (everything is a 64-bit atomic word, so the processes never hold a lock together):
 //   - the controller: its words (pid, heartbeat, lease), the policy BE applies (a sequence lock over `policy`
 //     and `safe`) and its statistics (for `ptb-qosd status`);
-//   - each BE process, in a BeClient slot it claims: its pid, its heartbeat, the sequence it applied, the
+//   - each BE process, in a BeClient entry it claims: its pid, its heartbeat, the sequence it applied, the
 //     twin launches it made;
-//   - each LS process, in an LsClient slot it claims: its pid; per stream, the launches it submitted (by
+//   - each LS process, in an LsClient entry it claims: its pid; per stream, the launches it submitted (by
 //     the host) and the last of them the device finished (written by the device itself, with a stream
 //     memory operation after each launch); the requests of the begin/end C API likewise.
 //
@@ -40,7 +40,7 @@ namespace ptb::qos::shm {
 constexpr std::uint64_t kMagic = 0x5054425f514f5344ull; // "PTB_QOSD"
 constexpr std::uint64_t kVersion = 1;
 constexpr unsigned kLsClients = 16;    // LS processes on one GPU
-constexpr unsigned kLsStreams = 32;    // streams per LS process; more share the last slot (LsClient::overflow)
+constexpr unsigned kLsStreams = 32;    // streams per LS process; more share the last entry (LsClient::overflow)
 constexpr unsigned kBeClients = 16;    // BE processes on one GPU
 constexpr unsigned kRequestRing = 256; // begin times of an LS process's C-API requests in flight
 constexpr unsigned kSmWords = kMaxSms / 64;
@@ -108,7 +108,7 @@ struct LsStream {
 struct LsClient {
   Word pid; // 0: free; claimed by compare-and-swap
   Word launches;
-  Word overflow;                       // launches of streams beyond kLsStreams, counted in the last slot
+  Word overflow;                       // launches of streams beyond kLsStreams, counted in the last entry
   Word requests_begun;                 // C API (ptb_ls_begin): by the host
   Word requests_done;                  // C API (ptb_ls_end): written by the device, the sequence of the last finished
   Word request_begin_ns[kRequestRing]; // begin time of request n at n % kRequestRing
@@ -225,12 +225,12 @@ inline bool controller_gone(const Segment& seg, std::uint64_t now) {
   return beat == 0 || (now > beat && now - beat > lease);
 }
 
-// Claims a free client slot (pid 0) for `pid`; kLs/BeClients when all are taken. A slot whose process is
+// Claims a free client entry (pid 0) for `pid`; kLs/BeClients when all are taken. An entry whose process is
 // gone is freed by the controller (reap), not here.
-template <typename Client, unsigned N> inline unsigned claim(Client (&slots)[N], std::uint64_t pid) {
+template <typename Client, unsigned N> inline unsigned claim(Client (&entries)[N], std::uint64_t pid) {
   for (unsigned __i = 0; __i < N; ++__i) {
     std::uint64_t expected = 0;
-    if (slots[__i].pid.compare_exchange_strong(expected, pid, std::memory_order_acq_rel)) return __i;
+    if (entries[__i].pid.compare_exchange_strong(expected, pid, std::memory_order_acq_rel)) return __i;
   }
   return N;
 }
@@ -391,7 +391,7 @@ inline Status attach(const std::string& path, Mapping& out) {
 // exclusive flock on it while `out` lives. `held` when a live controller holds it; a file that fails the
 // checks is refused as attach refuses it (a segment of another version must be removed by hand: its
 // clients may still run). `taken` tells whether the file existed. The header is (re)written; the client
-// slots of a taken segment are kept (their processes may still run; the controller reaps the dead).
+// entries of a taken segment are kept (their processes may still run; the controller reaps the dead).
 inline Status create_or_take(const std::string& path, std::uint64_t sm_count, const std::string& key, Mapping& out,
                              bool& taken) {
   taken = false;
