@@ -21,6 +21,7 @@ tools = os.path.join(config.ptb_tools_dir)
 config.substitutions.append(("%ptb-transform", os.path.join(tools, "ptb-transform", "ptb-transform")))
 config.substitutions.append(("%fuse-kernels", os.path.join(tools, "fuse-kernels", "fuse-kernels")))
 config.substitutions.append(("%ptb-nvcc", os.path.join(tools, "ptb-nvcc", "ptb-nvcc")))
+config.substitutions.append(("%ptb-qosd", os.path.join(tools, "ptb-qosd", "ptb-qosd")))
 # The outputs contain the input text, comments and all: drop the test's own RUN/CHECK lines before
 # FileCheck reads an output, so that no CHECK line can match itself.
 config.substitutions.append(("%strip-directives", r"sed -E '/\/\/ *(RUN|REQUIRES|[A-Z]+(-[A-Z]+)*):/d'"))

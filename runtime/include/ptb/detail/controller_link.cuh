@@ -44,12 +44,7 @@ namespace detail {
 inline std::string gpu_key_of(int dev) {
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, dev) != cudaSuccess) return std::string();
-  const unsigned char* __u = reinterpret_cast<const unsigned char*>(prop.uuid.bytes);
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", __u[0],
-                __u[1], __u[2], __u[3], __u[4], __u[5], __u[6], __u[7], __u[8], __u[9], __u[10], __u[11], __u[12],
-                __u[13], __u[14], __u[15]);
-  return std::string(buf);
+  return qos::shm::key_of_uuid(reinterpret_cast<const unsigned char*>(prop.uuid.bytes));
 }
 
 class ControllerLink {

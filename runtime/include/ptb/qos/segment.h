@@ -94,7 +94,10 @@ struct StatsWords {
   Word yields;                          // times BE was told to leave SMs for LS
   Word releases;                        // times a hold limit gave BE its SMs back
   Word policy_changes;                  // times `policy` was rewritten
-  Word reserved[16];
+  Word ls_clients, be_clients;          // live client entries
+  Word be_launches;                     // the BE entries' twin launches, summed
+  Word be_safe;                         // BE entries in their safe state
+  Word reserved[12];
 };
 
 // One LS stream: `submitted` counts the launches the host made in it (the LS library adds 1 before it
@@ -278,6 +281,17 @@ inline bool valid_key(const std::string& key) {
           ch == '.'))
       return false;
   return true;
+}
+// The key of a GPU: its UUID (cudaDeviceProp::uuid, 16 bytes) as nvidia-smi prints it.
+inline std::string key_of_uuid(const unsigned char* __u) {
+  static const char hex[] = "0123456789abcdef";
+  std::string key = "GPU-";
+  for (unsigned __i = 0; __i < 16; ++__i) {
+    if (__i == 4 || __i == 6 || __i == 8 || __i == 10) key += '-';
+    key += hex[__u[__i] >> 4];
+    key += hex[__u[__i] & 15];
+  }
+  return key;
 }
 inline std::string segment_path(const std::string& dir, const std::string& key) { return dir + "/ptb-qos." + key; }
 

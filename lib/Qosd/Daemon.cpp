@@ -1,0 +1,273 @@
+#include "Daemon.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+
+#include "ptb/qos/feedback.h"
+#include "ptb/qos/gspace.h"
+#include "ptb/qos/static_partition.h"
+
+namespace ptb::qosd {
+
+namespace shm = qos::shm;
+
+LsLook LsWatch::look(const shm::Segment &seg, std::uint64_t now) {
+  LsLook out;
+  bool usesApi = false;
+  for (unsigned client = 0; client < shm::kLsClients; ++client) {
+    const shm::LsClient &entry = seg.ls[client];
+    const std::uint64_t pid = entry.pid.load(std::memory_order_acquire);
+    if (pid == 0) {
+      seenPid[client] = 0;
+      continue;
+    }
+    ++out.clients;
+    const std::uint64_t begun = entry.requests_begun.load(std::memory_order_acquire);
+    const std::uint64_t done = entry.requests_done.load(std::memory_order_acquire);
+    if (pid != seenPid[client]) { // a new process in this entry
+      seenPid[client] = pid;
+      seenDone[client] = done;
+      for (Stream &st : seenStreams[client]) st = Stream{};
+    }
+    for (unsigned index = 0; index < shm::kLsStreams; ++index) {
+      const shm::LsStream &words = entry.streams[index];
+      const std::uint64_t submitted = words.submitted.load(std::memory_order_acquire);
+      const std::uint64_t completed = words.completed.load(std::memory_order_acquire);
+      Stream &st = seenStreams[client][index];
+      if (submitted == completed) {
+        st.busy = false;
+        continue;
+      }
+      out.busy = true;
+      if (!st.busy || completed != st.completed) st.since = now; // busy from now, or progress since the last look
+      st.busy = true;
+      st.completed = completed;
+      out.stuckNs = std::max(out.stuckNs, now - st.since);
+    }
+    if (begun > 0) usesApi = true;
+    if (begun != done) out.busy = true;
+    // Requests that finished since the last look (the ring holds the last kRequestRing begins).
+    const std::uint64_t first = std::max(seenDone[client], done > shm::kRequestRing ? done - shm::kRequestRing : 0);
+    for (std::uint64_t n = first + 1; n <= done && n <= begun; ++n) {
+      const std::uint64_t began = entry.request_begin_ns[n % shm::kRequestRing].load(std::memory_order_relaxed);
+      if (began != 0 && began <= now) out.latencyUs.push_back(static_cast<double>(now - began) / 1000.0);
+    }
+    seenDone[client] = std::max(seenDone[client], done);
+  }
+  if (out.busy && !wasBusy) busySince = now;
+  if (!out.busy && wasBusy && !usesApi) out.latencyUs.push_back(static_cast<double>(now - busySince) / 1000.0);
+  wasBusy = out.busy;
+  return out;
+}
+
+bool processAlive(std::uint64_t pid) {
+  if (pid == 0 || pid > static_cast<std::uint64_t>(INT32_MAX)) return false;
+  return kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
+}
+
+std::vector<std::string> reap(shm::Segment &seg, const std::function<bool(std::uint64_t)> &alive) {
+  std::vector<std::string> lines;
+  for (shm::LsClient &entry : seg.ls) {
+    const std::uint64_t pid = entry.pid.load(std::memory_order_acquire);
+    if (pid == 0 || alive(pid)) continue;
+    for (shm::LsStream &st : entry.streams) {
+      st.key.store(0);
+      st.submitted.store(0);
+      st.completed.store(0);
+    }
+    entry.launches.store(0);
+    entry.overflow.store(0);
+    entry.requests_begun.store(0);
+    entry.requests_done.store(0);
+    entry.pid.store(0, std::memory_order_release); // last: the entry is free once it is clean
+    lines.push_back("LS process " + std::to_string(pid) + " is gone: its entry is freed");
+  }
+  for (shm::BeClient &entry : seg.be) {
+    const std::uint64_t pid = entry.pid.load(std::memory_order_acquire);
+    if (pid == 0 || alive(pid)) continue;
+    entry.heartbeat_ns.store(0);
+    entry.applied_seq.store(0);
+    entry.launches.store(0);
+    entry.safe.store(0);
+    entry.pid.store(0, std::memory_order_release);
+    lines.push_back("BE process " + std::to_string(pid) + " is gone: its entry is freed");
+  }
+  return lines;
+}
+
+namespace {
+
+constexpr std::uint64_t kMs = 1'000'000;
+
+ptb::SmSet parseSms(const std::string &text, const ptb::SmSet &otherwise) {
+  if (text.empty()) return otherwise;
+  if (text == "none") return ptb::SmSet::none();
+  ptb::SmSet out;
+  return ptb::SmSet::parse(text, out) ? out : otherwise;
+}
+
+double quantile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
+  return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+std::string describe(const shm::PolicyValue &v) {
+  std::string s = "SMs " + v.sms.str();
+  if (v.per_sm != 0) s += ", " + std::to_string(v.per_sm) + " per SM";
+  if (v.per_sm != 0 && v.capped != ptb::SmSet::all()) s += " on " + v.capped.str();
+  return s;
+}
+
+} // namespace
+
+Daemon::Daemon(const Config &config, shm::Segment &seg, unsigned smCount, Log log)
+    : config(config), seg(seg), smCount(smCount), log(std::move(log)),
+      gate(static_cast<std::uint64_t>(config.holdLimitUs) * 1000) {
+  const ptb::SmSet all = ptb::SmSet::first(smCount);
+  const unsigned quarter = std::max(1u, smCount / 4);
+  safe.sms = parseSms(config.safeSms, ptb::SmSet::last(quarter, smCount)) & all;
+  safe.per_sm = config.safePerSm;
+  during.sms = parseSms(config.duringSms, ptb::SmSet::none()) & all;
+  during.per_sm = config.duringPerSm;
+  between.sms = ptb::SmSet::all();
+  between.per_sm = config.betweenPerSm;
+  if (config.policy == "static") {
+    const unsigned be = std::min(config.beSms, smCount);
+    controller = std::make_unique<qos::StaticPartition>(smCount, smCount - be);
+  } else if (config.policy == "feedback") {
+    qos::FeedbackConfig fc;
+    fc.total = smCount;
+    fc.target = config.targetP99Us;
+    fc.step = config.step;
+    fc.be_floor = config.floor;
+    controller = std::make_unique<qos::FeedbackController>(fc);
+  } else if (config.policy == "gspace") {
+    qos::GSpaceConfig gc;
+    gc.total = smCount;
+    gc.target = config.targetP99Us;
+    gc.max_cap = config.maxCap;
+    gc.n_step = config.step;
+    gc.start_k = config.maxCap;
+    controller = std::make_unique<qos::GSpaceController>(gc);
+  }
+}
+
+Daemon::~Daemon() = default;
+
+shm::PolicyValue Daemon::placement(const qos::Allocation &a) const {
+  const qos::BePlacement p = qos::be_placement(a);
+  shm::PolicyValue v;
+  v.sms = p.sms;
+  v.per_sm = p.per_sm;
+  v.capped = p.capped;
+  return v;
+}
+
+void Daemon::publish(const shm::PolicyValue &value, const char *why) {
+  if (published && value == current) return;
+  shm::publish(seg, value, safe);
+  current = value;
+  if (published) ++changes;
+  published = true;
+  if (log) log(std::string("BE: ") + describe(value) + " (" + why + ")");
+}
+
+void Daemon::start(std::uint64_t now) {
+  seg.controller.lease_ns.store(static_cast<std::uint64_t>(config.leaseMs) * kMs);
+  shm::put_text(seg.stats.policy_name, config.policy);
+  seg.stats.sm_count.store(smCount);
+  seg.stats.ls_target_ns.store(static_cast<std::uint64_t>(config.targetP99Us * 1000.0));
+  seg.controller.heartbeat_ns.store(now, std::memory_order_release);
+  epochStart = now;
+  nextEpoch = now + static_cast<std::uint64_t>(config.epochMs) * kMs;
+  if (controller)
+    publish(placement(controller->allocation()), "start");
+  else
+    publish(between, "start"); // gate: LS idle until marked busy; off: every SM
+  if (log) log("safe state: " + describe(safe) + "; lease " + std::to_string(config.leaseMs) + " ms");
+  updateStats();
+}
+
+shm::PolicyValue Daemon::decide(std::uint64_t now, const LsLook &look) {
+  if (config.policy == "gate")
+    return gate.step(now, look.busy, look.stuckNs) == qos::GateState::Want::during ? during : between;
+  if (!controller) return between; // off
+  if (now >= nextEpoch) {
+    double launches = 0;
+    for (const shm::BeClient &entry : seg.be)
+      if (entry.pid.load() != 0) launches += static_cast<double>(entry.launches.load());
+    qos::EpochSample sample;
+    sample.ls_active = !epochLatency.empty();
+    sample.ls_latency = quantile(epochLatency, 0.99);
+    const double secs = static_cast<double>(now - epochStart) / 1e9;
+    sample.be_rate = secs > 0 ? std::max(0.0, launches - epochLaunches) / secs : 0;
+    epochLaunches = launches;
+    epochLatency.clear();
+    epochStart = now;
+    nextEpoch = now + static_cast<std::uint64_t>(config.epochMs) * kMs;
+    return placement(controller->epoch(sample));
+  }
+  return current;
+}
+
+void Daemon::step(std::uint64_t now) {
+  seg.controller.heartbeat_ns.store(now, std::memory_order_release);
+  if (now >= nextReap) {
+    nextReap = now + 100 * kMs;
+    for (const std::string &line : reap(seg, processAlive))
+      if (log) log(line);
+  }
+  const LsLook look = watch.look(seg, now);
+  for (const double us : look.latencyUs) {
+    epochLatency.push_back(us);
+    window.push_back(us);
+    if (window.size() > 1000) window.pop_front();
+    ++samples;
+  }
+  const bool busyBefore = lsWasBusy;
+  lsWasBusy = look.busy;
+  const shm::PolicyValue want = decide(now, look);
+  publish(want, look.busy == busyBefore ? "policy" : look.busy ? "LS busy" : "LS idle");
+  seg.stats.ls_busy.store(look.busy ? 1 : 0);
+  seg.stats.ls_clients.store(look.clients);
+  if (now >= nextStats) {
+    nextStats = now + 10 * kMs;
+    updateStats();
+  }
+}
+
+void Daemon::updateStats() {
+  shm::StatsWords &st = seg.stats;
+  std::vector<double> v(window.begin(), window.end());
+  st.ls_requests.store(samples);
+  st.ls_p50_ns.store(static_cast<std::uint64_t>(quantile(v, 0.5) * 1000.0));
+  st.ls_p99_ns.store(static_cast<std::uint64_t>(quantile(v, 0.99) * 1000.0));
+  st.ls_max_ns.store(static_cast<std::uint64_t>(quantile(v, 1.0) * 1000.0));
+  st.be_sms.store((current.sms & ptb::SmSet::first(smCount)).count());
+  st.be_per_sm.store(current.per_sm);
+  st.yields.store(gate.yields());
+  st.releases.store(gate.releases());
+  st.policy_changes.store(changes);
+  std::uint64_t be = 0, launches = 0, safe = 0;
+  for (const shm::BeClient &entry : seg.be) {
+    if (entry.pid.load() == 0) continue;
+    ++be;
+    launches += entry.launches.load();
+    safe += entry.safe.load() != 0 ? 1 : 0;
+  }
+  st.be_clients.store(be);
+  st.be_launches.store(launches);
+  st.be_safe.store(safe);
+}
+
+void Daemon::stop() {
+  seg.controller.stopped.store(1, std::memory_order_release);
+  if (log) log("stopped: BE takes its safe state (" + describe(safe) + ")");
+}
+
+} // namespace ptb::qosd

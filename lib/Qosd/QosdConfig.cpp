@@ -1,0 +1,154 @@
+#include "QosdConfig.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <functional>
+#include <map>
+
+#include "ptb/smset.cuh"
+
+namespace ptb::qosd {
+
+namespace {
+
+std::string whole(const std::string &value, unsigned &out) {
+  if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos)
+    return "'" + value + "' is not a whole number";
+  errno = 0;
+  const unsigned long parsed = std::strtoul(value.c_str(), nullptr, 10);
+  if (errno != 0 || parsed > UINT_MAX) return "'" + value + "' is too large";
+  out = static_cast<unsigned>(parsed);
+  return "";
+}
+std::string positive(const std::string &value, unsigned &out) {
+  std::string err = whole(value, out);
+  if (err.empty() && out == 0) err = "must be at least 1";
+  return err;
+}
+std::string real(const std::string &value, double &out) {
+  char *end = nullptr;
+  errno = 0;
+  out = std::strtod(value.c_str(), &end);
+  if (value.empty() || end != value.c_str() + value.size() || errno != 0 || out < 0)
+    return "'" + value + "' is not a number >= 0";
+  return "";
+}
+std::string sms(const std::string &value, std::string &out) {
+  ptb::SmSet parsed;
+  if (value != "none" && !ptb::SmSet::parse(value, parsed))
+    return "'" + value + "' is not an SM set (none, all, or ids and ranges like 0-65,70)";
+  out = value;
+  return "";
+}
+std::string oneOf(const std::string &value, std::initializer_list<const char *> names, std::string &out) {
+  std::string list;
+  for (const char *name : names) {
+    if (value == name) {
+      out = value;
+      return "";
+    }
+    list += (list.empty() ? "" : ", ") + std::string(name);
+  }
+  return "'" + value + "' is not one of " + list;
+}
+
+using Setter = std::function<std::string(Config &, const std::string &)>;
+const std::map<std::string, Setter> &setters() {
+  static const std::map<std::string, Setter> table = {
+      {"policy",
+       [](Config &c, const std::string &v) {
+         return oneOf(v, {"gate", "static", "feedback", "gspace", "off"}, c.policy);
+       }},
+      {"target_p99_us", [](Config &c, const std::string &v) { return real(v, c.targetP99Us); }},
+      {"poll_us", [](Config &c, const std::string &v) { return positive(v, c.pollUs); }},
+      {"lease_ms", [](Config &c, const std::string &v) { return positive(v, c.leaseMs); }},
+      {"epoch_ms", [](Config &c, const std::string &v) { return positive(v, c.epochMs); }},
+      {"during_sms", [](Config &c, const std::string &v) { return sms(v, c.duringSms); }},
+      {"during_per_sm", [](Config &c, const std::string &v) { return whole(v, c.duringPerSm); }},
+      {"between_per_sm", [](Config &c, const std::string &v) { return whole(v, c.betweenPerSm); }},
+      {"hold_limit_us", [](Config &c, const std::string &v) { return positive(v, c.holdLimitUs); }},
+      {"be_sms", [](Config &c, const std::string &v) { return whole(v, c.beSms); }},
+      {"floor", [](Config &c, const std::string &v) { return whole(v, c.floor); }},
+      {"step", [](Config &c, const std::string &v) { return positive(v, c.step); }},
+      {"max_cap", [](Config &c, const std::string &v) { return positive(v, c.maxCap); }},
+      {"safe_sms", [](Config &c, const std::string &v) { return sms(v, c.safeSms); }},
+      {"safe_per_sm", [](Config &c, const std::string &v) { return whole(v, c.safePerSm); }},
+      {"metrics_file",
+       [](Config &c, const std::string &v) {
+         c.metricsFile = v;
+         return std::string();
+       }},
+      {"mps", [](Config &c, const std::string &v) { return oneOf(v, {"use", "start", "off"}, c.mps); }},
+  };
+  return table;
+}
+
+} // namespace
+
+const std::vector<std::string> &configKeys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> out;
+    for (const auto &entry : setters()) out.push_back(entry.first);
+    return out;
+  }();
+  return keys;
+}
+
+std::string setKey(Config &config, const std::string &key, const std::string &value) {
+  const auto it = setters().find(key);
+  if (it == setters().end()) return "unknown key '" + key + "'";
+  const std::string err = it->second(config, value);
+  return err.empty() ? err : key + ": " + err;
+}
+
+bool parseConfigText(const std::string &text, const std::string &file, Config &config, std::string &error) {
+  size_t begin = 0;
+  unsigned line = 0;
+  auto blank = [](char ch) { return ch == ' ' || ch == '\t' || ch == '\r'; };
+  while (begin <= text.size()) {
+    ++line;
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    std::string row = text.substr(begin, end - begin);
+    begin = end + 1;
+    const size_t hash = row.find('#');
+    if (hash != std::string::npos) row.resize(hash);
+    size_t at = 0;
+    while (at < row.size() && blank(row[at])) ++at;
+    if (at == row.size()) {
+      if (end == text.size()) break;
+      continue;
+    }
+    auto fail = [&](size_t col, const std::string &what) {
+      error = file + ":" + std::to_string(line) + ":" + std::to_string(col + 1) + ": error: " + what;
+      return false;
+    };
+    const size_t eq = row.find('=');
+    if (eq == std::string::npos) return fail(at, "expected 'key = value'");
+    size_t keyEnd = eq;
+    while (keyEnd > at && blank(row[keyEnd - 1])) --keyEnd;
+    const std::string key = row.substr(at, keyEnd - at);
+    if (key.empty()) return fail(at, "expected a key before '='");
+    size_t valueAt = eq + 1;
+    while (valueAt < row.size() && blank(row[valueAt])) ++valueAt;
+    size_t valueEnd = row.size();
+    while (valueEnd > valueAt && blank(row[valueEnd - 1])) --valueEnd;
+    const std::string value = row.substr(valueAt, valueEnd - valueAt);
+    if (setters().find(key) == setters().end()) return fail(at, "unknown key '" + key + "'");
+    if (value.empty() && key != "metrics_file" && key != "safe_sms") return fail(valueAt, "'" + key + "' has no value");
+    const std::string err = setKey(config, key, value);
+    if (!err.empty()) return fail(valueAt, err);
+    if (end == text.size()) break;
+  }
+  return true;
+}
+
+std::string checkConfig(const Config &config) {
+  if ((config.policy == "feedback" || config.policy == "gspace") && config.targetP99Us <= 0)
+    return "policy " + config.policy + " needs target_p99_us";
+  if (config.policy == "static" && config.beSms == 0) return "policy static needs be_sms (BE's SMs, at least 1)";
+  return "";
+}
+
+} // namespace ptb::qosd

@@ -1,0 +1,49 @@
+// lib/Qosd/QosdConfig.h: ptb-qosd's configuration: one set of keys, read from a file (`key = value` lines,
+// `#` comments) and from the command line (`--key value`, dashes for underscores), the command line last.
+// docs/reference/ptb-qosd.md lists every key. Plain C++: no LLVM, no CUDA.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ptb::qosd {
+
+struct Config {
+  std::string policy = "gate";    // gate | static | feedback | gspace | off
+  double targetP99Us = 0;         // feedback and gspace: the LS p99 target (required there)
+  unsigned pollUs = 20;           // how often the controller looks at LS
+  unsigned leaseMs = 50;          // BE takes its safe state when the heartbeat is older
+  unsigned epochMs = 2;           // feedback, gspace: one decision per epoch
+  std::string duringSms = "none"; // gate: BE's SMs while LS has work in flight
+  unsigned duringPerSm = 0;       // gate: BE's cap there (0: none)
+  unsigned betweenPerSm = 0;      // gate: BE's cap on every SM while LS is idle (0: none)
+  unsigned holdLimitUs = 20000;   // gate: the hold limits (qos/gate_state.h)
+  unsigned beSms = 0;             // static: BE's SMs, the highest ones (required there)
+  unsigned floor = 1;             // feedback: BE's fewest SMs
+  unsigned step = 2;              // feedback: SMs moved at a time; gspace: n's step
+  unsigned maxCap = 8;            // gspace: BE's workers per SM at full occupancy
+  std::string safeSms;            // the safe state's SMs ("" : the highest quarter)
+  unsigned safePerSm = 0;         // the safe state's cap (0: none)
+  std::string metricsFile;        // "" : none
+  std::string mps = "use";        // use | start | off
+};
+
+// Where a value came from, for messages: "FILE:LINE:COL" or "command line".
+struct Origin {
+  std::string where;
+};
+
+// Sets key (underscores) to value; "" on success, else the message (without the origin).
+std::string setKey(Config &config, const std::string &key, const std::string &value);
+
+// Reads `text` (the file's contents) into config. On the first error returns false with `error` as
+// "FILE:LINE:COL: error: ..." (the column of the key or of the value at fault).
+bool parseConfigText(const std::string &text, const std::string &file, Config &config, std::string &error);
+
+// After every source: the checks that need the whole configuration (a policy's required keys); "" when fine.
+std::string checkConfig(const Config &config);
+
+// The key names, for the usage text and the reference page's test.
+const std::vector<std::string> &configKeys();
+
+} // namespace ptb::qosd

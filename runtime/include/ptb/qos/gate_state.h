@@ -1,0 +1,61 @@
+// ptb/qos/gate_state.h: the request gate's decision for a controller that sees LS work from outside (ptb-qosd):
+// BE holds `during` while LS has work in flight and gets `between` when LS is idle, with the two hold limits of
+// ptb::qos::RequestGate (request_gate.cuh): BE gets `between` back while some LS stream has made no progress
+// for `hold_limit` (an LS launch queued behind a paused BE launch in a shared hardware queue would otherwise
+// wait forever), and when BE has been held for `hold_limit` without a break (BE's floor under an LS service
+// that is never idle); it holds again once no stream is stuck and BE has had a tenth of the limit.
+// Plain C++ (no CUDA): the caller measures, this decides; test/unit/QosdTest.cpp drives it with a fake clock.
+#pragma once
+
+#include <cstdint>
+
+namespace ptb::qos {
+
+class GateState {
+public:
+  enum class Want { between, during };
+  explicit GateState(std::uint64_t hold_limit_ns) : limit_(hold_limit_ns) {}
+
+  // One look at LS: `busy` when some LS work is in flight, `stuck_ns` the longest time any LS stream in flight
+  // has gone without progress (0 when idle). Returns what BE should have now.
+  Want step(std::uint64_t now, bool busy, std::uint64_t stuck_ns) {
+    if (!busy) {
+      holding_ = false;
+      released_ = false;
+      return want_ = Want::between;
+    }
+    if (!holding_) { // the first work in flight
+      holding_ = true;
+      released_ = false;
+      held_since_ = now;
+      ++yields_;
+      return want_ = Want::during;
+    }
+    const bool stuck = stuck_ns > limit_;
+    if (!released_ && (stuck || now - held_since_ > limit_)) {
+      released_ = true;
+      released_at_ = now;
+      ++releases_;
+      return want_ = Want::between;
+    }
+    if (released_ && !stuck && now - released_at_ > limit_ / 10) {
+      released_ = false;
+      held_since_ = now;
+      ++yields_;
+      return want_ = Want::during;
+    }
+    return want_;
+  }
+  Want want() const { return want_; }
+  std::uint64_t yields() const { return yields_; }     // BE told to leave (work began, or a hold resumed)
+  std::uint64_t releases() const { return releases_; } // a hold limit gave BE its SMs back
+
+private:
+  std::uint64_t limit_;
+  bool holding_ = false, released_ = false;
+  std::uint64_t held_since_ = 0, released_at_ = 0;
+  std::uint64_t yields_ = 0, releases_ = 0;
+  Want want_ = Want::between;
+};
+
+} // namespace ptb::qos

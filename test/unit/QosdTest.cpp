@@ -1,0 +1,257 @@
+// ptb-qosd's logic without a GPU (lib/Qosd, runtime/include/ptb/qos/gate_state.h): the configuration (located
+// errors, overrides, a policy's required keys), the gate's hold limits with a fake clock, and the daemon on a
+// real segment in a temporary directory with LS and BE processes faked by writing their entries: what it
+// publishes when LS is busy or idle, the latencies it measures (busy periods and C-API requests), the
+// entries of dead processes freed, a clean stop, the statistics and the Prometheus text.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <random>
+
+#include "Daemon.h"
+#include "QosdConfig.h"
+#include "Report.h"
+#include "TestSeed.h"
+
+namespace shm = ptb::qos::shm;
+using ptb::qosd::Config;
+
+namespace {
+
+constexpr std::uint64_t kUs = 1000, kMs = 1000 * kUs;
+
+TEST(QosdConfig, FileAndOverrides) {
+  Config c;
+  std::string error;
+  ASSERT_TRUE(ptb::qosd::parseConfigText("# a comment\npolicy = feedback\n\ntarget_p99_us = 1500.5  # inline\n"
+                                         "lease_ms=80\nsafe_sms = 100-131\n",
+                                         "q.conf", c, error))
+      << error;
+  EXPECT_EQ(c.policy, "feedback");
+  EXPECT_DOUBLE_EQ(c.targetP99Us, 1500.5);
+  EXPECT_EQ(c.leaseMs, 80u);
+  EXPECT_EQ(c.safeSms, "100-131");
+  EXPECT_EQ(ptb::qosd::setKey(c, "policy", "gate"), "");
+  EXPECT_EQ(c.policy, "gate");
+  EXPECT_EQ(ptb::qosd::checkConfig(c), "");
+}
+
+TEST(QosdConfig, ErrorsAreLocated) {
+  struct Case {
+    const char *text;
+    const char *want; // the start of the message
+  } cases[] = {
+      {"policy = gate\nbogus = 1\n", "f.conf:2:1: error: unknown key 'bogus'"},
+      {"policy = fast\n", "f.conf:1:10: error: policy: 'fast' is not one of gate"},
+      {"  poll_us = -3\n", "f.conf:1:13: error: poll_us: '-3' is not a whole number"},
+      {"poll_us = 0\n", "f.conf:1:11: error: poll_us: must be at least 1"},
+      {"lease_ms\n", "f.conf:1:1: error: expected 'key = value'"},
+      {"= 3\n", "f.conf:1:1: error: expected a key before '='"},
+      {"during_sms = 5-x\n", "f.conf:1:14: error: during_sms: '5-x' is not an SM set"},
+      {"target_p99_us =\n", "f.conf:1:16: error: 'target_p99_us' has no value"},
+      {"hold_limit_us = 99999999999\n", "f.conf:1:17: error: hold_limit_us: '99999999999' is too large"},
+  };
+  for (const Case &k : cases) {
+    Config c;
+    std::string error;
+    EXPECT_FALSE(ptb::qosd::parseConfigText(k.text, "f.conf", c, error)) << k.text;
+    EXPECT_EQ(error.rfind(k.want, 0), 0u) << "got: " << error;
+  }
+  Config c;
+  ASSERT_EQ(ptb::qosd::setKey(c, "policy", "feedback"), "");
+  EXPECT_EQ(ptb::qosd::checkConfig(c), "policy feedback needs target_p99_us");
+  ASSERT_EQ(ptb::qosd::setKey(c, "policy", "static"), "");
+  EXPECT_EQ(ptb::qosd::checkConfig(c), "policy static needs be_sms (BE's SMs, at least 1)");
+  EXPECT_EQ(ptb::qosd::setKey(c, "nope", "1"), "unknown key 'nope'");
+}
+
+TEST(QosdGate, HoldsWhileBusyWithBothLimits) {
+  using Want = ptb::qos::GateState::Want;
+  ptb::qos::GateState g(20 * kMs);
+  std::uint64_t t = 1000 * kMs;
+  EXPECT_EQ(g.step(t, false, 0), Want::between);
+  EXPECT_EQ(g.step(t += kMs, true, 0), Want::during); // LS work began
+  EXPECT_EQ(g.yields(), 1u);
+  EXPECT_EQ(g.step(t += 5 * kMs, true, 5 * kMs), Want::during);
+  EXPECT_EQ(g.step(t += kMs, false, 0), Want::between); // idle
+  // A stream without progress for longer than the limit: BE gets its SMs back, and holds again only when
+  // no stream is stuck and BE had a tenth of the limit.
+  EXPECT_EQ(g.step(t += kMs, true, 0), Want::during);
+  EXPECT_EQ(g.step(t += 21 * kMs, true, 21 * kMs), Want::between);
+  EXPECT_EQ(g.releases(), 1u);
+  EXPECT_EQ(g.step(t += 5 * kMs, true, 26 * kMs), Want::between); // still stuck
+  EXPECT_EQ(g.step(t += kMs, true, kMs), Want::during);           // progress again, 6 ms > 2 ms since release
+  // BE's floor: held for the limit without a break while LS never idles (but progresses).
+  for (int __i = 0; __i < 20; ++__i) EXPECT_EQ(g.step(t += kMs, true, kMs), Want::during) << __i;
+  EXPECT_EQ(g.step(t += kMs, true, kMs), Want::between);
+  EXPECT_EQ(g.step(t += kMs, true, kMs), Want::between); // within a tenth of the limit
+  EXPECT_EQ(g.step(t += 2 * kMs, true, kMs), Want::during);
+  EXPECT_EQ(g.releases(), 2u);
+}
+
+class QosdDaemon : public ::testing::Test {
+protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/ptb-qosd-daemon.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir = tmpl;
+    bool taken = false;
+    ASSERT_EQ(shm::create_or_take(shm::segment_path(dir, "GPU-t"), 132, "GPU-t", map, taken), shm::Status::ok);
+  }
+  void TearDown() override { (void)std::system(("rm -rf '" + dir + "'").c_str()); }
+  shm::Segment &seg() { return *map; }
+  std::unique_ptr<ptb::qosd::Daemon> daemon(Config c) {
+    return std::make_unique<ptb::qosd::Daemon>(c, seg(), 132, [this](const std::string &line) { log.push_back(line); });
+  }
+  shm::PolicyValue read() {
+    shm::PolicyValue p, s;
+    std::uint64_t seq = 0;
+    EXPECT_TRUE(shm::read_published(seg(), p, s, seq));
+    return p;
+  }
+  std::string dir;
+  shm::Mapping map;
+  std::vector<std::string> log;
+};
+
+TEST_F(QosdDaemon, GateFollowsLsMarks) {
+  std::mt19937 rng(test_seed("QosdDaemon.GateFollowsLsMarks"));
+  Config c;
+  c.policy = "gate";
+  c.betweenPerSm = 2;
+  auto d = daemon(c);
+  std::uint64_t t = 5000 * kMs;
+  d->start(t);
+  EXPECT_EQ(seg().controller.lease_ns.load(), 50 * kMs);
+  EXPECT_TRUE(read().sms == ptb::SmSet::all());
+  EXPECT_EQ(read().per_sm, 2u);
+  EXPECT_EQ(shm::get_text(seg().stats.policy_name), "gate");
+  // A live LS process (this one) marks launches on two streams; the device's writes are faked here.
+  shm::LsClient &ls = seg().ls[3];
+  ls.pid.store(static_cast<std::uint64_t>(getpid()));
+  std::vector<double> periods;
+  for (int request = 0; request < 30; ++request) {
+    const unsigned stream = rng() % 2;
+    const unsigned launches = 1 + rng() % 5;
+    ls.streams[stream].submitted.fetch_add(launches);
+    d->step(t += 20 * kUs);
+    EXPECT_TRUE(read().sms.empty()) << "request " << request << ": BE not told to leave";
+    const std::uint64_t busyUs = 100 + rng() % 3000;
+    for (std::uint64_t u = 0; u < busyUs; u += 200) d->step(t += 200 * kUs);
+    EXPECT_TRUE(read().sms.empty());
+    ls.streams[stream].completed.store(ls.streams[stream].submitted.load()); // the device finished
+    d->step(t += 20 * kUs);
+    EXPECT_TRUE(read().sms == ptb::SmSet::all()) << "request " << request << ": BE not given its SMs back";
+    d->step(t += 5 * kMs);
+  }
+  d->step(t += 10 * kMs); // statistics are refreshed every 10 ms
+  EXPECT_EQ(seg().stats.yields.load(), 30u);
+  EXPECT_EQ(seg().stats.ls_requests.load(), 30u);
+  EXPECT_GT(seg().stats.ls_p99_ns.load(), 100 * kUs);
+  EXPECT_EQ(seg().stats.ls_clients.load(), 1u);
+  EXPECT_EQ(seg().stats.policy_changes.load(), 60u);
+  EXPECT_NE(seg().controller.heartbeat_ns.load(), 0u);
+  // The text forms.
+  const std::string prom = ptb::qosd::prometheus(seg(), t);
+  EXPECT_NE(prom.find("ptb_qosd_yields_total{gpu=\"GPU-t\"} 30\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("# TYPE ptb_qosd_ls_latency_seconds summary"), std::string::npos);
+  EXPECT_NE(ptb::qosd::statusText(seg(), t).find("policy gate"), std::string::npos);
+}
+
+TEST_F(QosdDaemon, CApiRequestsGiveLatencies) {
+  Config c;
+  auto d = daemon(c);
+  std::uint64_t t = 7000 * kMs;
+  d->start(t);
+  shm::LsClient &ls = seg().ls[0];
+  ls.pid.store(static_cast<std::uint64_t>(getpid()));
+  for (std::uint64_t n = 1; n <= 5; ++n) {
+    ls.requests_begun.store(n);
+    ls.request_begin_ns[n % shm::kRequestRing].store(t);
+    d->step(t += 10 * kUs);
+    EXPECT_TRUE(read().sms.empty()); // a request in flight is LS work
+    t += n * kMs;
+    ls.requests_done.store(n);
+    d->step(t);
+    EXPECT_TRUE(read().sms == ptb::SmSet::all());
+  }
+  d->step(t += 10 * kMs);
+  EXPECT_EQ(seg().stats.ls_requests.load(), 5u);
+  EXPECT_EQ(seg().stats.ls_max_ns.load(), 5 * kMs + 10 * kUs); // request 5: begun, 10 us to the next poll, then 5 ms
+}
+
+TEST_F(QosdDaemon, DeadClientsAreFreedAndStopIsSaid) {
+  Config c;
+  auto d = daemon(c);
+  std::uint64_t t = 9000 * kMs;
+  d->start(t);
+  // A child that exits: its pid is gone once reaped by waitpid.
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  seg().ls[5].pid.store(static_cast<std::uint64_t>(child));
+  seg().ls[5].streams[0].submitted.store(7); // it died with work in flight
+  seg().be[2].pid.store(static_cast<std::uint64_t>(child));
+  seg().be[4].pid.store(static_cast<std::uint64_t>(getpid())); // alive
+  d->step(t += 20 * kUs);
+  EXPECT_EQ(seg().ls[5].pid.load(), 0u);
+  EXPECT_EQ(seg().ls[5].streams[0].submitted.load(), 0u);
+  EXPECT_EQ(seg().be[2].pid.load(), 0u);
+  EXPECT_EQ(seg().be[4].pid.load(), static_cast<std::uint64_t>(getpid()));
+  EXPECT_TRUE(read().sms == ptb::SmSet::all()) << "a dead LS process must not hold BE";
+  ASSERT_EQ(log.size() >= 2, true);
+  bool said = false;
+  for (const auto &line : log) said = said || line.find("LS process " + std::to_string(child) + " is gone") == 0;
+  EXPECT_TRUE(said);
+  d->stop();
+  EXPECT_EQ(seg().controller.stopped.load(), 1u);
+  EXPECT_TRUE(shm::controller_gone(seg(), t));
+}
+
+TEST_F(QosdDaemon, StaticAndSafeStates) {
+  Config c;
+  c.policy = "static";
+  c.beSms = 40;
+  c.safeSms = "120-131";
+  c.safePerSm = 1;
+  auto d = daemon(c);
+  d->start(100 * kMs);
+  shm::PolicyValue p, s;
+  std::uint64_t seq = 0;
+  ASSERT_TRUE(shm::read_published(seg(), p, s, seq));
+  EXPECT_EQ(p.sms.str(), "92-131");
+  EXPECT_EQ(s.sms.str(), "120-131");
+  EXPECT_EQ(s.per_sm, 1u);
+  // The default safe state: the highest quarter.
+  Config dflt;
+  dflt.policy = "off";
+  auto d2 = daemon(dflt);
+  EXPECT_EQ(d2->safeState().sms.str(), "99-131");
+  EXPECT_TRUE(d2->publishedPolicy().sms == ptb::SmSet::all());
+}
+
+TEST_F(QosdDaemon, FeedbackMovesSmsOnMisses) {
+  Config c;
+  c.policy = "feedback";
+  c.targetP99Us = 1000;
+  c.step = 2;
+  auto d = daemon(c);
+  std::uint64_t t = 100 * kMs;
+  d->start(t);
+  EXPECT_EQ(read().sms.count(), 132u);
+  shm::LsClient &ls = seg().ls[0];
+  ls.pid.store(static_cast<std::uint64_t>(getpid()));
+  // LS busy periods of 3 ms (over the 1 ms target) for 20 epochs: LS must get SMs.
+  for (int e = 0; e < 20; ++e) {
+    ls.streams[0].submitted.fetch_add(1);
+    d->step(t += 10 * kUs);
+    d->step(t += 3 * kMs);
+    ls.streams[0].completed.store(ls.streams[0].submitted.load());
+    d->step(t += 10 * kUs);
+  }
+  EXPECT_LT(read().sms.count(), 132u);
+  EXPECT_FALSE(read().sms.contains(0)) << "LS keeps the low SMs";
+}
+
+} // namespace
