@@ -66,7 +66,9 @@ struct RelaxedCapture {
   bool ok = false;
 };
 
-enum State : int { kUnknown, kMissing, kReady, kOff };
+// kUnregistered: the segment is mapped and a client slot claimed, but the device cannot write it (not yet
+// registered, or the context that registered it was destroyed: cudaDeviceReset, cuCtxDestroy).
+enum State : int { kUnknown, kMissing, kUnregistered, kReady, kOff };
 
 struct Device {
   std::atomic<int> state{kUnknown};
@@ -75,19 +77,21 @@ struct Device {
   std::mutex init;
   ptb::ls::RetryClock retry;
   shm::Mapping map;
-  std::unique_ptr<ClientTracker> tracker; // set before state becomes kReady
-  CUdeviceptr base = 0;                   // the segment's address on the device
+  std::unique_ptr<ClientTracker> tracker; // set before state becomes kUnregistered
+  std::string path;
+  std::atomic<CUdeviceptr> base{0};      // the segment's address on the device (set before kReady)
+  std::atomic<CUcontext> owner{nullptr}; // the context that registered it
   std::string key;
   bool said_missing = false, said_full = false;
 
   CUdeviceptr device_address(const shm::Word& word) const {
-    return base +
+    return base.load(std::memory_order_relaxed) +
            static_cast<CUdeviceptr>(reinterpret_cast<const char*>(&word) - reinterpret_cast<const char*>(map.get()));
   }
 };
 
 constexpr int kMaxDevices = 64;
-// Never destroyed: the segment stays mapped and registered until the process ends, whatever runs last.
+// Never destroyed: the segment stays mapped until the process ends, whatever runs last.
 Device* devices() {
   static Device* all = new Device[kMaxDevices];
   return all;
@@ -99,7 +103,7 @@ Device* current_device(CUdevice& dev) {
   return &devices()[dev];
 }
 
-// Maps, registers and claims the device's segment (d.init held).
+// Maps the device's segment and claims an LS client slot in it (d.init held): kUnregistered when done.
 void attach(Device& d, CUdevice dev) {
   if (d.key.empty()) {
     CUuuid uuid{};
@@ -141,41 +145,63 @@ void attach(Device& d, CUdevice dev) {
     d.state.store(kMissing, std::memory_order_release);
     return;
   }
-  shm::LsClient& client = map->ls[slot];
-  CUdeviceptr base = 0;
-  CUresult r;
-  {
-    RelaxedCapture relaxed;
-    r = cuMemHostRegister(map.get(), shm::kSegmentBytes, CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE);
-    if (r == CUDA_SUCCESS) {
-      r = cuMemHostGetDevicePointer(&base, map.get(), 0);
-      if (r != CUDA_SUCCESS) cuMemHostUnregister(map.get());
-    }
-  }
-  if (r != CUDA_SUCCESS) {
-    say("cannot map %s for the device (%s): LS work is not marked", path.c_str(), cu_name(r));
-    client.pid.store(0, std::memory_order_release);
-    d.why.store(PTB_LS_NO_CONTROLLER, std::memory_order_relaxed);
-    d.state.store(kOff, std::memory_order_release);
-    return;
-  }
   d.map = std::move(map);
-  d.base = base;
-  d.tracker = std::make_unique<ClientTracker>(client);
-  d.state.store(kReady, std::memory_order_release);
-  if (env_on("PTB_LS_VERBOSE")) say("marking LS work in %s (LS client %u)", path.c_str(), slot);
+  d.path = path;
+  d.tracker = std::make_unique<ClientTracker>(d.map->ls[slot]);
+  d.state.store(kUnregistered, std::memory_order_release);
+  if (env_on("PTB_LS_VERBOSE")) say("LS work is marked in %s (LS client %u)", path.c_str(), slot);
 }
 
-// The device's tracker, or null while it has none (a missing segment is looked for at most once a second).
+// Registers the mapped segment with CUDA in the current context, so that the device can write it
+// (d.init held): kReady when done. A registration that the context's destruction left behind is kept.
+void register_segment(Device& d) {
+  CUcontext ctx = nullptr;
+  CUdeviceptr base = 0;
+  CUresult r = cuCtxGetCurrent(&ctx);
+  if (r == CUDA_SUCCESS) {
+    RelaxedCapture relaxed;
+    r = cuMemHostRegister(d.map.get(), shm::kSegmentBytes, CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE);
+    if (r == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) r = CUDA_SUCCESS;
+    if (r == CUDA_SUCCESS) r = cuMemHostGetDevicePointer(&base, d.map.get(), 0);
+  }
+  if (r != CUDA_SUCCESS) {
+    say("cannot map %s for the device (%s): LS work is not marked", d.path.c_str(), cu_name(r));
+    d.why.store(PTB_LS_NO_CONTROLLER, std::memory_order_relaxed);
+    d.state.store(kOff, std::memory_order_release); // the slot stays claimed, idle
+    return;
+  }
+  d.base.store(base, std::memory_order_relaxed);
+  d.owner.store(ctx, std::memory_order_relaxed);
+  d.state.store(kReady, std::memory_order_release);
+}
+
+// The device's tracker, or null while the device cannot write the segment (a missing segment is looked
+// for at most once a second).
 ClientTracker* tracker_of(Device& d, CUdevice dev) {
-  const int state = d.state.load(std::memory_order_acquire);
+  int state = d.state.load(std::memory_order_acquire);
   if (state == kReady) return d.tracker.get();
-  if (state == kOff || !d.retry.due(shm::now_ns())) return nullptr;
+  if (state == kOff || (state != kUnregistered && !d.retry.due(shm::now_ns()))) return nullptr;
   std::unique_lock<std::mutex> lock(d.init, std::try_to_lock);
   if (!lock.owns_lock()) return nullptr;
-  if (d.state.load(std::memory_order_acquire) == kUnknown || d.state.load(std::memory_order_acquire) == kMissing)
-    attach(d, dev);
+  state = d.state.load(std::memory_order_acquire);
+  if (state == kUnknown || state == kMissing) attach(d, dev);
+  if (d.state.load(std::memory_order_acquire) == kUnregistered) register_segment(d);
   return d.state.load(std::memory_order_acquire) == kReady ? d.tracker.get() : nullptr;
+}
+
+// A context is being destroyed: the device that registered the segment in it registers it again, in the
+// next context that launches (its address there may differ).
+void context_destroying(CUcontext ctx) {
+  if (!ctx) return;
+  for (int i = 0; i < kMaxDevices; ++i) {
+    Device& d = devices()[i];
+    if (d.owner.load(std::memory_order_relaxed) != ctx) continue;
+    std::lock_guard<std::mutex> lock(d.init);
+    if (d.state.load(std::memory_order_acquire) == kReady && d.owner.load(std::memory_order_relaxed) == ctx) {
+      d.owner.store(nullptr, std::memory_order_relaxed);
+      d.state.store(kUnregistered, std::memory_order_release);
+    }
+  }
 }
 
 std::uint64_t thread_id() { return static_cast<std::uint64_t>(syscall(SYS_gettid)); }
@@ -292,7 +318,13 @@ constexpr CUpti_CallbackId kLaunchCallbacks[] = {
 };
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
-  if (domain != CUPTI_CB_DOMAIN_DRIVER_API || t_inside || !data) return;
+  if (!data) return;
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+      context_destroying(static_cast<const CUpti_ResourceData*>(data)->context);
+    return;
+  }
+  if (domain != CUPTI_CB_DOMAIN_DRIVER_API || t_inside) return;
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   if (cb->callbackSite != CUPTI_API_EXIT || !cb->functionParams || !cb->functionReturnValue) return;
   if (*static_cast<const CUresult*>(cb->functionReturnValue) != CUDA_SUCCESS) return;
@@ -330,6 +362,12 @@ PTB_LS_EXPORT int InitializeInjection(void) {
       cuptiUnsubscribe(subscriber);
       return 1;
     }
+  }
+  const CUptiResult e =
+      cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+  if (e != CUPTI_SUCCESS) {
+    say("cannot enable the CUPTI context callback (%s): LS work is not marked", cupti_name(e));
+    cuptiUnsubscribe(subscriber);
   }
   return 1;
 }
