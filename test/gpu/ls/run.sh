@@ -3,10 +3,13 @@
 # library on a GPU: the probe's checks under CUDA_INJECTION64_PATH, the line said when no controller runs,
 # and what marking costs (tiny launches with and without the library). Prints PASS/FAIL lines; exit 1 on a
 # failure.
-#   bash test/gpu/ls/run.sh [OUT_DIR]        (from the repository root; OUT_DIR default /tmp/ptb-ls-gpu)
+#   bash test/gpu/ls/run.sh [OUT_DIR]                 (OUT_DIR default /tmp/ptb-ls-gpu)
+#   bash test/gpu/ls/run.sh --compile-only [OUT_DIR]  builds both and stops (CI: no GPU needed)
 # CUDA: $CUDA_HOME (default /usr/local/cuda); NVCC_ARCH (default sm_90: H100/H200).
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
+compile_only=0
+if [ "${1:-}" = "--compile-only" ]; then compile_only=1; shift; fi
 out="${1:-/tmp/ptb-ls-gpu}"
 cuda="${CUDA_HOME:-/usr/local/cuda}"
 arch="${NVCC_ARCH:-sm_90}"
@@ -22,10 +25,15 @@ set -x
 g++ -std=c++17 -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -I runtime/include -I runtime/ls \
   -I "$cuda/include" runtime/ls/ptb_ls.cpp -L "$cupti_dir" -Wl,-rpath,"$cupti_dir" -lcupti \
   -L "$cuda/lib64/stubs" -lcuda -lpthread -o "$out/libptb-ls.so" || exit 1
-"$cuda/bin/nvcc" -O2 -std=c++17 -arch="$arch" -I runtime/include -I runtime/ls test/gpu/ls/ls_probe.cu \
+"${NVCC:-$cuda/bin/nvcc}" -O2 -Werror all-warnings -std=c++17 -arch="$arch" -I runtime/include -I runtime/ls test/gpu/ls/ls_probe.cu \
   -o "$out/ls_probe" -ldl -lpthread || exit 1
 set +x
 lib="$out/libptb-ls.so"
+if [ "$compile_only" = 1 ]; then
+  nm -D --defined-only "$lib" | grep -q ' T InitializeInjection$' || { say "FAIL: $lib lacks InitializeInjection"; exit 1; }
+  say "PASS: libptb-ls.so (g++) and ls_probe (nvcc) build"
+  exit 0
+fi
 
 # 1. The checks.
 CUDA_INJECTION64_PATH="$lib" "$out/ls_probe" --check 2>&1 | tee "$out/check.log"
