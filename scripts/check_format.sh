@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's own C++/CUDA sources follow .clang-format (runtime/.clang-format for the runtime headers):
-# lib/, tools/, test/unit/ and runtime/include/. Test inputs (test/lit, test/gpu, test/fusion corpora),
+# lib/, tools/, test/unit/, runtime/include/ and runtime/ls/. Test inputs (test/lit, test/gpu, test/fusion corpora),
 # examples and bench are inputs whose exact text the tests depend on, and are not checked.
 #   scripts/check_format.sh        list each file that differs, exit 1 if any
 #   scripts/check_format.sh --fix  rewrite them in place
@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 FORMAT="${CLANG_FORMAT:-clang-format-19}"
 command -v "$FORMAT" >/dev/null || { echo "check_format: $FORMAT not found (scripts/setup.sh installs it)" >&2; exit 2; }
 mapfile -t files < <(git ls-files -co --exclude-standard -- 'lib/*.cpp' 'lib/*.h' 'tools/*.cpp' 'tools/*.h' \
-  'tools/*.cu' 'tools/*.cuh' 'test/unit/*.cpp' 'test/unit/*.h' 'runtime/include/*.cuh' 'runtime/include/*.h')
+  'tools/*.cu' 'tools/*.cuh' 'test/unit/*.cpp' 'test/unit/*.h' 'runtime/include/*.cuh' 'runtime/include/*.h' \
+  'runtime/ls/*.cpp' 'runtime/ls/*.h')
 if [ "${1:-}" = "--fix" ]; then
   "$FORMAT" -i "${files[@]}"
   exit 0
