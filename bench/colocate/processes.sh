@@ -10,7 +10,7 @@
 # (no clang here), then, each row one LS process and one BE process started together (each says it is
 # ready, then both get the go: their windows coincide):
 #   - LS: the PyTorch service (ls_torch.py: ResNet-50 at batch 1, fp16, one CUDA graph a request; MODEL and
-#     EAGER=1 change it) at LOAD (default 0.5) of its solo capacity, Poisson arrivals, SECS (default 10) s
+#     EAGER=1 change it) at LOAD (default 0.5) of its solo capacity, Poisson arrivals, SECS (default 8) s
 #     after SETTLE (0.5) s; and, in the rows marked colo-ls, bench/colocate's own LS client (--role ls);
 #   - BE: bench/colocate's BE program BE (default compute), its original kernels (plain) or following the
 #     controller (--be-follow with PTB_QOSD=1);
@@ -24,7 +24,7 @@ set -u
 cd "$(dirname "$0")/../.."
 TDIR="${1:-build/bench-colocate}"
 OUT="${OUT:-build/processes-out}"
-SECS="${SECS:-10}" SETTLE="${SETTLE:-0.5}" LOAD="${LOAD:-0.5}" BE="${BE:-compute}" MODEL="${MODEL:-resnet50}"
+SECS="${SECS:-8}" SETTLE="${SETTLE:-0.5}" LOAD="${LOAD:-0.5}" BE="${BE:-compute}" MODEL="${MODEL:-resnet50}"
 T0=$(date +%s)
 mkdir -p "$OUT"
 LOG="$OUT/run.log"
@@ -40,22 +40,28 @@ mkdir -p "$BIN"
   python3 -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__)'
 } 2>&1 | tee "$OUT/env.txt"
 bash bench/colocate/run_on_gpu.sh --build-only "$BIN" "$TDIR" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
-bash tools/ptb-qosd/build_without_llvm.sh "$BIN" >>"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
-bash runtime/ls/build_without_llvm.sh "$BIN" >>"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
+# ptb-qosd and libptb-ls.so: the project's CMake without the compiler tools (no clang here)
+{ cmake -S . -B "$BIN/qosd" -G Ninja -DPTB_COMPILER=OFF -DBUILD_TESTING=OFF && cmake --build "$BIN/qosd"; } \
+  >>"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
+cp "$BIN/qosd/tools/ptb-qosd/ptb-qosd" "$BIN/qosd/runtime/ls/libptb-ls.so" "$BIN/"
 g++ -std=c++17 -O2 -I runtime/include test/gpu/qosd/controller_fault.cpp -o "$BIN/controller_fault" >>"$OUT/build.log" 2>&1 ||
   { cat "$OUT/build.log"; exit 1; }
 say "built in $(( $(date +%s) - T0 )) s"
 
-GPU_KEY=$(nvidia-smi --query-gpu=uuid --format=csv,noheader -i 0 | tr -d ' ')
 export PTB_QOSD_DIR="$(mktemp -d)"
-SEGMENT="$PTB_QOSD_DIR/ptb-qos.$GPU_KEY"
+SEGMENT="" GPU_KEY="" # known once the first controller made its segment (the key of CUDA's device 0)
 LSLIB="$PWD/$BIN/libptb-ls.so"
 TMP="$(mktemp -d)"
 QOSD_PID=""
 qosd_start() { # ptb-qosd options...
   "$BIN/ptb-qosd" run --device 0 --metrics-file "$OUT/metrics.prom" "$@" >>"$OUT/qosd.log" 2>&1 &
   QOSD_PID=$!
-  for _ in $(seq 200); do [ -f "$SEGMENT" ] && "$BIN/ptb-qosd" status --gpu "$GPU_KEY" >/dev/null 2>&1 && return 0; sleep 0.05; done
+  for _ in $(seq 200); do
+    SEGMENT=$(ls "$PTB_QOSD_DIR"/ptb-qos.GPU-* 2>/dev/null | head -1)
+    GPU_KEY=${SEGMENT##*/ptb-qos.}
+    [ -n "$SEGMENT" ] && "$BIN/ptb-qosd" status --gpu "$GPU_KEY" 2>/dev/null | grep -q "controller pid $QOSD_PID " && return 0
+    sleep 0.05
+  done
   say "ptb-qosd did not start: $(tail -3 "$OUT/qosd.log")"; return 1
 }
 qosd_stop() { [ -n "$QOSD_PID" ] && kill "$QOSD_PID" 2>/dev/null && wait "$QOSD_PID" 2>/dev/null; QOSD_PID=""; }
@@ -122,7 +128,7 @@ COLO_RATE=$(awk -v c="$COLO_CAP" -v l="$LOAD" 'BEGIN {printf "%.1f", c * l}')
 say "LS $MODEL capacity $CAP requests/s -> rate $RATE; colocate's LS capacity $COLO_CAP -> $COLO_RATE"
 row no-mps-ls-solo torch none; SOLO_REF=$LAST_P99
 row no-mps-be-solo none plain; BE_SOLO=$LAST_BE
-row time-slicing torch plain
+SECS=3 row time-slicing torch plain # LS waits for BE's time slices: a short window
 
 # ---- MPS (a private pipe directory; stopped at the end)
 export CUDA_MPS_PIPE_DIRECTORY="$(mktemp -d)" CUDA_MPS_LOG_DIRECTORY="$(mktemp -d)"
@@ -138,7 +144,7 @@ qosd_start --policy off && {
   row qosd-off-be-solo none follow PTB_QOSD=1 # the cost of following (twins on every SM)
   qosd_stop
 }
-for pol in "gate" "gate --between-per-sm 2" "gate --during-per-sm 1"; do
+for pol in "gate" "gate --between-per-sm 2"; do
   name="qosd-$(echo "$pol" | tr -d ' ' | sed 's/--/-/g')"
   qosd_start --policy $pol && {
     LS_ENV="CUDA_INJECTION64_PATH=$LSLIB" row "$name" torch follow PTB_QOSD=1
@@ -154,12 +160,13 @@ qosd_start --policy gate && {
 }
 timeout 200 "$BIN/colocate" --be "$BE" --configs gate --loads "$LOAD" --reps 1 --secs "$SECS" --no-trace --out "$OUT/inprocess" \
   >"$OUT/inprocess.log" 2>&1
-say "in-process gate (one process, same LS client and BE): $(grep -E '^\| *(gate|plain) ' "$OUT/inprocess/colocate.md" 2>/dev/null | head -3 | tr '\n' ' ')"
+say "in-process (one process, the same LS client and BE; inprocess/colocate.md):"
+grep -E 'gate|ls-alone|be-alone' "$OUT/inprocess/colocate.md" 2>/dev/null | head -12 | tee -a "$LOG"
 
 # ---- the fault: the controller killed mid-run, then restarted
 SOLO_REF=$(awk -F'|' '/\| mps-ls-solo \|/ {gsub(/ /, "", $4); print $4}' "$OUT/processes.md")
 qosd_start --policy gate && {
-  FAULT_CMD="sleep 3; \"$BIN/controller_fault\" \"$SEGMENT\" 500 -- \"$BIN/ptb-qosd\" run --device 0 --policy gate"
+  FAULT_CMD="sleep 3; \"$BIN/controller_fault\" \"$SEGMENT\" 500 -- \"$BIN/ptb-qosd\" run --device 0 --policy gate --mps use"
   LS_ENV="CUDA_INJECTION64_PATH=$LSLIB" row qosd-gate-fault torch follow PTB_QOSD=1
   FAULT_CMD=""
   say "fault: $(grep FAULT "$OUT/qosd-gate-fault.fault.log")"
@@ -170,6 +177,21 @@ qosd_start --policy gate && {
   else wait $second; say "second controller: refused, rc $?: $(head -2 "$OUT/second.log" | tr '\n' ' ')"; fi
   "$BIN/ptb-qosd" status --gpu "$GPU_KEY" >"$OUT/status.txt" 2>&1
   pkill -f "ptb-qosd run --device 0" 2>/dev/null
+  qosd_stop
+}
+# ---- an LS process and a BE process killed mid-run: their entries are freed, nothing waits for them
+qosd_start --policy gate && {
+  CUDA_INJECTION64_PATH="$LSLIB" timeout 60 python3 bench/colocate/ls_torch.py --model "$MODEL" --rate "$RATE" --secs 30 \
+    >"$OUT/kill-ls.log" 2>&1 & lsp=$!
+  PTB_QOSD=1 timeout 60 "$BIN/colocate" --role be --be-kind "$BE" --be-follow --settle 0.5 --secs 30 >"$OUT/kill-be.log" 2>&1 &
+  bep=$!
+  sleep 12
+  { echo "both running:"; "$BIN/ptb-qosd" status --gpu "$GPU_KEY"
+    kill -9 $lsp; sleep 0.5; echo "0.5 s after the LS process was killed:"; "$BIN/ptb-qosd" status --gpu "$GPU_KEY"
+    kill -9 $bep; sleep 0.5; echo "0.5 s after the BE process was killed:"; "$BIN/ptb-qosd" status --gpu "$GPU_KEY"
+  } >"$OUT/kill.txt" 2>&1
+  wait $lsp $bep 2>/dev/null
+  say "killed clients: $(grep -c 'is gone: its entry is freed' "$OUT/qosd.log") entries freed (qosd.log); status in kill.txt"
   qosd_stop
 }
 say "done in $(( $(date +%s) - T0 )) s"
