@@ -48,7 +48,7 @@ g++ -std=c++17 -O2 -I runtime/include test/gpu/qosd/controller_fault.cpp -o "$BI
   { cat "$OUT/build.log"; exit 1; }
 say "built in $(( $(date +%s) - T0 )) s"
 
-export PTB_QOSD_DIR="$(mktemp -d)"
+export PTB_QOSD_DIR="$(mktemp -d -p /dev/shm)" # tmpfs: the LS library registers the segment with CUDA
 SEGMENT="" GPU_KEY="" # known once the first controller made its segment (the key of CUDA's device 0)
 LSLIB="$PWD/$BIN/libptb-ls.so"
 TMP="$(mktemp -d)"
@@ -99,11 +99,11 @@ row() {
   [ -n "$lspid" ] && wait "$lspid"; local lsrc=$?
   [ -n "$bepid" ] && wait "$bepid"; local berc=$?
   local p99 be_rate check=ok
-  if [ "$ls" = torch ]; then p99=$(awk '/^TORCH requests/ {print $8}' "$lsout"); grep -q "check ok" "$lsout" || check=LS-FAILED
+  if [ "$ls" = torch ]; then p99=$(awk '/^TORCH requests/ {print $7}' "$lsout"); grep -q "check ok" "$lsout" || check=LS-FAILED
   elif [ "$ls" = colo ]; then p99=$(awk '/^ROLE ls/ {print $8}' "$lsout"); grep -q "check ok" "$lsout" || check=LS-FAILED; fi
   [ "$be" != none ] && { be_rate=$(awk '/^ROLE be/ {print $5}' "$beout"); grep -q "check ok" "$beout" || check="$check BE-FAILED"; }
   local x="" share="" reqs
-  reqs=$(awk '/^TORCH requests|^ROLE ls/ {print $3}' "$lsout")
+  reqs=$(awk '/^TORCH requests/ {print $3} /^ROLE ls/ {print $4}' "$lsout")
   [ -n "${p99:-}" ] && [ -n "$SOLO_REF" ] && x=$(awk -v a="$p99" -v b="$SOLO_REF" 'BEGIN {printf "%.2f", a / b}')
   [ -n "${be_rate:-}" ] && [ -n "$BE_SOLO" ] && share=$(awk -v a="$be_rate" -v b="$BE_SOLO" 'BEGIN {printf "%.2f", a / b}')
   echo "| $name | ${reqs:-} | ${p99:-} | ${x:-} | ${be_rate:-} | ${share:-} | $check (rc $lsrc/$berc) |" >>"$OUT/processes.md"
@@ -158,6 +158,7 @@ qosd_start --policy gate && {
   LS_ENV="CUDA_INJECTION64_PATH=$LSLIB" row qosd-gate-colo-ls colo follow PTB_QOSD=1
   qosd_stop
 }
+mkdir -p "$OUT/inprocess"
 timeout 200 "$BIN/colocate" --be "$BE" --configs gate --loads "$LOAD" --reps 1 --secs "$SECS" --no-trace --out "$OUT/inprocess" \
   >"$OUT/inprocess.log" 2>&1
 say "in-process (one process, the same LS client and BE; inprocess/colocate.md):"
@@ -181,9 +182,9 @@ qosd_start --policy gate && {
 }
 # ---- an LS process and a BE process killed mid-run: their entries are freed, nothing waits for them
 qosd_start --policy gate && {
-  CUDA_INJECTION64_PATH="$LSLIB" timeout 60 python3 bench/colocate/ls_torch.py --model "$MODEL" --rate "$RATE" --secs 30 \
+  CUDA_INJECTION64_PATH="$LSLIB" python3 bench/colocate/ls_torch.py --model "$MODEL" --rate "$RATE" --secs 30 \
     >"$OUT/kill-ls.log" 2>&1 & lsp=$!
-  PTB_QOSD=1 timeout 60 "$BIN/colocate" --role be --be-kind "$BE" --be-follow --settle 0.5 --secs 30 >"$OUT/kill-be.log" 2>&1 &
+  PTB_QOSD=1 "$BIN/colocate" --role be --be-kind "$BE" --be-follow --settle 0.5 --secs 30 >"$OUT/kill-be.log" 2>&1 &
   bep=$!
   sleep 12
   { echo "both running:"; "$BIN/ptb-qosd" status --gpu "$GPU_KEY"

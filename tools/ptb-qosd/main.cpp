@@ -2,7 +2,9 @@
 // (docs/reference/ptb-qosd.md). Options and output only; the controller is lib/Qosd.
 #include <dirent.h>
 #include <signal.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -156,6 +158,10 @@ int run(const std::vector<std::string> &args) {
     return fail(kExitUsage, "which GPU? --device N, or --gpu KEY --sms N\n" + std::string(kUsage));
   }
   const std::string path = shm::segment_path(shm::segment_dir(), gpu.key);
+  struct statfs fs {};
+  if (statfs(shm::segment_dir().c_str(), &fs) == 0 && fs.f_type != TMPFS_MAGIC)
+    logLine("warning: " + shm::segment_dir() + " is not on tmpfs: the LS library cannot register the segment with "
+            "CUDA there (it pins no other file-backed pages), so LS work will not be marked; use /dev/shm");
   shm::Mapping map;
   bool taken = false;
   const shm::Status st = shm::create_or_take(path, gpu.sms, gpu.key, map, taken);
