@@ -204,6 +204,17 @@ void context_destroying(CUcontext ctx) {
   }
 }
 
+// A stream is being destroyed: its slot serves another stream once the device has written its last number.
+void stream_destroying(CUstream stream) {
+  if (!stream || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD) return;
+  for (int i = 0; i < kMaxDevices; ++i) {
+    Device& d = devices()[i];
+    const int state = d.state.load(std::memory_order_acquire);
+    if (state == kUnregistered || state == kReady)
+      d.tracker->retire(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(stream)));
+  }
+}
+
 std::uint64_t thread_id() { return static_cast<std::uint64_t>(syscall(SYS_gettid)); }
 
 // The stream a launch named, as a handle our own (non-ptsz) calls can use, and its key.
@@ -320,8 +331,9 @@ constexpr CUpti_CallbackId kLaunchCallbacks[] = {
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (!data) return;
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
-      context_destroying(static_cast<const CUpti_ResourceData*>(data)->context);
+    const auto* res = static_cast<const CUpti_ResourceData*>(data);
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) context_destroying(res->context);
+    if (cbid == CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING) stream_destroying(res->resourceHandle.stream);
     return;
   }
   if (domain != CUPTI_CB_DOMAIN_DRIVER_API || t_inside) return;
@@ -363,10 +375,12 @@ PTB_LS_EXPORT int InitializeInjection(void) {
       return 1;
     }
   }
-  const CUptiResult e =
+  CUptiResult e =
       cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+  if (e == CUPTI_SUCCESS)
+    e = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING);
   if (e != CUPTI_SUCCESS) {
-    say("cannot enable the CUPTI context callback (%s): LS work is not marked", cupti_name(e));
+    say("cannot enable the CUPTI context and stream callbacks (%s): LS work is not marked", cupti_name(e));
     cuptiUnsubscribe(subscriber);
   }
   return 1;

@@ -203,6 +203,7 @@ TEST(LsGlue, InjectedLibraryMarksLaunchesThroughTheFakeDriver) {
         CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz})
     EXPECT_TRUE(enabled(CUPTI_CB_DOMAIN_DRIVER_API, id)) << id;
   EXPECT_TRUE(enabled(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
+  EXPECT_TRUE(enabled(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING));
 
   // No controller: said once, nothing enqueued, the C API says so.
   testing::internal::CaptureStderr();
@@ -308,6 +309,17 @@ TEST(LsGlue, InjectedLibraryMarksLaunchesThroughTheFakeDriver) {
   for (auto it = many.rbegin(); it != many.rend(); ++it) run_stream(*it);
   EXPECT_FALSE(ls::busy(shared));
   for (const shm::LsStream &s : c->streams) EXPECT_FALSE(ls::busy(s));
+
+  // A destroyed stream's slot (idle) serves the next new stream instead of the shared slot.
+  const std::uint64_t overflow = c->overflow.load();
+  CUpti_ResourceData gone{};
+  gone.resourceHandle.stream = many.front();
+  fake.callback(nullptr, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING, &gone);
+  launch(stream(0x999000));
+  EXPECT_EQ(c->overflow.load(), overflow);
+  ASSERT_NE(slot_of(*c, 0x999000), nullptr);
+  EXPECT_EQ(slot_of(*c, key(many.front())), nullptr);
+  run_stream(stream(0x999000));
 
   // The context that registered the segment is destroyed: the next launch registers it again.
   CUpti_ResourceData res{};
