@@ -323,6 +323,9 @@ constexpr CUpti_CallbackId kLaunchCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+};
+// The deprecated launch calls: marked when CUPTI still reports them.
+constexpr CUpti_CallbackId kOldLaunchCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync,
     CUPTI_DRIVER_TRACE_CBID_cuLaunch,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid,
@@ -375,14 +378,18 @@ PTB_LS_EXPORT int InitializeInjection(void) {
       return 1;
     }
   }
-  CUptiResult e =
+  for (const CUpti_CallbackId cbid : kOldLaunchCallbacks)
+    (void)cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  // Without the context callback a write could go through the registration of a destroyed context (after
+  // cudaDeviceReset): nothing is marked then. The stream callback only lets slots be reused.
+  const CUptiResult e =
       cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
-  if (e == CUPTI_SUCCESS)
-    e = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING);
   if (e != CUPTI_SUCCESS) {
-    say("cannot enable the CUPTI context and stream callbacks (%s): LS work is not marked", cupti_name(e));
+    say("cannot enable the CUPTI context callback (%s): LS work is not marked", cupti_name(e));
     cuptiUnsubscribe(subscriber);
+    return 1;
   }
+  (void)cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING);
   return 1;
 }
 
