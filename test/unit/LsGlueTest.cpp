@@ -171,6 +171,22 @@ void graph_launch(CUstream s) {
   p.hStream = s;
   driver_call(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, &p);
 }
+// A runtime launch: the runtime's callbacks around it, and between them the driver's launch when
+// `through_driver` (what a runtime that calls cuLaunchKernel makes CUPTI report).
+void runtime_launch(CUstream s, bool through_driver, cudaError_t result = cudaSuccess) {
+  ASSERT_NE(fake.callback, nullptr);
+  cudaLaunchKernel_v7000_params p{};
+  p.stream = s;
+  CUpti_CallbackData data{};
+  data.functionName = "cudaLaunchKernel_v7000";
+  data.functionParams = &p;
+  data.functionReturnValue = &result;
+  data.callbackSite = CUPTI_API_ENTER;
+  fake.callback(nullptr, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &data);
+  if (through_driver) launch(s, result == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
+  data.callbackSite = CUPTI_API_EXIT;
+  fake.callback(nullptr, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &data);
+}
 CUstream stream(std::uintptr_t handle) { return reinterpret_cast<CUstream>(handle); }
 std::uint64_t key(CUstream s) { return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(s)); }
 
@@ -244,6 +260,20 @@ TEST(LsGlue, InjectedLibraryMarksLaunchesThroughTheFakeDriver) {
   launch(stream(0x7000), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(c->launches.load(), 1u);
 
+  // Runtime launches are marked once, whether the driver's callback comes inside them or not.
+  EXPECT_TRUE(enabled(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  runtime_launch(stream(0x7000), true);
+  EXPECT_EQ(c->launches.load(), 2u);
+  runtime_launch(stream(0x7000), false);
+  EXPECT_EQ(c->launches.load(), 3u);
+  runtime_launch(stream(0x7000), false, cudaErrorInvalidValue);
+  runtime_launch(stream(0x7000), true, cudaErrorInvalidValue);
+  EXPECT_EQ(c->launches.load(), 3u);
+  EXPECT_EQ(fake.queued[stream(0x7000)].size(), 2u);
+  EXPECT_EQ(a->submitted.load(), 3u);
+  run_stream(stream(0x7000));
+  EXPECT_FALSE(ls::busy(*a));
+
   // The legacy stream (0 and CU_STREAM_LEGACY) is key 1 and never asked about captures; the per-thread
   // default stream (0 in a _ptsz call) is the thread's own; cuLaunchKernelEx's stream is in its config.
   launch(stream(0));
@@ -259,17 +289,17 @@ TEST(LsGlue, InjectedLibraryMarksLaunchesThroughTheFakeDriver) {
   run_stream(CU_STREAM_LEGACY);
   run_stream(CU_STREAM_PER_THREAD);
   run_stream(stream(0x8000));
-  EXPECT_EQ(c->launches.load(), 5u);
+  EXPECT_EQ(c->launches.load(), 7u);
 
   // Launches inside a capture: nothing; the graph's launches: one each.
   fake.capturing[stream(0x9000)] = true;
   for (int i = 0; i < 5; ++i) launch(stream(0x9000));
-  EXPECT_EQ(c->launches.load(), 5u);
+  EXPECT_EQ(c->launches.load(), 7u);
   EXPECT_TRUE(fake.queued[stream(0x9000)].empty());
   fake.capturing[stream(0x9000)] = false;
   graph_launch(stream(0x9000));
   graph_launch(stream(0x9000));
-  EXPECT_EQ(c->launches.load(), 7u);
+  EXPECT_EQ(c->launches.load(), 9u);
   EXPECT_EQ(slot_of(*c, 0x9000)->submitted.load(), 2u);
   run_stream(stream(0x9000));
   EXPECT_EQ(slot_of(*c, 0x9000)->completed.load(), 2u);
