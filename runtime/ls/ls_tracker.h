@@ -68,26 +68,36 @@ public:
 
   shm::LsClient& client() { return client_; }
 
-  // The slot of a stream: the one its key has, else a free one (claimed for the key), else the shared
-  // last slot. Lock-free when the key has a slot already.
+  // The slot of a stream: the one its key has, else a free one (claimed for the key), else the slot of a
+  // destroyed stream that is idle (retire), else the shared last slot. Lock-free when the key has a slot.
   unsigned slot_of(std::uint64_t key) {
     for (unsigned i = 0; i < kOwnSlots; ++i) {
       const std::uint64_t k = keys_[i].load(std::memory_order_acquire);
-      if (k == key) return i;
-      if (k == 0) break; // slots are taken in order: the rest are free
+      if (k == key) return keep(i);
+      if (k == 0) break; // slots are taken in order and never freed: the rest are free
     }
     std::lock_guard<std::mutex> lock(assign_);
     for (unsigned i = 0; i < kOwnSlots; ++i) {
       const std::uint64_t k = keys_[i].load(std::memory_order_relaxed);
-      if (k == key) return i;
-      if (k == 0) {
-        client_.streams[i].key.store(key, std::memory_order_relaxed);
-        keys_[i].store(key, std::memory_order_release);
-        return i;
-      }
+      if (k == key) return keep(i);
+      if (k == 0) return take(i, key);
     }
+    // A destroyed stream's slot, once the device wrote its last number: every earlier number of that stream
+    // was written before it, so none can land after the new stream's.
+    for (unsigned i = 0; i < kOwnSlots; ++i)
+      if (retired_[i].load(std::memory_order_relaxed) && !busy(i)) return take(i, key);
     client_.streams[kSharedSlot].key.store(kSharedKey, std::memory_order_relaxed);
     return kSharedSlot;
+  }
+  // The stream of `key` is being destroyed: its slot may serve another stream once it is idle.
+  void retire(std::uint64_t key) {
+    std::lock_guard<std::mutex> lock(assign_);
+    for (unsigned i = 0; i < kOwnSlots; ++i)
+      if (keys_[i].load(std::memory_order_relaxed) == key) retired_[i].store(true, std::memory_order_relaxed);
+  }
+  bool busy(unsigned slot) const {
+    const shm::LsStream& s = client_.streams[slot];
+    return s.submitted.load(std::memory_order_acquire) != s.completed.load(std::memory_order_acquire);
   }
   static bool shared(unsigned slot) { return slot == kSharedSlot; }
 
@@ -145,8 +155,22 @@ public:
   shm::Word& requests_done() { return client_.requests_done; }
 
 private:
+  // A slot found by its key: a new stream with the handle of a destroyed one takes the slot back.
+  unsigned keep(unsigned i) {
+    if (retired_[i].load(std::memory_order_relaxed)) retired_[i].store(false, std::memory_order_relaxed);
+    return i;
+  }
+  // Gives slot i to `key` (assign_ held).
+  unsigned take(unsigned i, std::uint64_t key) {
+    client_.streams[i].key.store(key, std::memory_order_relaxed);
+    retired_[i].store(false, std::memory_order_relaxed);
+    keys_[i].store(key, std::memory_order_release);
+    return i;
+  }
+
   shm::LsClient& client_;
   std::atomic<std::uint64_t> keys_[shm::kLsStreams] = {};
+  std::atomic<bool> retired_[shm::kLsStreams] = {};
   std::mutex assign_;
   std::mutex slot_locks_[shm::kLsStreams];
   std::mutex requests_, ends_;

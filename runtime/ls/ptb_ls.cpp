@@ -204,6 +204,17 @@ void context_destroying(CUcontext ctx) {
   }
 }
 
+// A stream is being destroyed: its slot serves another stream once the device has written its last number.
+void stream_destroying(CUstream stream) {
+  if (!stream || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD) return;
+  for (int i = 0; i < kMaxDevices; ++i) {
+    Device& d = devices()[i];
+    const int state = d.state.load(std::memory_order_acquire);
+    if (state == kUnregistered || state == kReady)
+      d.tracker->retire(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(stream)));
+  }
+}
+
 std::uint64_t thread_id() { return static_cast<std::uint64_t>(syscall(SYS_gettid)); }
 
 // The stream a launch named, as a handle our own (non-ptsz) calls can use, and its key.
@@ -303,6 +314,81 @@ bool launch_stream(CUpti_CallbackId cbid, const void* params, CUstream& stream, 
   }
 }
 
+// The runtime's launch calls. A runtime launch makes a driver launch call, whose callback marks it; the
+// runtime's own callback marks it only when the driver reported none during the call (a runtime that
+// reaches the driver by another way), so that it is marked exactly once either way.
+bool runtime_launch_stream(CUpti_CallbackId cbid, const void* params, CUstream& stream, bool& ptsz) {
+  ptsz = false;
+  switch (cbid) {
+  case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+    stream = static_cast<const cudaLaunchKernel_v7000_params*>(params)->stream;
+    return true;
+  case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+    stream = static_cast<const cudaLaunchKernel_ptsz_v7000_params*>(params)->stream;
+    ptsz = true;
+    return true;
+  case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060: {
+    const cudaLaunchConfig_t* config = static_cast<const cudaLaunchKernelExC_v11060_params*>(params)->config;
+    if (!config) return false;
+    stream = config->stream;
+    return true;
+  }
+  case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
+    const cudaLaunchConfig_t* config = static_cast<const cudaLaunchKernelExC_ptsz_v11060_params*>(params)->config;
+    if (!config) return false;
+    stream = config->stream;
+    ptsz = true;
+    return true;
+  }
+  case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
+    stream = static_cast<const cudaLaunchCooperativeKernel_v9000_params*>(params)->stream;
+    return true;
+  case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
+    stream = static_cast<const cudaLaunchCooperativeKernel_ptsz_v9000_params*>(params)->stream;
+    ptsz = true;
+    return true;
+  case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
+    stream = static_cast<const cudaGraphLaunch_v10000_params*>(params)->stream;
+    return true;
+  case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
+    stream = static_cast<const cudaGraphLaunch_ptsz_v10000_params*>(params)->stream;
+    ptsz = true;
+    return true;
+  default: return false;
+  }
+}
+constexpr CUpti_CallbackId kRuntimeLaunchCallbacks[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+};
+thread_local int t_runtime_depth = 0;   // runtime launch calls the thread is in
+thread_local bool t_driver_saw = false; // a driver launch callback came during the outermost one
+
+void runtime_callback(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
+  CUstream stream = nullptr;
+  bool ptsz = false;
+  if (!cb->functionParams || !runtime_launch_stream(cbid, cb->functionParams, stream, ptsz)) return;
+  if (cb->callbackSite == CUPTI_API_ENTER) {
+    if (t_runtime_depth++ == 0) t_driver_saw = false;
+    return;
+  }
+  if (cb->callbackSite != CUPTI_API_EXIT || t_runtime_depth == 0 || --t_runtime_depth > 0) return;
+  if (t_driver_saw || !cb->functionReturnValue ||
+      *static_cast<const cudaError_t*>(cb->functionReturnValue) != cudaSuccess)
+    return;
+  static std::atomic<bool> said{false};
+  if (env_on("PTB_LS_VERBOSE") && !said.exchange(true))
+    say("a runtime launch (%s) reached no driver launch callback: marked at the runtime's", cb->functionName);
+  Inside inside;
+  mark_launch(stream, ptsz);
+}
+
 constexpr CUpti_CallbackId kLaunchCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
@@ -312,6 +398,9 @@ constexpr CUpti_CallbackId kLaunchCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+};
+// The deprecated launch calls: marked when CUPTI still reports them.
+constexpr CUpti_CallbackId kOldLaunchCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync,
     CUPTI_DRIVER_TRACE_CBID_cuLaunch,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid,
@@ -320,17 +409,21 @@ constexpr CUpti_CallbackId kLaunchCallbacks[] = {
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (!data) return;
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
-      context_destroying(static_cast<const CUpti_ResourceData*>(data)->context);
+    const auto* res = static_cast<const CUpti_ResourceData*>(data);
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) context_destroying(res->context);
+    if (cbid == CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING) stream_destroying(res->resourceHandle.stream);
     return;
   }
-  if (domain != CUPTI_CB_DOMAIN_DRIVER_API || t_inside) return;
+  if (t_inside) return;
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-  if (cb->callbackSite != CUPTI_API_EXIT || !cb->functionParams || !cb->functionReturnValue) return;
-  if (*static_cast<const CUresult*>(cb->functionReturnValue) != CUDA_SUCCESS) return;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) return runtime_callback(cbid, cb);
+  if (domain != CUPTI_CB_DOMAIN_DRIVER_API || !cb->functionParams) return;
   CUstream stream = nullptr;
   bool ptsz = false;
   if (!launch_stream(cbid, cb->functionParams, stream, ptsz)) return;
+  t_driver_saw = true;
+  if (cb->callbackSite != CUPTI_API_EXIT || !cb->functionReturnValue) return;
+  if (*static_cast<const CUresult*>(cb->functionReturnValue) != CUDA_SUCCESS) return;
   Inside inside;
   mark_launch(stream, ptsz);
 }
@@ -363,12 +456,20 @@ PTB_LS_EXPORT int InitializeInjection(void) {
       return 1;
     }
   }
+  for (const CUpti_CallbackId cbid : kOldLaunchCallbacks)
+    (void)cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  for (const CUpti_CallbackId cbid : kRuntimeLaunchCallbacks)
+    (void)cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+  // Without the context callback a write could go through the registration of a destroyed context (after
+  // cudaDeviceReset): nothing is marked then. The stream callback only lets slots be reused.
   const CUptiResult e =
       cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
   if (e != CUPTI_SUCCESS) {
     say("cannot enable the CUPTI context callback (%s): LS work is not marked", cupti_name(e));
     cuptiUnsubscribe(subscriber);
+    return 1;
   }
+  (void)cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING);
   return 1;
 }
 

@@ -38,6 +38,12 @@ for f in bin/ptb-transform bin/fuse-kernels bin/ptb-nvcc include/ptb/ptb.cuh lib
          share/ptb-tools/tuner/fusion_tuner.cu share/ptb-tools/tuner/README.md; do
   [ -f "$WORK/prefix/$f" ] || fail "cmake --install did not install $f"
 done
+# libptb-ls.so, where the build has it (a CUDA toolkit with CUPTI): the library and its C header.
+if [ -f "$BUILD/runtime/ls/libptb-ls.so" ]; then
+  for f in lib/libptb-ls.so include/ptb/ptb_ls.h; do
+    [ -f "$WORK/prefix/$f" ] || fail "cmake --install did not install $f"
+  done
+fi
 cp -r examples/scale-app "$WORK/src"
 CUDACXX="$NVCC" cmake -S "$WORK/src" -B "$WORK/build" -G Ninja -DCMAKE_PREFIX_PATH="$WORK/prefix" > "$WORK/configure.log" 2>&1 ||
   { cat "$WORK/configure.log"; fail "configure"; }

@@ -132,6 +132,33 @@ TEST_F(LsTracker, StreamsBeyondTheTableShareTheLastSlotAndCount) {
   EXPECT_EQ(t.slot_of(0x1000), 0u);
 }
 
+TEST_F(LsTracker, DestroyedStreamsSlotServesAnotherOnceIdle) {
+  ls::ClientTracker t(client_->ls[slot_]);
+  for (unsigned i = 0; i < ls::kOwnSlots; ++i) EXPECT_EQ(t.slot_of(0x1000 + 0x100 * i), i);
+  // Stream 0x1500 (slot 5) has a launch in flight when it is destroyed.
+  {
+    std::lock_guard<std::mutex> lock(t.lock(5));
+    t.submit(5);
+  }
+  t.retire(0x1500);
+  EXPECT_EQ(t.slot_of(0x900000), ls::kSharedSlot); // still busy: not given away
+  t.completed(5).store(1);                         // the device wrote its last number
+  EXPECT_EQ(t.slot_of(0x900100), 5u);
+  EXPECT_EQ(seen().streams[5].key.load(), 0x900100u);
+  EXPECT_FALSE(ls::busy(seen().streams[5]));
+  {
+    std::lock_guard<std::mutex> lock(t.lock(5));
+    EXPECT_EQ(t.submit(5), 2u); // numbering goes on
+  }
+  // A retired stream whose handle comes back keeps its slot, which is no longer up for grabs.
+  t.retire(0x1600);
+  EXPECT_EQ(t.slot_of(0x1600), 6u);
+  EXPECT_EQ(t.slot_of(0x900200), ls::kSharedSlot);
+  // The shared slot is never retired.
+  t.retire(ls::kSharedKey);
+  EXPECT_EQ(t.slot_of(0x900300), ls::kSharedSlot);
+}
+
 TEST_F(LsTracker, ThreadsOnOneStreamGetDistinctNumbersInOrder) {
   ls::ClientTracker t(client_->ls[slot_]);
   const unsigned s = t.slot_of(0x1000);

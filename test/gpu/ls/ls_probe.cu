@@ -134,6 +134,12 @@ static int run_checks() {
   check(c->launches.load() == g_expected,
         "launches counted: " + num(c->launches.load()) + " (expected " + num(g_expected) + ")");
 
+  for (cudaStream_t s : streams)
+    if (!slot_of(c, key_of(s))) {
+      check(false, "every stream has a slot (the rest cannot be checked)");
+      return 1;
+    }
+
   // Busy while a 50 ms kernel runs, seen by a host thread polling the segment.
   shm::LsStream* w1 = slot_of(c, key_of(streams[1]));
   std::atomic<bool> stop{false}, seen_busy{false};

@@ -36,7 +36,7 @@ if [ "$compile_only" = 1 ]; then
 fi
 
 # 1. The checks.
-CUDA_INJECTION64_PATH="$lib" "$out/ls_probe" --check 2>&1 | tee "$out/check.log"
+PTB_LS_VERBOSE=1 CUDA_INJECTION64_PATH="$lib" "$out/ls_probe" --check 2>&1 | tee "$out/check.log"
 [ "${PIPESTATUS[0]}" = 0 ] || fail=1
 key=$(sed -n 's/^ls_probe: key \([^,]*\),.*/\1/p' "$out/check.log" | head -1)
 if command -v nvidia-smi >/dev/null; then
