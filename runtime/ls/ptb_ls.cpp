@@ -165,7 +165,9 @@ void register_segment(Device& d) {
     if (r == CUDA_SUCCESS) r = cuMemHostGetDevicePointer(&base, d.map.get(), 0);
   }
   if (r != CUDA_SUCCESS) {
-    say("cannot map %s for the device (%s): LS work is not marked", d.path.c_str(), cu_name(r));
+    say("cannot map %s for the device (%s; the segment's folder must be on tmpfs, like /dev/shm: CUDA cannot "
+        "pin other file-backed pages): LS work is not marked",
+        d.path.c_str(), cu_name(r));
     d.why.store(PTB_LS_NO_CONTROLLER, std::memory_order_relaxed);
     d.state.store(kOff, std::memory_order_release); // the slot stays claimed, idle
     return;

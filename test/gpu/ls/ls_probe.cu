@@ -58,7 +58,8 @@ static unsigned long long g_expected = 0; // launches the library should count
 
 // Creates the segment of device 0 in a fresh PTB_QOSD_DIR, as the controller would.
 static void make_segment() {
-  char tmpl[] = "/tmp/ptb-ls-probe.XXXXXX";
+  // On tmpfs, as ptb-qosd's segments must be: CUDA pins (cuMemHostRegister) no other file-backed pages.
+  char tmpl[] = "/dev/shm/ptb-ls-probe.XXXXXX";
   if (!mkdtemp(tmpl)) std::exit(2);
   setenv("PTB_QOSD_DIR", tmpl, 1);
   cudaDeviceProp prop{};
