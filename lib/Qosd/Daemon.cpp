@@ -85,9 +85,14 @@ std::vector<std::string> reap(shm::Segment &seg, const std::function<bool(std::u
     entry.pid.store(0, std::memory_order_release); // last: the entry is free once it is clean
     lines.push_back("LS process " + std::to_string(pid) + " is gone: its entry is freed");
   }
+  const std::uint64_t now = shm::now_ns(), lease = seg.controller.lease_ns.load();
   for (shm::BeClient &entry : seg.be) {
     const std::uint64_t pid = entry.pid.load(std::memory_order_acquire);
     if (pid == 0 || alive(pid)) continue;
+    // A BE process beats: one whose pid this controller cannot see (another pid namespace) but whose
+    // heartbeat is fresh is alive.
+    const std::uint64_t beat = entry.heartbeat_ns.load();
+    if (beat != 0 && now > beat && now - beat < lease) continue;
     entry.heartbeat_ns.store(0);
     entry.applied_seq.store(0);
     entry.launches.store(0);
@@ -168,16 +173,21 @@ shm::PolicyValue Daemon::placement(const qos::Allocation &a) const {
   return v;
 }
 
+// `why` null: not logged (the gate's yield and give-back come with every LS request; they are counted).
 void Daemon::publish(const shm::PolicyValue &value, const char *why) {
   if (published && value == current) return;
   shm::publish(seg, value, safe);
   current = value;
   if (published) ++changes;
   published = true;
-  if (log) log(std::string("BE: ") + describe(value) + " (" + why + ")");
+  if (log && why) log(std::string("BE: ") + describe(value) + " (" + why + ")");
 }
 
 void Daemon::start(std::uint64_t now) {
+  shm::StatsWords &st = seg.stats;
+  for (shm::Word *w : {&st.ls_requests, &st.ls_p50_ns, &st.ls_p99_ns, &st.ls_max_ns, &st.yields, &st.releases,
+                       &st.policy_changes, &st.ls_busy})
+    w->store(0);
   seg.controller.lease_ns.store(static_cast<std::uint64_t>(config.leaseMs) * kMs);
   shm::put_text(seg.stats.policy_name, config.policy);
   seg.stats.sm_count.store(smCount);
@@ -229,10 +239,11 @@ void Daemon::step(std::uint64_t now) {
     if (window.size() > 1000) window.pop_front();
     ++samples;
   }
-  const bool busyBefore = lsWasBusy;
-  lsWasBusy = look.busy;
+  const std::uint64_t releases = gate.releases();
   const shm::PolicyValue want = decide(now, look);
-  publish(want, look.busy == busyBefore ? "policy" : look.busy ? "LS busy" : "LS idle");
+  publish(want, config.policy != "gate"       ? "policy"
+                : gate.releases() != releases ? "the gate's hold limit: LS stuck, or BE held too long"
+                                              : nullptr);
   seg.stats.ls_busy.store(look.busy ? 1 : 0);
   seg.stats.ls_clients.store(look.clients);
   if (now >= nextStats) {

@@ -84,7 +84,6 @@ private:
   std::vector<double> epochLatency;
   std::deque<double> window; // the last 1000 latencies, for the statistics
   std::uint64_t samples = 0;
-  bool lsWasBusy = false;
   std::uint64_t changes = 0;
 };
 

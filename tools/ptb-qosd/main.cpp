@@ -1,36 +1,19 @@
 // ptb-qosd: the controller of one GPU for LS and BE programs that are separate processes
-// (docs/reference/ptb-qosd.md). Options and output only; the controller is lib/Qosd.
-#include <dirent.h>
-#include <signal.h>
-#include <linux/magic.h>
-#include <sys/stat.h>
-#include <sys/vfs.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <chrono>
+// (docs/reference/ptb-qosd.md). Options and output only; the commands are lib/Qosd/Run.cpp.
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <ctime>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "Daemon.h"
-#include "GpuInfo.h"
-#include "QosdConfig.h"
-#include "Report.h"
+#include "Run.h"
+#include "ptb/qos/segment.h"
 
 namespace {
 
 namespace shm = ptb::qos::shm;
-using ptb::qosd::Config;
-
-// Exit codes (docs/reference/ptb-qosd.md).
-constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitHeld = 3;
+using ptb::qosd::fail;
+using ptb::qosd::kExitOk;
+using ptb::qosd::kExitUsage;
 
 const char *const kUsage = R"(usage: ptb-qosd run [--config FILE] (--device N | --gpu KEY --sms N) [--KEY VALUE ...]
        ptb-qosd status [--gpu KEY | --all] [--prometheus]
@@ -44,222 +27,29 @@ Segments live in PTB_QOSD_DIR (default /dev/shm). Exit: 0 done, 1 failure, 2 bad
 3 another controller holds the GPU.
 )";
 
-std::atomic<bool> gStop{false};
-void onSignal(int) { gStop.store(true); }
-
-void logLine(const std::string &line) {
-  const std::time_t now = std::time(nullptr);
-  char when[32];
-  std::strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", std::gmtime(&now));
-  std::fprintf(stderr, "%sZ ptb-qosd: %s\n", when, line.c_str());
-}
-int fail(int code, const std::string &what) {
-  std::fprintf(stderr, "ptb-qosd: error: %s\n", what.c_str());
-  return code;
-}
-
-bool readFile(const std::string &path, std::string &out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
-}
-
-// Written whole or not at all: a temporary file beside it, renamed over it.
-void writeMetrics(const std::string &path, const std::string &text) {
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return;
-    out << text;
-    if (!out) return;
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) std::remove(tmp.c_str());
-}
-
-int checkMps(const std::string &mode) {
-  if (mode == "off") {
-    logLine("mps = off: LS and BE processes on this GPU time-slice unless an MPS daemon runs (no concurrency: "
-            "an LS request waits for BE's time slice; measured on an H200, LS p99 356x its solo p99)");
-    return kExitOk;
-  }
-  const char *dir = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
-  const std::string pipe = std::string(dir && *dir ? dir : "/tmp/nvidia-mps") + "/control";
-  struct stat st{};
-  if (stat(pipe.c_str(), &st) == 0) {
-    logLine("MPS control daemon found (" + pipe + ")");
-    return kExitOk;
-  }
-  if (mode == "start") {
-    if (std::system("nvidia-cuda-mps-control -d") != 0)
-      return fail(kExitFailure, "mps = start: nvidia-cuda-mps-control -d failed");
-    logLine("MPS control daemon started (pipe directory " + pipe.substr(0, pipe.size() - 8) + ")");
-    return kExitOk;
-  }
-  logLine("warning: no MPS control daemon (" + pipe +
-          " missing): LS and BE processes will time-slice; start one "
-          "(nvidia-cuda-mps-control -d) or run with --mps start");
-  return kExitOk;
-}
-
 int run(const std::vector<std::string> &args) {
-  Config config;
-  std::string configFile, gpuKey;
-  int device = -1;
-  unsigned sms = 0;
-  std::vector<std::pair<std::string, std::string>> overrides;
+  ptb::qosd::RunOptions options;
   for (size_t at = 0; at < args.size(); ++at) {
     const std::string &a = args[at];
     if (a.rfind("--", 0) != 0) return fail(kExitUsage, "unexpected argument '" + a + "'\n" + kUsage);
     if (at + 1 >= args.size()) return fail(kExitUsage, a + " needs a value");
     const std::string value = args[++at];
     if (a == "--config")
-      configFile = value;
+      options.configFile = value;
     else if (a == "--gpu")
-      gpuKey = value;
+      options.gpuKey = value;
     else if (a == "--device")
-      device = std::atoi(value.c_str());
+      options.device = std::atoi(value.c_str());
     else if (a == "--sms")
-      sms = static_cast<unsigned>(std::strtoul(value.c_str(), nullptr, 10));
+      options.sms = static_cast<unsigned>(std::strtoul(value.c_str(), nullptr, 10));
     else {
       std::string key = a.substr(2);
       for (char &ch : key)
         if (ch == '-') ch = '_';
-      overrides.emplace_back(key, value);
+      options.overrides.emplace_back(key, value);
     }
   }
-  if (!configFile.empty()) {
-    std::string text, error;
-    if (!readFile(configFile, text)) return fail(kExitUsage, "cannot read " + configFile);
-    if (!ptb::qosd::parseConfigText(text, configFile, config, error)) {
-      std::fprintf(stderr, "%s\n", error.c_str());
-      return kExitUsage;
-    }
-  }
-  for (const auto &[key, value] : overrides) {
-    const std::string err = ptb::qosd::setKey(config, key, value);
-    if (!err.empty()) return fail(kExitUsage, "--" + key + ": " + err);
-  }
-  if (const std::string err = ptb::qosd::checkConfig(config); !err.empty()) return fail(kExitUsage, err);
-
-  ptb::qosd::GpuInfo gpu;
-  if (!gpuKey.empty()) {
-    if (!shm::valid_key(gpuKey)) return fail(kExitUsage, "--gpu " + gpuKey + ": not a GPU key (letters, digits, -_.)");
-    if (sms == 0 || sms > ptb::kMaxSms) return fail(kExitUsage, "--gpu needs --sms N (1 to 256)");
-    gpu.key = gpuKey;
-    gpu.sms = sms;
-  } else if (device >= 0) {
-    std::string error;
-    if (!ptb::qosd::gpuOfDevice(device, gpu, error)) return fail(kExitFailure, error);
-    if (sms != 0) gpu.sms = sms;
-  } else {
-    return fail(kExitUsage, "which GPU? --device N, or --gpu KEY --sms N\n" + std::string(kUsage));
-  }
-  const std::string path = shm::segment_path(shm::segment_dir(), gpu.key);
-  struct statfs fs {};
-  if (statfs(shm::segment_dir().c_str(), &fs) == 0 && fs.f_type != TMPFS_MAGIC)
-    logLine("warning: " + shm::segment_dir() + " is not on tmpfs: the LS library cannot register the segment with "
-            "CUDA there (it pins no other file-backed pages), so LS work will not be marked; use /dev/shm");
-  shm::Mapping map;
-  bool taken = false;
-  const shm::Status st = shm::create_or_take(path, gpu.sms, gpu.key, map, taken);
-  if (st == shm::Status::held)
-    return fail(kExitHeld, path + ": held by another controller of this GPU; nothing changed");
-  if (st != shm::Status::ok) {
-    std::string what = path + ": " + shm::describe(st);
-    if (map.errno_value() != 0) what += std::string(" (") + std::strerror(map.errno_value()) + ")";
-    return fail(kExitFailure, what);
-  }
-  if (const int rc = checkMps(config.mps); rc != kExitOk) return rc; // after the refusals: they change nothing
-  struct sigaction sa{};
-  sa.sa_handler = onSignal;
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
-  logLine((taken ? "took over " : "created ") + path + " for " + gpu.key + " (" + std::to_string(gpu.sms) +
-          " SMs), policy " + config.policy);
-  ptb::qosd::Daemon daemon(config, *map, gpu.sms, logLine);
-  daemon.start(shm::now_ns());
-  std::uint64_t nextMetrics = 0;
-  while (!gStop.load()) {
-    const std::uint64_t now = shm::now_ns();
-    daemon.step(now);
-    if (!config.metricsFile.empty() && now >= nextMetrics) {
-      nextMetrics = now + 500'000'000ull;
-      writeMetrics(config.metricsFile, ptb::qosd::prometheus(*map, now));
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(config.pollUs));
-  }
-  daemon.stop();
-  if (!config.metricsFile.empty()) writeMetrics(config.metricsFile, ptb::qosd::prometheus(*map, shm::now_ns()));
-  return kExitOk;
-}
-
-int status(const std::vector<std::string> &args) {
-  std::string gpuKey;
-  bool all = false, prom = false;
-  for (size_t at = 0; at < args.size(); ++at) {
-    if (args[at] == "--gpu" && at + 1 < args.size())
-      gpuKey = args[++at];
-    else if (args[at] == "--all")
-      all = true;
-    else if (args[at] == "--prometheus")
-      prom = true;
-    else
-      return fail(kExitUsage, "status: unexpected argument '" + args[at] + "'");
-  }
-  std::vector<std::string> keys;
-  const std::string dir = shm::segment_dir();
-  if (!gpuKey.empty()) {
-    if (!shm::valid_key(gpuKey)) return fail(kExitUsage, "--gpu " + gpuKey + ": not a GPU key");
-    keys.push_back(gpuKey);
-  } else {
-    (void)all; // the default: every segment in the folder
-    if (DIR *d = opendir(dir.c_str())) {
-      while (const dirent *e = readdir(d)) {
-        const std::string name = e->d_name;
-        if (name.rfind("ptb-qos.", 0) == 0 && shm::valid_key(name.substr(8))) keys.push_back(name.substr(8));
-      }
-      closedir(d);
-    }
-    if (keys.empty()) {
-      std::printf("no controller segment in %s: no ptb-qosd has run here (PTB_QOSD_DIR)\n", dir.c_str());
-      return kExitOk;
-    }
-  }
-  int rc = kExitOk;
-  bool headers = true;
-  for (const std::string &key : keys) {
-    shm::Mapping map;
-    const std::string path = shm::segment_path(dir, key);
-    const shm::Status st = shm::attach(path, map);
-    if (st != shm::Status::ok) {
-      std::fprintf(stderr, "ptb-qosd: %s: %s\n", path.c_str(), shm::describe(st));
-      rc = kExitFailure;
-      continue;
-    }
-    const std::uint64_t now = shm::now_ns();
-    std::fputs(prom ? ptb::qosd::prometheus(*map, now, headers).c_str() : ptb::qosd::statusText(*map, now).c_str(),
-               stdout);
-    headers = false;
-  }
-  return rc;
-}
-
-int checkConfigFile(const std::vector<std::string> &args) {
-  if (args.size() != 1) return fail(kExitUsage, "check-config FILE");
-  std::string text, error;
-  Config config;
-  if (!readFile(args[0], text)) return fail(kExitUsage, "cannot read " + args[0]);
-  if (!ptb::qosd::parseConfigText(text, args[0], config, error)) {
-    std::fprintf(stderr, "%s\n", error.c_str());
-    return kExitUsage;
-  }
-  if (const std::string err = ptb::qosd::checkConfig(config); !err.empty())
-    return fail(kExitUsage, args[0] + ": " + err);
-  std::printf("%s: ok (policy %s)\n", args[0].c_str(), config.policy.c_str());
-  return kExitOk;
+  return ptb::qosd::runController(options);
 }
 
 } // namespace
@@ -281,7 +71,7 @@ int main(int argc, char **argv) {
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (verb == "run") return run(rest);
-  if (verb == "status") return status(rest);
-  if (verb == "check-config") return checkConfigFile(rest);
+  if (verb == "status") return ptb::qosd::printStatus(rest);
+  if (verb == "check-config") return ptb::qosd::checkConfig(rest);
   return fail(kExitUsage, "unknown command '" + verb + "'\n" + kUsage);
 }
