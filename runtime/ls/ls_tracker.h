@@ -33,19 +33,6 @@ constexpr unsigned kOwnSlots = shm::kLsStreams - 1;
 constexpr unsigned kSharedSlot = shm::kLsStreams - 1;
 constexpr std::uint64_t kSharedKey = ~0ull;
 
-// The device's key as nvidia-smi prints it: "GPU-" and the 16 bytes of its UUID in lower-case hex, grouped
-// 8-4-4-4-12.
-inline std::string gpu_key(const unsigned char (&uuid)[16]) {
-  static const char digits[] = "0123456789abcdef";
-  std::string key = "GPU-";
-  for (unsigned i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) key += '-';
-    key += digits[uuid[i] >> 4];
-    key += digits[uuid[i] & 15];
-  }
-  return key;
-}
-
 class ClientTracker {
 public:
   // `client` is a slot this process claimed (shm::claim); its stream words are reset for this process:

@@ -115,7 +115,7 @@ void attach(Device& d, CUdevice dev) {
     }
     unsigned char bytes[16];
     std::memcpy(bytes, uuid.bytes, sizeof(bytes));
-    d.key = ptb::ls::gpu_key(bytes);
+    d.key = shm::key_of_uuid(bytes);
   }
   const std::string dir = shm::segment_dir();
   const std::string path = shm::segment_path(dir, d.key);

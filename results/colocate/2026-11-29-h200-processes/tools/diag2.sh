@@ -1,4 +1,5 @@
 set -u
+# .device-carry/ptb_ls_debug.cpp was runtime/ls/ptb_ls.cpp with ptb_ls_debug.patch applied (tree 298babc plus the tmpfs message).
 mkdir -p $OUT
 D=$(mktemp -d -p /dev/shm); export PTB_QOSD_DIR=$D
 K=$(nvidia-smi --query-gpu=uuid --format=csv,noheader -i 0 | tr -d ' ')

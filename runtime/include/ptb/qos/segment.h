@@ -142,19 +142,19 @@ struct Segment {
 constexpr std::size_t kPage = 4096;
 constexpr std::size_t kSegmentBytes = (sizeof(Segment) + kPage - 1) / kPage * kPage;
 
-// Text in words (policy_name, gpu): at most 8 * N - 1 bytes.
-template <unsigned N> inline void put_text(Word (&__w)[N], const std::string& text) {
-  char buf[8 * N] = {};
+// Text in words (policy_name, gpu): at most 8 bytes per word, less one for the terminating NUL.
+template <unsigned __N> inline void put_text(Word (&__w)[__N], const std::string& text) {
+  char buf[8 * __N] = {};
   std::memcpy(buf, text.data(), text.size() < sizeof(buf) - 1 ? text.size() : sizeof(buf) - 1);
-  for (unsigned __i = 0; __i < N; ++__i) {
+  for (unsigned __i = 0; __i < __N; ++__i) {
     std::uint64_t word = 0;
     std::memcpy(&word, buf + 8 * __i, 8);
     __w[__i].store(word, std::memory_order_relaxed);
   }
 }
-template <unsigned N> inline std::string get_text(const Word (&__w)[N]) {
-  char buf[8 * N + 1] = {};
-  for (unsigned __i = 0; __i < N; ++__i) {
+template <unsigned __N> inline std::string get_text(const Word (&__w)[__N]) {
+  char buf[8 * __N + 1] = {};
+  for (unsigned __i = 0; __i < __N; ++__i) {
     const std::uint64_t word = __w[__i].load(std::memory_order_relaxed);
     std::memcpy(buf + 8 * __i, &word, 8);
   }
@@ -230,12 +230,12 @@ inline bool controller_gone(const Segment& seg, std::uint64_t now) {
 
 // Claims a free client entry (pid 0) for `pid`; kLs/BeClients when all are taken. An entry whose process is
 // gone is freed by the controller (reap), not here.
-template <typename Client, unsigned N> inline unsigned claim(Client (&entries)[N], std::uint64_t pid) {
-  for (unsigned __i = 0; __i < N; ++__i) {
+template <typename Client, unsigned __N> inline unsigned claim(Client (&entries)[__N], std::uint64_t pid) {
+  for (unsigned __i = 0; __i < __N; ++__i) {
     std::uint64_t expected = 0;
     if (entries[__i].pid.compare_exchange_strong(expected, pid, std::memory_order_acq_rel)) return __i;
   }
-  return N;
+  return __N;
 }
 
 // ---- The file ----
@@ -371,6 +371,26 @@ inline bool special_file(const std::string& path) {
 }
 constexpr int kOpenFlags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
 
+// Maps the open segment `fd` into `out`, which then owns the descriptor; with `check`, only when its header
+// is this version's. On failure the descriptor is closed.
+inline Status map_checked(int fd, bool check, Mapping& out) {
+  void* mem = mmap(nullptr, kSegmentBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (mem == MAP_FAILED) {
+    out.set_errno(errno);
+    close(fd);
+    return Status::io;
+  }
+  Segment* seg = static_cast<Segment*>(mem);
+  const Status __s = check ? check_header(*seg) : Status::ok;
+  if (__s != Status::ok) {
+    munmap(mem, kSegmentBytes);
+    close(fd);
+    return __s;
+  }
+  out.adopt(fd, seg);
+  return Status::ok;
+}
+
 // A client (BE or LS) maps the segment at `path`, read and write, after the checks above.
 inline Status attach(const std::string& path, Mapping& out) {
   if (special_file(path)) return Status::not_regular;
@@ -384,21 +404,7 @@ inline Status attach(const std::string& path, Mapping& out) {
     close(fd);
     return __s;
   }
-  void* mem = mmap(nullptr, kSegmentBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (mem == MAP_FAILED) {
-    out.set_errno(errno);
-    close(fd);
-    return Status::io;
-  }
-  Segment* seg = static_cast<Segment*>(mem);
-  __s = check_header(*seg);
-  if (__s != Status::ok) {
-    munmap(mem, kSegmentBytes);
-    close(fd);
-    return __s;
-  }
-  out.adopt(fd, seg);
-  return Status::ok;
+  return map_checked(fd, true, out);
 }
 
 // The controller's side: creates the segment (mode 0660) or takes the one a controller left, and holds an
@@ -444,21 +450,10 @@ inline Status create_or_take(const std::string& path, std::uint64_t sm_count, co
     close(fd);
     return __s;
   }
-  void* mem = mmap(nullptr, kSegmentBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (mem == MAP_FAILED) {
-    out.set_errno(errno);
-    close(fd);
-    return Status::io;
-  }
-  Segment* seg = static_cast<Segment*>(mem);
-  if (taken) {
-    __s = check_header(*seg);
-    if (__s != Status::ok) {
-      munmap(mem, kSegmentBytes);
-      close(fd);
-      return __s;
-    }
-  } else {
+  __s = map_checked(fd, taken, out);
+  if (__s != Status::ok) return __s;
+  Segment* seg = out.get();
+  if (!taken) {
     seg->version.store(kVersion, std::memory_order_relaxed);
     seg->size.store(sizeof(Segment), std::memory_order_relaxed);
   }
@@ -469,7 +464,6 @@ inline Status create_or_take(const std::string& path, std::uint64_t sm_count, co
   ctl.pid.store(static_cast<std::uint64_t>(getpid()), std::memory_order_relaxed);
   ctl.incarnation.fetch_add(1, std::memory_order_relaxed);
   seg->magic.store(kMagic, std::memory_order_release); // last: a client that sees it sees the rest
-  out.adopt(fd, seg);
   return Status::ok;
 }
 
