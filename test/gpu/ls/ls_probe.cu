@@ -66,7 +66,7 @@ static void make_segment() {
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0)); // no launch: the library has not looked for it yet
   unsigned char uuid[16];
   std::memcpy(uuid, prop.uuid.bytes, 16);
-  const std::string key = ptb::ls::gpu_key(uuid);
+  const std::string key = ptb::qos::shm::key_of_uuid(uuid);
   std::printf("ls_probe: key %s, segment dir %s\n", key.c_str(), tmpl);
   bool taken = false;
   const shm::Status s =
