@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "TempDir.h"
+
 namespace shm = ptb::qos::shm;
 namespace ls = ptb::ls;
 
@@ -17,9 +19,8 @@ namespace {
 class LsTracker : public ::testing::Test {
 protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/ptb-ls-test.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    ASSERT_FALSE(tmp_.path.empty());
+    dir_ = tmp_.path;
     setenv("PTB_QOSD_DIR", dir_.c_str(), 1);
     const std::string path = shm::segment_path(shm::segment_dir(), "GPU-test");
     bool taken = true;
@@ -28,12 +29,10 @@ protected:
     slot_ = shm::claim(client_->ls, static_cast<std::uint64_t>(getpid()));
     ASSERT_LT(slot_, shm::kLsClients);
   }
-  void TearDown() override {
-    unsetenv("PTB_QOSD_DIR");
-    (void)std::system(("rm -rf '" + dir_ + "'").c_str());
-  }
+  void TearDown() override { unsetenv("PTB_QOSD_DIR"); }
   // What the controller sees of the LS client (through its own mapping).
   shm::LsClient &seen() { return ctl_->ls[slot_]; }
+  TempDir tmp_{"ptb-ls-test"};
   std::string dir_;
   shm::Mapping ctl_, client_;
   unsigned slot_ = 0;

@@ -12,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "TempDir.h"
 #include "TestSeed.h"
 
 namespace shm = ptb::qos::shm;
@@ -21,12 +22,11 @@ namespace {
 class QosSegment : public ::testing::Test {
 protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/ptb-qosd-test.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    ASSERT_FALSE(tmp_.path.empty());
+    dir_ = tmp_.path;
     path_ = shm::segment_path(dir_, "GPU-test");
   }
-  void TearDown() override { (void)std::system(("rm -rf '" + dir_ + "'").c_str()); }
+  TempDir tmp_{"ptb-qosd-test"};
   std::string dir_, path_;
 };
 

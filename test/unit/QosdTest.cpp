@@ -12,6 +12,7 @@
 #include "Daemon.h"
 #include "QosdConfig.h"
 #include "Report.h"
+#include "TempDir.h"
 #include "TestSeed.h"
 
 namespace shm = ptb::qos::shm;
@@ -93,13 +94,11 @@ TEST(QosdGate, HoldsWhileBusyWithBothLimits) {
 class QosdDaemon : public ::testing::Test {
 protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/ptb-qosd-daemon.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir = tmpl;
+    ASSERT_FALSE(tmp.path.empty());
+    dir = tmp.path;
     bool taken = false;
     ASSERT_EQ(shm::create_or_take(shm::segment_path(dir, "GPU-t"), 132, "GPU-t", map, taken), shm::Status::ok);
   }
-  void TearDown() override { (void)std::system(("rm -rf '" + dir + "'").c_str()); }
   shm::Segment &seg() { return *map; }
   std::unique_ptr<ptb::qosd::Daemon> daemon(Config c) {
     return std::make_unique<ptb::qosd::Daemon>(c, seg(), 132, [this](const std::string &line) { log.push_back(line); });
@@ -110,6 +109,7 @@ protected:
     EXPECT_TRUE(shm::read_published(seg(), p, s, seq));
     return p;
   }
+  TempDir tmp{"ptb-qosd-daemon"};
   std::string dir;
   shm::Mapping map;
   std::vector<std::string> log;
