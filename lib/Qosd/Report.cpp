@@ -23,13 +23,13 @@ std::string number(double x) {
   return buf;
 }
 
-bool alive(const shm::Segment &seg, std::uint64_t now) {
+} // namespace
+
+bool controllerUp(const shm::Segment &seg, std::uint64_t now) {
   if (shm::controller_gone(seg, now)) return false;
   const auto pid = seg.controller.pid.load();
   return pid != 0 && (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH);
 }
-
-} // namespace
 
 std::string prometheus(const shm::Segment &seg, std::uint64_t now, bool headers) {
   const shm::StatsWords &st = seg.stats;
@@ -43,7 +43,7 @@ std::string prometheus(const shm::Segment &seg, std::uint64_t now, bool headers)
     out += std::string(m.name) + labels + " " + number(value) + "\n";
   };
   put({"ptb_qosd_controller_up", "gauge", "1 while the GPU's controller beats within its lease"},
-      alive(seg, now) ? 1 : 0, gpu);
+      controllerUp(seg, now) ? 1 : 0, gpu);
   put({"ptb_qosd_sms", "gauge", "SMs of the GPU"}, static_cast<double>(st.sm_count.load()), gpu);
   put({"ptb_qosd_be_sms", "gauge", "SMs BE may use now"}, static_cast<double>(st.be_sms.load()), gpu);
   put({"ptb_qosd_be_per_sm", "gauge", "BE's cap of workers per SM now (0: none)"},

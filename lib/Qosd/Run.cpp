@@ -194,7 +194,7 @@ int printStatus(const std::vector<std::string> &args) {
     }
     if (keys.empty()) {
       std::printf("no controller segment in %s: no ptb-qosd has run here (PTB_QOSD_DIR)\n", dir.c_str());
-      return kExitOk;
+      return kExitFailure;
     }
   }
   int rc = kExitOk;
@@ -210,6 +210,7 @@ int printStatus(const std::vector<std::string> &args) {
     }
     const std::uint64_t now = shm::now_ns();
     std::fputs(prom ? prometheus(*map, now, headers).c_str() : statusText(*map, now).c_str(), stdout);
+    if (!controllerUp(*map, now)) rc = kExitFailure; // a health check: 0 only when every controller listed is up
     headers = false;
   }
   return rc;
