@@ -68,7 +68,7 @@ qosd_stop() { [ -n "$QOSD_PID" ] && kill "$QOSD_PID" 2>/dev/null && wait "$QOSD_
 
 # One row: NAME LS_KIND(torch|colo|none) BE_FORM(plain|follow|none) [ENV for BE...] ; LS_ENV for the LS side.
 # Prints "| name | ls p99 | x solo | BE share | checks |" into processes.md.
-LS_SOLO_P99="" BE_SOLO=""
+BE_SOLO=""
 row() {
   local name=$1 ls=$2 be=$3; shift 3
   local go="$TMP/go.$name" n=0

@@ -134,8 +134,7 @@ Daemon::Daemon(const Config &config, shm::Segment &seg, unsigned smCount, Log lo
     : config(config), seg(seg), smCount(smCount), log(std::move(log)),
       gate(static_cast<std::uint64_t>(config.holdLimitUs) * 1000) {
   const ptb::SmSet all = ptb::SmSet::first(smCount);
-  const unsigned quarter = std::max(1u, smCount / 4);
-  safe.sms = parseSms(config.safeSms, ptb::SmSet::last(quarter, smCount)) & all;
+  safe.sms = parseSms(config.safeSms, shm::default_safe(smCount).sms) & all;
   safe.per_sm = config.safePerSm;
   during.sms = parseSms(config.duringSms, ptb::SmSet::none()) & all;
   during.per_sm = config.duringPerSm;

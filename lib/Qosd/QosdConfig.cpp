@@ -86,15 +86,6 @@ const std::map<std::string, Setter> &setters() {
 
 } // namespace
 
-const std::vector<std::string> &configKeys() {
-  static const std::vector<std::string> keys = [] {
-    std::vector<std::string> out;
-    for (const auto &entry : setters()) out.push_back(entry.first);
-    return out;
-  }();
-  return keys;
-}
-
 std::string setKey(Config &config, const std::string &key, const std::string &value) {
   const auto it = setters().find(key);
   if (it == setters().end()) return "unknown key '" + key + "'";

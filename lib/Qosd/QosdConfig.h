@@ -4,7 +4,6 @@
 #pragma once
 
 #include <string>
-#include <vector>
 
 namespace ptb::qosd {
 
@@ -42,8 +41,5 @@ bool parseConfigText(const std::string &text, const std::string &file, Config &c
 
 // After every source: the checks that need the whole configuration (a policy's required keys); "" when fine.
 std::string checkConfig(const Config &config);
-
-// The key names, for the usage text and the reference page's test.
-const std::vector<std::string> &configKeys();
 
 } // namespace ptb::qosd

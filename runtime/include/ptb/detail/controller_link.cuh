@@ -51,8 +51,7 @@ class ControllerLink {
 public:
   ControllerLink(std::string key, unsigned sm_count) : key_(std::move(key)) {
     path_ = qos::shm::segment_path(qos::shm::segment_dir(), key_);
-    fallback_.sms = SmSet::last(sm_count / 4 > 0 ? sm_count / 4 : 1, sm_count);
-    safe_ = fallback_;
+    safe_ = qos::shm::default_safe(sm_count);
     if (const char* env = std::getenv("PTB_QOSD_POLL_US"))
       poll_us_ = static_cast<unsigned>(std::strtoul(env, nullptr, 10));
     if (poll_us_ == 0) poll_us_ = 20;
@@ -168,7 +167,7 @@ private:
   ino_t inode_ = 0;
   std::uint64_t next_attach_ = 0;
   qos::shm::Status last_status_ = qos::shm::Status::ok;
-  qos::shm::PolicyValue fallback_, safe_, applied_;
+  qos::shm::PolicyValue safe_, applied_;
   bool applied_once_ = false, in_safe_ = false;
   std::atomic<bool> stop_{false};
   std::thread thread_;

@@ -189,6 +189,14 @@ inline PolicyValue load_policy(const PolicyWords& __w) {
   return value;
 }
 
+// The safe state when nothing else is said: the highest quarter of the SMs (at least one), no cap. ptb-qosd
+// publishes it unless configured otherwise; a BE link uses it before any controller was seen.
+inline PolicyValue default_safe(unsigned sm_count) {
+  PolicyValue value;
+  value.sms = SmSet::last(sm_count / 4 > 0 ? sm_count / 4 : 1, sm_count);
+  return value;
+}
+
 // The controller publishes BE's policy and its safe state together (the only writer of both).
 inline void publish(Segment& seg, const PolicyValue& policy, const PolicyValue& safe) {
   ControllerWords& ctl = seg.controller;
