@@ -15,7 +15,8 @@
 #   - BE: bench/colocate's BE program BE (default compute), its original kernels (plain) or following the
 #     controller (--be-follow with PTB_QOSD=1);
 #   - rows: time-slicing (no MPS), MPS with BE at 100% and 25% of the threads, each ptb-qosd policy; LS solo
-#     with and without libptb-ls injected (what marking costs LS);
+#     without libptb-ls, preloaded and injected (what marking costs LS); LS_WITH=preload|inject picks how the
+#     LS program gets the library in the controller's rows (default preload);
 #   - the fault: ptb-qosd killed (SIGKILL) while both run: BE's time to its safe state, the restarted
 #     controller's time to be followed (test/gpu/qosd/controller_fault.cpp); LS must finish and pass its check;
 #   - a second ptb-qosd on the GPU must be refused.
@@ -51,6 +52,13 @@ say "built in $(( $(date +%s) - T0 )) s"
 export PTB_QOSD_DIR="$(mktemp -d -p /dev/shm)" # tmpfs: the LS library registers the segment with CUDA
 SEGMENT="" GPU_KEY="" # known once the first controller made its segment (the key of CUDA's device 0)
 LSLIB="$PWD/$BIN/libptb-ls.so"
+# How the LS program gets libptb-ls: preloaded (LS_WITH=preload, the default: interposed entry points) or
+# injected (LS_WITH=inject: CUPTI callbacks).
+case "${LS_WITH:-preload}" in
+  preload) MARK_ENV="LD_PRELOAD=$LSLIB" ;;
+  inject) MARK_ENV="CUDA_INJECTION64_PATH=$LSLIB" ;;
+  *) echo "LS_WITH must be preload or inject"; exit 2 ;;
+esac
 TMP="$(mktemp -d)"
 QOSD_PID=""
 qosd_start() { # ptb-qosd options...
@@ -136,6 +144,7 @@ if ! nvidia-cuda-mps-control -d >"$OUT/mps-start.log" 2>&1; then say "MPS: the d
 trap 'qosd_stop; echo quit | nvidia-cuda-mps-control; rm -rf "$TMP"' EXIT
 SOLO_REF=""
 row mps-ls-solo torch none; SOLO_REF=$LAST_P99
+LS_ENV="LD_PRELOAD=$LSLIB" row mps-ls-solo-preloaded torch none
 LS_ENV="CUDA_INJECTION64_PATH=$LSLIB" row mps-ls-solo-injected torch none
 row mps-be-solo none plain; BE_SOLO=$LAST_BE
 row mps-be100 torch plain
@@ -147,7 +156,7 @@ qosd_start --policy off && {
 for pol in "gate" "gate --between-per-sm 2"; do
   name="qosd-$(echo "$pol" | tr -d ' ' | sed 's/--/-/g')"
   qosd_start --policy $pol && {
-    LS_ENV="CUDA_INJECTION64_PATH=$LSLIB" row "$name" torch follow PTB_QOSD=1
+    LS_ENV="$MARK_ENV" row "$name" torch follow PTB_QOSD=1
     qosd_stop
   }
 done
@@ -155,7 +164,7 @@ done
 SOLO_REF=""
 row mps-colo-ls-solo colo none; SOLO_REF=$LAST_P99
 qosd_start --policy gate && {
-  LS_ENV="CUDA_INJECTION64_PATH=$LSLIB" row qosd-gate-colo-ls colo follow PTB_QOSD=1
+  LS_ENV="$MARK_ENV" row qosd-gate-colo-ls colo follow PTB_QOSD=1
   qosd_stop
 }
 mkdir -p "$OUT/inprocess"
@@ -168,7 +177,7 @@ grep -E 'gate|ls-alone|be-alone' "$OUT/inprocess/colocate.md" 2>/dev/null | head
 SOLO_REF=$(awk -F'|' '/\| mps-ls-solo \|/ {gsub(/ /, "", $4); print $4}' "$OUT/processes.md")
 qosd_start --policy gate && {
   FAULT_CMD="sleep 3; \"$BIN/controller_fault\" \"$SEGMENT\" 500 -- \"$BIN/ptb-qosd\" run --device 0 --policy gate --mps use"
-  LS_ENV="CUDA_INJECTION64_PATH=$LSLIB" row qosd-gate-fault torch follow PTB_QOSD=1
+  LS_ENV="$MARK_ENV" row qosd-gate-fault torch follow PTB_QOSD=1
   FAULT_CMD=""
   say "fault: $(grep FAULT "$OUT/qosd-gate-fault.fault.log")"
   # a second controller on the same GPU is refused
@@ -182,7 +191,7 @@ qosd_start --policy gate && {
 }
 # ---- an LS process and a BE process killed mid-run: their entries are freed, nothing waits for them
 qosd_start --policy gate && {
-  CUDA_INJECTION64_PATH="$LSLIB" python3 bench/colocate/ls_torch.py --model "$MODEL" --rate "$RATE" --secs 30 \
+  env "$MARK_ENV" python3 bench/colocate/ls_torch.py --model "$MODEL" --rate "$RATE" --secs 30 \
     >"$OUT/kill-ls.log" 2>&1 & lsp=$!
   PTB_QOSD=1 "$BIN/colocate" --role be --be-kind "$BE" --be-follow --settle 0.5 --secs 30 >"$OUT/kill-be.log" 2>&1 &
   bep=$!

@@ -1,10 +1,12 @@
-// runtime/ls/ptb_ls.cpp: libptb-ls.so, the library an LS program runs with (injected with
-// CUDA_INJECTION64_PATH, or linked for the C API of ptb_ls.h) so that ptb-qosd sees the LS work it has in
-// flight (docs/reference/ptb-ls.md). The glue between CUPTI, the driver and ls_tracker.h, which holds the
-// bookkeeping: per launch that returned CUDA_SUCCESS outside a stream capture, the host counts it in its
-// stream's slot and enqueues, behind it in the same stream, the device's write of its number.
+// runtime/ls/ptb_ls.cpp: libptb-ls.so, the library an LS program runs with (preloaded with LD_PRELOAD,
+// injected with CUDA_INJECTION64_PATH, or linked for the C API of ptb_ls.h) so that ptb-qosd sees the LS
+// work it has in flight (docs/reference/ptb-ls.md). The glue between the driver and ls_tracker.h, which
+// holds the bookkeeping: per launch made outside a stream capture, the host counts it in its stream's slot
+// and enqueues, behind it in the same stream, the device's write of its number. Launches reach it through
+// the interposed entry points (interpose.cpp) or, when injected only, CUPTI's callbacks (here).
 #include "ptb_ls.h"
 
+#include "ls_glue.h"
 #include "ls_tracker.h"
 
 #include <cuda.h>
@@ -19,10 +21,7 @@
 
 #define PTB_LS_EXPORT extern "C" __attribute__((visibility("default")))
 
-namespace {
-
-namespace shm = ptb::qos::shm;
-using ptb::ls::ClientTracker;
+namespace ptb::ls {
 
 bool env_on(const char* name) {
   const char* v = std::getenv(name);
@@ -206,6 +205,18 @@ void context_destroying(CUcontext ctx) {
   }
 }
 
+// The primary context of `dev` is being reset or released: like context_destroying, for whichever context
+// registered the segment on that device (a release that leaves the context alive costs one registration).
+void device_resetting(CUdevice dev) {
+  if (dev < 0 || dev >= kMaxDevices) return;
+  Device& d = devices()[dev];
+  std::lock_guard<std::mutex> lock(d.init);
+  if (d.state.load(std::memory_order_acquire) == kReady) {
+    d.owner.store(nullptr, std::memory_order_relaxed);
+    d.state.store(kUnregistered, std::memory_order_release);
+  }
+}
+
 // A stream is being destroyed: its slot serves another stream once the device has written its last number.
 void stream_destroying(CUstream stream) {
   if (!stream || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD) return;
@@ -243,28 +254,54 @@ bool runs_now(const Target& t) {
 
 void CUDA_CB count_completion(void* word) { ClientTracker::count_completion(*static_cast<shm::Word*>(word)); }
 
-void mark_launch(CUstream launched, bool ptsz) {
+PendingMark mark_enter(CUstream launched, bool ptsz) {
+  PendingMark m;
   const Target t = resolve(launched, ptsz);
   CUdevice dev = 0;
   Device* d = current_device(dev);
-  if (!d || d->stopped.load(std::memory_order_relaxed)) return;
-  if (!runs_now(t)) return; // captured: the graph's launch counts when it runs
+  if (!d || d->stopped.load(std::memory_order_relaxed)) return m;
+  if (!runs_now(t)) return m; // captured: the graph's launch counts when it runs
   ClientTracker* tracker = tracker_of(*d, dev);
-  if (!tracker) return;
-  const unsigned slot = tracker->slot_of(t.key);
-  std::lock_guard<std::mutex> lock(tracker->lock(slot));
-  const std::uint64_t n = tracker->submit(slot);
-  CUresult r;
-  if (ClientTracker::shared(slot))
-    r = cuLaunchHostFunc(t.stream, count_completion, &tracker->completed(slot));
-  else
-    r = cuStreamWriteValue64(t.stream, d->device_address(tracker->completed(slot)), n, CU_STREAM_WRITE_VALUE_DEFAULT);
-  if (r != CUDA_SUCCESS) {
-    tracker->undo(slot, n);
-    if (!d->stopped.exchange(true))
-      say("cannot enqueue the completion mark of a launch on %s (%s): LS work is no longer marked on it",
-          d->key.c_str(), cu_name(r));
+  if (!tracker) return m;
+  m.slot = tracker->slot_of(t.key);
+  tracker->lock(m.slot).lock();
+  m.n = tracker->submit(m.slot);
+  m.device = d;
+  m.tracker = tracker;
+  m.stream = t.stream;
+  return m;
+}
+
+void mark_exit(PendingMark& m, bool launched) {
+  if (!m.tracker) return;
+  ClientTracker* tracker = m.tracker;
+  Device* d = m.device;
+  m.tracker = nullptr;
+  CUresult r = CUDA_SUCCESS;
+  if (launched) {
+    if (ClientTracker::shared(m.slot))
+      r = cuLaunchHostFunc(m.stream, count_completion, &tracker->completed(m.slot));
+    else
+      r = cuStreamWriteValue64(m.stream, d->device_address(tracker->completed(m.slot)), m.n,
+                               CU_STREAM_WRITE_VALUE_DEFAULT);
   }
+  if (!launched || r != CUDA_SUCCESS) tracker->undo(m.slot, m.n);
+  tracker->lock(m.slot).unlock();
+  if (r != CUDA_SUCCESS && !d->stopped.exchange(true))
+    say("cannot enqueue the completion mark of a launch on %s (%s): LS work is no longer marked on it", d->key.c_str(),
+        cu_name(r));
+}
+
+} // namespace ptb::ls
+
+using namespace ptb::ls; // NOLINT(google-build-using-namespace): this file is the namespace's glue
+
+namespace {
+
+// A launch that returned CUDA_SUCCESS (CUPTI reports it at the API's exit).
+void mark_launch(CUstream launched, bool ptsz) {
+  PendingMark m = mark_enter(launched, ptsz);
+  mark_exit(m, true);
 }
 
 // The stream of a launch API's parameters; false for a callback that is not a launch we mark.
@@ -442,6 +479,10 @@ const char* cupti_name(CUptiResult r) {
 PTB_LS_EXPORT int InitializeInjection(void) {
   static std::atomic<bool> done{false};
   if (done.exchange(true)) return 1;
+  if (interposed()) { // preloaded as well: the entry points already mark, CUPTI would mark twice
+    if (env_on("PTB_LS_VERBOSE")) say("preloaded and injected: launches are marked by the interposed entry points");
+    return 1;
+  }
   CUpti_SubscriberHandle subscriber = nullptr;
   const CUptiResult r = cuptiSubscribe(&subscriber, on_callback, nullptr);
   if (r != CUPTI_SUCCESS) {

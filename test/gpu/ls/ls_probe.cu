@@ -204,14 +204,15 @@ static int run_checks() {
   check(all_idle(c) && c->launches.load() == g_expected,
         "40 more streams: launches " + num(c->launches.load()) + " (expected " + num(g_expected) + "), all idle");
 
-  // The C API (the injected library's instance, through dlopen of the same path).
+  // The C API: the preloaded library's (in the global scope), or the injected library's instance (through
+  // dlopen of the same path).
   using BeginFn = int (*)();
   using EndFn = int (*)(void*);
   const char* path = std::getenv("CUDA_INJECTION64_PATH");
-  void* lib = path ? dlopen(path, RTLD_NOW) : nullptr;
+  void* lib = path ? dlopen(path, RTLD_NOW) : RTLD_DEFAULT;
   BeginFn begin = lib ? reinterpret_cast<BeginFn>(dlsym(lib, "ptb_ls_begin")) : nullptr;
   EndFn end = lib ? reinterpret_cast<EndFn>(dlsym(lib, "ptb_ls_end")) : nullptr;
-  check(begin && end, "ptb_ls_begin and ptb_ls_end found in the injected library");
+  check(begin && end, "ptb_ls_begin and ptb_ls_end found in the library");
   if (begin && end) {
     const std::uint64_t begun0 = c->requests_begun.load();
     int rc = 0;
@@ -274,7 +275,9 @@ static int run_bench(int n) {
   shm::LsClient* c = my_client();
   std::printf("ls_probe bench: %d launches x5, %s: host %.3f us/launch (%.0f launches/s), device %.3f us/launch, "
               "launches marked %llu\n",
-              n, std::getenv("CUDA_INJECTION64_PATH") ? "injected" : "plain", best_host, 1e6 / best_host, best_dev,
+              n, std::getenv("CUDA_INJECTION64_PATH") ? "injected"
+              : std::getenv("LD_PRELOAD")          ? "preloaded"
+                                                   : "plain", best_host, 1e6 / best_host, best_dev,
               c ? (unsigned long long)c->launches.load() : 0ull);
   return 0;
 }

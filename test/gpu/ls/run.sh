@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # test/gpu/ls/run.sh: builds libptb-ls.so and ls_probe with g++/nvcc only (no CMake, no LLVM) and checks the
-# library on a GPU: the probe's checks under CUDA_INJECTION64_PATH, the line said when no controller runs,
-# and what marking costs (tiny launches with and without the library). Prints PASS/FAIL lines; exit 1 on a
-# failure.
+# library on a GPU: the probe's checks with the library preloaded (LD_PRELOAD: interposed entry points) and
+# injected (CUDA_INJECTION64_PATH: CUPTI), the line said when no controller runs, and what marking costs
+# (tiny launches without the library and with it either way). Prints PASS/FAIL lines; exit 1 on a failure.
 #   bash test/gpu/ls/run.sh [OUT_DIR]                 (OUT_DIR default /tmp/ptb-ls-gpu)
 #   bash test/gpu/ls/run.sh --compile-only [OUT_DIR]  builds both and stops (CI: no GPU needed)
 # CUDA: $CUDA_HOME (default /usr/local/cuda); NVCC_ARCH (default sm_90: H100/H200).
@@ -23,8 +23,8 @@ cupti_dir="$cuda/lib64"
 [ -e "$cupti_dir/libcupti.so" ] || cupti_dir="$cuda/extras/CUPTI/lib64"
 set -x
 g++ -std=c++17 -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -I runtime/include -I runtime/ls \
-  -I "$cuda/include" runtime/ls/ptb_ls.cpp -L "$cupti_dir" -Wl,-rpath,"$cupti_dir" -lcupti \
-  -L "$cuda/lib64/stubs" -lcuda -lpthread -o "$out/libptb-ls.so" || exit 1
+  -I "$cuda/include" runtime/ls/ptb_ls.cpp runtime/ls/interpose.cpp -L "$cupti_dir" -Wl,-rpath,"$cupti_dir" -lcupti \
+  -L "$cuda/lib64/stubs" -lcuda -lpthread -ldl -o "$out/libptb-ls.so" || exit 1
 "${NVCC:-$cuda/bin/nvcc}" -O2 -Werror all-warnings -std=c++17 -arch="$arch" -I runtime/include -I runtime/ls test/gpu/ls/ls_probe.cu \
   -o "$out/ls_probe" -ldl -lpthread || exit 1
 set +x
@@ -35,22 +35,20 @@ if [ "$compile_only" = 1 ]; then
   exit 0
 fi
 
-# 1. The checks.
-PTB_LS_VERBOSE=1 CUDA_INJECTION64_PATH="$lib" "$out/ls_probe" --check 2>&1 | tee "$out/check.log"
-[ "${PIPESTATUS[0]}" = 0 ] || fail=1
-key=$(sed -n 's/^ls_probe: key \([^,]*\),.*/\1/p' "$out/check.log" | head -1)
-if command -v nvidia-smi >/dev/null; then
-  if nvidia-smi --query-gpu=uuid --format=csv,noheader | grep -qx "$key"; then
-    say "PASS: the segment key $key is a UUID nvidia-smi prints"
-  else
-    say "FAIL: the segment key $key is not among nvidia-smi's UUIDs:"; nvidia-smi --query-gpu=uuid --format=csv,noheader
-    fail=1
-  fi
+# 1. The checks, the library preloaded and injected.
+for with in LD_PRELOAD CUDA_INJECTION64_PATH; do
+  env PTB_LS_VERBOSE=1 "$with=$lib" "$out/ls_probe" --check 2>&1 | tee "$out/check-$with.log"
+  if [ "${PIPESTATUS[0]}" = 0 ]; then say "PASS: the probe's checks with $with"; else say "FAIL: the probe's checks with $with"; fail=1; fi
+done
+if grep -q "interposed: launches are marked without CUPTI" "$out/check-LD_PRELOAD.log"; then
+  say "PASS: preloaded, the launches reach the interposed entry points"
+else
+  say "FAIL: preloaded, no entry point was interposed"; fail=1
 fi
-
+key=$(sed -n 's/^ls_probe: key \([^,]*\),.*/\1/p' "$out/check-LD_PRELOAD.log" | head -1)
 # 2. No controller: one line, and the program runs on.
 empty=$(mktemp -d)
-PTB_QOSD_DIR="$empty" CUDA_INJECTION64_PATH="$lib" "$out/ls_probe" --none >"$out/none.log" 2>&1
+PTB_QOSD_DIR="$empty" LD_PRELOAD="$lib" "$out/ls_probe" --none >"$out/none.log" 2>&1
 rc=$?
 cat "$out/none.log"
 if [ "$rc" = 0 ] && [ "$(grep -c '^ptb-ls: no controller for GPU-' "$out/none.log")" = 1 ]; then
@@ -63,6 +61,9 @@ rmdir "$empty" 2>/dev/null
 # 3. What marking costs: N tiny launches back to back, without and with the library.
 n="${LS_BENCH_LAUNCHES:-20000}"
 "$out/ls_probe" --bench "$n" | tee "$out/bench.log" || fail=1
+echo "preloaded:" | tee -a "$out/bench.log"
+LD_PRELOAD="$lib" "$out/ls_probe" --bench "$n" | tee -a "$out/bench.log" || fail=1
+echo "injected (CUPTI):" | tee -a "$out/bench.log"
 CUDA_INJECTION64_PATH="$lib" "$out/ls_probe" --bench "$n" | tee -a "$out/bench.log" || fail=1
 
 [ "$fail" = 0 ] && say "ls run.sh: PASS" || say "ls run.sh: FAIL"
