@@ -59,6 +59,7 @@ LsLook LsWatch::look(const shm::Segment &seg, std::uint64_t now) {
   }
   if (out.busy && !wasBusy) busySince = now;
   if (!out.busy && wasBusy && !usesApi) out.latencyUs.push_back(static_cast<double>(now - busySince) / 1000.0);
+  if (out.busy) out.openUs = static_cast<double>(now - busySince) / 1000.0;
   wasBusy = out.busy;
   return out;
 }
@@ -210,6 +211,9 @@ shm::PolicyValue Daemon::decide(std::uint64_t now, const LsLook &look) {
     double launches = 0;
     for (const shm::BeClient &entry : seg.be)
       if (entry.pid.load() != 0) launches += static_cast<double>(entry.launches.load());
+    // LS still busy at the epoch's end: its latency so far is a latency too (at least that long). Without it
+    // an LS starved for the whole epoch (BE on every SM, under MPS) would give no sample and look idle.
+    if (look.busy) epochLatency.push_back(look.openUs);
     qos::EpochSample sample;
     sample.ls_active = !epochLatency.empty();
     sample.ls_latency = quantile(epochLatency, 0.99);

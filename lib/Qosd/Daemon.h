@@ -25,6 +25,7 @@ struct LsLook {
   bool busy = false;             // some LS launch or C-API request is in flight
   std::uint64_t stuckNs = 0;     // the longest time a stream in flight has gone without progress
   std::vector<double> latencyUs; // latencies that ended since the last look
+  double openUs = 0;             // while busy: how long LS has been busy so far (a latency not yet ended)
   unsigned clients = 0;
 };
 

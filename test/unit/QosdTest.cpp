@@ -258,4 +258,27 @@ TEST_F(QosdDaemon, FeedbackMovesSmsOnMisses) {
   EXPECT_FALSE(read().sms.contains(0)) << "LS keeps the low SMs";
 }
 
+// LS starved: its work stays in flight for epochs (BE on every SM under MPS: no busy period ever ends). The
+// time it has been busy counts, so feedback and G-Space take SMs from BE instead of seeing LS idle.
+TEST_F(QosdDaemon, FeedbackAndGSpaceReactToLsThatNeverFinishes) {
+  for (const char *policy : {"feedback", "gspace"}) {
+    Config c;
+    c.policy = policy;
+    c.targetP99Us = 1000;
+    auto d = daemon(c);
+    std::uint64_t t = 100 * kMs;
+    d->start(t);
+    const shm::PolicyValue first = read();
+    shm::LsClient &ls = seg().ls[0];
+    ls.pid.store(static_cast<std::uint64_t>(getpid()));
+    ls.streams[0].submitted.fetch_add(1); // never completed
+    for (int i = 0; i < 200; ++i) d->step(t += 100 * kUs); // 20 ms: 10 epochs
+    const shm::PolicyValue now = read();
+    EXPECT_FALSE(now == first) << policy << ": BE kept " << now.sms.count() << " SMs, cap " << now.per_sm;
+    EXPECT_TRUE(now.sms.count() < first.sms.count() || now.per_sm < first.per_sm || first.per_sm == 0) << policy;
+    ls.streams[0].completed.store(ls.streams[0].submitted.load());
+    ls.pid.store(0);
+  }
+}
+
 } // namespace
