@@ -20,12 +20,17 @@
 #   - the fault: ptb-qosd killed (SIGKILL) while both run: BE's time to its safe state, the restarted
 #     controller's time to be followed (test/gpu/qosd/controller_fault.cpp); LS must finish and pass its check;
 #   - a second ptb-qosd on the GPU must be refused.
+# PART=goal runs only the rows the issue's goal compares (LS solo, BE solo, MPS at 25%, the gate through the
+# controller, the in-process gate), for long windows (SECS=43: 20,000 PyTorch requests).
+# COLO=0 leaves out the rows with bench/colocate's LS client. GATES: the controller's rows, "|"-separated ptb-qosd options; COLO_SECS (default 8) the window of the
+# rows with bench/colocate's LS client (26,000 requests at 8 s).
 # Everything goes to $OUT (default build/processes-out): processes.md (the table), run.log, per-row logs.
 set -u
 cd "$(dirname "$0")/../.."
 TDIR="${1:-build/bench-colocate}"
 OUT="${OUT:-build/processes-out}"
-SECS="${SECS:-8}" SETTLE="${SETTLE:-0.5}" LOAD="${LOAD:-0.5}" BE="${BE:-compute}" MODEL="${MODEL:-resnet50}"
+PART="${PART:-all}"
+SECS="${SECS:-8}" COLO_SECS="${COLO_SECS:-8}" SETTLE="${SETTLE:-0.5}" LOAD="${LOAD:-0.5}" BE="${BE:-compute}" MODEL="${MODEL:-resnet50}"
 T0=$(date +%s)
 mkdir -p "$OUT"
 LOG="$OUT/run.log"
@@ -134,9 +139,11 @@ COLO_CAP=$(timeout 120 "$BIN/colocate" --role capacity | awk '/^ROLE capacity/ {
 RATE=$(awk -v c="$CAP" -v l="$LOAD" 'BEGIN {printf "%.1f", c * l}')
 COLO_RATE=$(awk -v c="$COLO_CAP" -v l="$LOAD" 'BEGIN {printf "%.1f", c * l}')
 say "LS $MODEL capacity $CAP requests/s -> rate $RATE; colocate's LS capacity $COLO_CAP -> $COLO_RATE"
-row no-mps-ls-solo torch none; SOLO_REF=$LAST_P99
-row no-mps-be-solo none plain; BE_SOLO=$LAST_BE
-SECS=3 row time-slicing torch plain # LS waits for BE's time slices: a short window
+if [ "$PART" = all ]; then
+  row no-mps-ls-solo torch none; SOLO_REF=$LAST_P99
+  row no-mps-be-solo none plain; BE_SOLO=$LAST_BE
+  SECS=3 row time-slicing torch plain # LS waits for BE's time slices: a short window
+fi
 
 # ---- MPS (a private pipe directory; stopped at the end)
 export CUDA_MPS_PIPE_DIRECTORY="$(mktemp -d)" CUDA_MPS_LOG_DIRECTORY="$(mktemp -d)"
@@ -144,35 +151,45 @@ if ! nvidia-cuda-mps-control -d >"$OUT/mps-start.log" 2>&1; then say "MPS: the d
 trap 'qosd_stop; echo quit | nvidia-cuda-mps-control; rm -rf "$TMP"' EXIT
 SOLO_REF=""
 row mps-ls-solo torch none; SOLO_REF=$LAST_P99
-LS_ENV="LD_PRELOAD=$LSLIB" row mps-ls-solo-preloaded torch none
-LS_ENV="CUDA_INJECTION64_PATH=$LSLIB" row mps-ls-solo-injected torch none
+if [ "$PART" = all ]; then
+  LS_ENV="LD_PRELOAD=$LSLIB" row mps-ls-solo-preloaded torch none
+  LS_ENV="CUDA_INJECTION64_PATH=$LSLIB" row mps-ls-solo-injected torch none
+fi
 row mps-be-solo none plain; BE_SOLO=$LAST_BE
-row mps-be100 torch plain
+[ "$PART" = all ] && row mps-be100 torch plain
 row mps-be25 torch plain CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25
-qosd_start --policy off && {
+[ "$PART" = all ] && qosd_start --policy off && {
   row qosd-off-be-solo none follow PTB_QOSD=1 # the cost of following (twins on every SM)
   qosd_stop
 }
-for pol in "gate" "gate --between-per-sm 2"; do
+# The gate through the controller; poll5: the controller and the BE link poll every 5 us instead of 20.
+GATES=${GATES:-"gate|gate --between-per-sm 2|gate --poll-us 5|gate --between-per-sm 2 --poll-us 5"}
+IFS='|' read -r -a gates <<<"$GATES"
+for pol in "${gates[@]}"; do
   name="qosd-$(echo "$pol" | tr -d ' ' | sed 's/--/-/g')"
+  poll=20; case "$pol" in *poll-us\ 5*) poll=5 ;; esac
   qosd_start --policy $pol && {
-    LS_ENV="$MARK_ENV" row "$name" torch follow PTB_QOSD=1
+    LS_ENV="$MARK_ENV" row "$name" torch follow PTB_QOSD=1 PTB_QOSD_POLL_US=$poll
     qosd_stop
   }
 done
-# bench/colocate's own LS client across processes, and the same in one process (the in-process gate)
-SOLO_REF=""
-row mps-colo-ls-solo colo none; SOLO_REF=$LAST_P99
-qosd_start --policy gate && {
-  LS_ENV="$MARK_ENV" row qosd-gate-colo-ls colo follow PTB_QOSD=1
-  qosd_stop
-}
-mkdir -p "$OUT/inprocess"
-timeout 200 "$BIN/colocate" --be "$BE" --configs gate --loads "$LOAD" --reps 1 --secs "$SECS" --no-trace --out "$OUT/inprocess" \
-  >"$OUT/inprocess.log" 2>&1
-say "in-process (one process, the same LS client and BE; inprocess/colocate.md):"
-grep -E 'gate|ls-alone|be-alone' "$OUT/inprocess/colocate.md" 2>/dev/null | head -12 | tee -a "$LOG"
-
+if [ "${COLO:-1}" = 1 ]; then
+  # bench/colocate's own LS client across processes, and the same in one process (the in-process gate)
+  SOLO_REF=""
+  SECS=$COLO_SECS row mps-colo-ls-solo colo none; SOLO_REF=$LAST_P99
+  for poll in 20 5; do
+    qosd_start --policy gate --poll-us $poll && {
+      SECS=$COLO_SECS LS_ENV="$MARK_ENV" row qosd-gate-colo-ls-poll$poll colo follow PTB_QOSD=1 PTB_QOSD_POLL_US=$poll
+      qosd_stop
+    }
+  done
+  mkdir -p "$OUT/inprocess"
+  timeout 200 "$BIN/colocate" --be "$BE" --configs gate --loads "$LOAD" --reps 1 --secs "$COLO_SECS" --no-trace --out "$OUT/inprocess" \
+    >"$OUT/inprocess.log" 2>&1
+  say "in-process (one process, the same LS client and BE; inprocess/colocate.md):"
+  grep -E 'gate|ls-alone|be-alone' "$OUT/inprocess/colocate.md" 2>/dev/null | head -12 | tee -a "$LOG"
+fi
+if [ "$PART" != all ]; then say "done in $(( $(date +%s) - T0 )) s"; cat "$OUT/processes.md"; exit 0; fi
 # ---- the fault: the controller killed mid-run, then restarted
 SOLO_REF=$(awk -F'|' '/\| mps-ls-solo \|/ {gsub(/ /, "", $4); print $4}' "$OUT/processes.md")
 qosd_start --policy gate && {
