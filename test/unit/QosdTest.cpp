@@ -271,7 +271,7 @@ TEST_F(QosdDaemon, FeedbackAndGSpaceReactToLsThatNeverFinishes) {
     const shm::PolicyValue first = read();
     shm::LsClient &ls = seg().ls[0];
     ls.pid.store(static_cast<std::uint64_t>(getpid()));
-    ls.streams[0].submitted.fetch_add(1); // never completed
+    ls.streams[0].submitted.fetch_add(1);                  // never completed
     for (int i = 0; i < 200; ++i) d->step(t += 100 * kUs); // 20 ms: 10 epochs
     const shm::PolicyValue now = read();
     EXPECT_FALSE(now == first) << policy << ": BE kept " << now.sms.count() << " SMs, cap " << now.per_sm;
