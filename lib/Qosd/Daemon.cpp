@@ -235,6 +235,7 @@ void Daemon::step(std::uint64_t now) {
     for (const std::string &line : reap(seg, processAlive))
       if (log) log(line);
   }
+  divide();
   const LsLook look = watch.look(seg, now);
   for (const double us : look.latencyUs) {
     epochLatency.push_back(us);
@@ -253,6 +254,24 @@ void Daemon::step(std::uint64_t now) {
     nextStats = now + 10 * kMs;
     updateStats();
   }
+}
+
+// be_share split: the live BE entries, in entry order, get the parts of BE's SMs (shm::slice_of); shared,
+// or a single BE process: the whole. A process that claims an entry between two polls applies the whole
+// policy until the next poll divides again.
+void Daemon::divide() {
+  unsigned live = 0;
+  for (const shm::BeClient &entry : seg.be)
+    if (entry.pid.load() != 0) ++live;
+  const unsigned parts = config.beShare == "split" && live > 1 ? live : 0;
+  unsigned part = 0;
+  for (shm::BeClient &entry : seg.be) {
+    if (entry.pid.load() == 0) continue;
+    const std::uint64_t word = parts != 0 ? shm::slice_word(part, parts) : 0;
+    ++part;
+    if (entry.slice.load(std::memory_order_relaxed) != word) entry.slice.store(word, std::memory_order_release);
+  }
+  seg.stats.be_parts.store(parts);
 }
 
 void Daemon::updateStats() {

@@ -69,6 +69,7 @@ private:
   qos::shm::PolicyValue decide(std::uint64_t now, const LsLook &look);
   void publish(const qos::shm::PolicyValue &value, const char *why);
   void updateStats();
+  void divide(); // each live BE entry's slice word (be_share)
   qos::shm::PolicyValue placement(const qos::Allocation &a) const;
 
   Config config;

@@ -80,6 +80,7 @@ const std::map<std::string, Setter> &setters() {
          return std::string();
        }},
       {"mps", [](Config &c, const std::string &v) { return oneOf(v, {"use", "start", "off"}, c.mps); }},
+      {"be_share", [](Config &c, const std::string &v) { return oneOf(v, {"shared", "split"}, c.beShare); }},
   };
   return table;
 }

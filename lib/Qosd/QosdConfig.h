@@ -25,6 +25,7 @@ struct Config {
   unsigned safePerSm = 0;         // the safe state's cap (0: none)
   std::string metricsFile;        // "" : none
   std::string mps = "use";        // use | start | off
+  std::string beShare = "shared"; // shared (every BE process applies BE's policy) | split (equal, disjoint parts)
 };
 
 // Where a value came from, for messages: "FILE:LINE:COL" or "command line".

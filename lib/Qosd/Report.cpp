@@ -75,6 +75,8 @@ std::string prometheus(const shm::Segment &seg, std::uint64_t now, bool headers)
       static_cast<double>(st.be_clients.load()), gpu);
   put({"ptb_qosd_be_safe_clients", "gauge", "BE processes in their safe state"}, static_cast<double>(st.be_safe.load()),
       gpu);
+  put({"ptb_qosd_be_parts", "gauge", "BE processes BE's SMs are divided among (be_share split; 0: shared)"},
+      static_cast<double>(st.be_parts.load()), gpu);
   put({"ptb_qosd_be_launches_total", "counter", "twin launches of the BE processes (0: BE is not PTB)"},
       static_cast<double>(st.be_launches.load()), gpu);
   return out;
@@ -103,10 +105,12 @@ std::string statusText(const shm::Segment &seg, std::uint64_t now) {
   }
   std::snprintf(
       buf, sizeof(buf),
-      "  BE: %llu of %llu SMs, cap %llu per SM; %llu processes (%llu in their safe state), %llu twin launches\n",
+      "  BE: %llu of %llu SMs, cap %llu per SM%s; %llu processes (%llu in their safe state), %llu twin launches\n",
       static_cast<unsigned long long>(st.be_sms.load()), static_cast<unsigned long long>(st.sm_count.load()),
-      static_cast<unsigned long long>(st.be_per_sm.load()), static_cast<unsigned long long>(st.be_clients.load()),
-      static_cast<unsigned long long>(st.be_safe.load()), static_cast<unsigned long long>(st.be_launches.load()));
+      static_cast<unsigned long long>(st.be_per_sm.load()),
+      st.be_parts.load() > 1 ? (", split in " + std::to_string(st.be_parts.load()) + " parts").c_str() : "",
+      static_cast<unsigned long long>(st.be_clients.load()), static_cast<unsigned long long>(st.be_safe.load()),
+      static_cast<unsigned long long>(st.be_launches.load()));
   out += buf;
   std::snprintf(buf, sizeof(buf),
                 "  LS: %s; %llu processes; p50 %.0f us, p99 %.0f us, max %.0f us over the last %llu latencies\n",

@@ -239,6 +239,42 @@ TEST_F(QosSegment, PublishedPolicyRoundTripsWhole) {
   EXPECT_EQ(seq, 2u * published);
 }
 
+// slice_of: equal runs of the policy's SMs in SM order, among the GPU's SMs only; the whole policy when
+// there is nothing to divide.
+TEST(QosSlice, EqualDisjointRunsOfThePolicysSms) {
+  shm::PolicyValue all;
+  all.per_sm = 2;
+  EXPECT_EQ(shm::slice_of(all, shm::slice_word(0, 4), 132).sms.str(), "0-32");
+  EXPECT_EQ(shm::slice_of(all, shm::slice_word(3, 4), 132).sms.str(), "99-131");
+  EXPECT_EQ(shm::slice_of(all, shm::slice_word(3, 4), 132).per_sm, 2u);
+  shm::PolicyValue odd;
+  ASSERT_TRUE(ptb::SmSet::parse("1,3,5,7,9,11,13", odd.sms));
+  EXPECT_EQ(shm::slice_of(odd, shm::slice_word(0, 3), 132).sms.str(), "1,3");
+  EXPECT_EQ(shm::slice_of(odd, shm::slice_word(1, 3), 132).sms.str(), "5,7");
+  EXPECT_EQ(shm::slice_of(odd, shm::slice_word(2, 3), 132).sms.str(), "9,11,13");
+  // Nothing to divide: no word, one part, a part out of range, fewer SMs than parts, no SMs.
+  EXPECT_TRUE(shm::slice_of(odd, 0, 132) == odd);
+  EXPECT_TRUE(shm::slice_of(odd, shm::slice_word(0, 1), 132) == odd);
+  EXPECT_TRUE(shm::slice_of(odd, shm::slice_word(5, 3), 132) == odd);
+  EXPECT_TRUE(shm::slice_of(odd, shm::slice_word(0, 8), 132) == odd);
+  shm::PolicyValue none;
+  none.sms = ptb::SmSet::none();
+  EXPECT_TRUE(shm::slice_of(none, shm::slice_word(1, 2), 132).sms.empty());
+  // Every part of any count covers the policy once.
+  for (unsigned parts = 2; parts <= 16; ++parts) {
+    ptb::SmSet seen;
+    unsigned total = 0;
+    for (unsigned part = 0; part < parts; ++part) {
+      const ptb::SmSet mine = shm::slice_of(all, shm::slice_word(part, parts), 132).sms;
+      EXPECT_TRUE((mine & seen).empty());
+      seen = seen | mine;
+      total += mine.count();
+    }
+    EXPECT_EQ(total, 132u) << parts;
+    EXPECT_TRUE(seen == ptb::SmSet::first(132)) << parts;
+  }
+}
+
 TEST_F(QosSegment, WriterDeadMidWriteIsNotRead) {
   shm::Mapping ctl;
   bool taken = false;

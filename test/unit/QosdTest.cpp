@@ -213,6 +213,59 @@ TEST_F(QosdDaemon, DeadClientsAreFreedAndStopIsSaid) {
   EXPECT_TRUE(shm::controller_gone(seg(), t));
 }
 
+// be_share split: the live BE entries get equal, disjoint parts of BE's SMs, in entry order, and a BE
+// process that goes away gives its part back at the next poll. shared: every entry gets the whole policy.
+TEST_F(QosdDaemon, SplitDividesBeSmsAmongLiveProcesses) {
+  Config c;
+  c.policy = "static";
+  c.beSms = 66;
+  c.beShare = "split";
+  auto d = daemon(c);
+  std::uint64_t t = 100 * kMs;
+  d->start(t);
+  const std::uint64_t me = static_cast<std::uint64_t>(getpid());
+  seg().be[1].pid.store(me);
+  d->step(t += 20 * kUs);
+  EXPECT_EQ(seg().be[1].slice.load(), 0u) << "one BE process: all of BE's SMs";
+  seg().be[3].pid.store(me);
+  seg().be[7].pid.store(me);
+  d->step(t += 20 * kUs);
+  EXPECT_EQ(seg().be[1].slice.load(), shm::slice_word(0, 3));
+  EXPECT_EQ(seg().be[3].slice.load(), shm::slice_word(1, 3));
+  EXPECT_EQ(seg().be[7].slice.load(), shm::slice_word(2, 3));
+  EXPECT_EQ(seg().stats.be_parts.load(), 3u);
+  const shm::PolicyValue policy = read();
+  ASSERT_EQ(policy.sms.str(), "66-131");
+  ptb::SmSet all_parts;
+  unsigned total = 0;
+  for (unsigned e : {1u, 3u, 7u}) {
+    const shm::PolicyValue mine = shm::slice_of(policy, seg().be[e].slice.load(), 132);
+    EXPECT_EQ(mine.sms.count(), 22u) << e;
+    EXPECT_TRUE((mine.sms & all_parts).empty()) << "parts are disjoint";
+    all_parts = all_parts | mine.sms;
+    total += mine.sms.count();
+  }
+  EXPECT_TRUE(all_parts == policy.sms);
+  EXPECT_EQ(total, 66u);
+  EXPECT_EQ(shm::slice_of(policy, seg().be[1].slice.load(), 132).sms.str(), "66-87");
+  seg().be[3].pid.store(0); // gone (reaped)
+  d->step(t += 20 * kUs);
+  EXPECT_EQ(seg().be[1].slice.load(), shm::slice_word(0, 2));
+  EXPECT_EQ(seg().be[7].slice.load(), shm::slice_word(1, 2));
+  EXPECT_NE(ptb::qosd::statusText(seg(), t).find("split in 2 parts"), std::string::npos);
+  // shared: the same entries, the whole policy each.
+  Config shared = c;
+  shared.beShare = "shared";
+  auto d2 = daemon(shared);
+  d2->start(t += kMs);
+  d2->step(t += 20 * kUs);
+  EXPECT_EQ(seg().be[1].slice.load(), 0u);
+  EXPECT_EQ(seg().be[7].slice.load(), 0u);
+  EXPECT_EQ(seg().stats.be_parts.load(), 0u);
+  seg().be[1].pid.store(0);
+  seg().be[7].pid.store(0);
+}
+
 TEST_F(QosdDaemon, StaticAndSafeStates) {
   Config c;
   c.policy = "static";

@@ -18,7 +18,8 @@
 // controller stopped (at once), when its heartbeat is older than its lease (a controller killed: within
 // the lease, 50 ms by default, and one poll), when no segment exists, and when the segment is refused.
 // Each transition is said once on stderr ("ptb: ..."). A controller that starts or restarts is followed
-// from its first heartbeat; one that made a new segment file is found within a second.
+// from its first heartbeat; one that made a new segment file is found within a second. When the controller
+// divides BE's SMs among the BE processes (be_share split), the process applies its own part.
 #pragma once
 #include <cuda_runtime.h>
 #include <sys/prctl.h>
@@ -50,7 +51,7 @@ inline std::string gpu_key_of(int dev) {
 
 class ControllerLink {
 public:
-  ControllerLink(std::string key, unsigned sm_count) : key_(std::move(key)) {
+  ControllerLink(std::string key, unsigned sm_count) : key_(std::move(key)), sm_count_(sm_count) {
     path_ = qos::shm::segment_path(qos::shm::segment_dir(), key_);
     safe_ = qos::shm::default_safe(sm_count);
     if (const char* env = std::getenv("PTB_QOSD_POLL_US"))
@@ -143,7 +144,9 @@ private:
       if (in_safe_ || !applied_once_)
         say("following the controller", "pid " + std::to_string(seg.controller.pid.load()) + ", incarnation " +
                                             std::to_string(seg.controller.incarnation.load()));
-      apply(policy, false);
+      // be_share split: this process's part of BE's SMs (qos::shm::slice_of); shared: all of them.
+      const std::uint64_t slice = entry_ < qos::shm::kBeClients ? seg.be[entry_].slice.load() : 0;
+      apply(qos::shm::slice_of(policy, slice, sm_count_), false);
       if (entry_ < qos::shm::kBeClients) {
         seg.be[entry_].safe.store(0);
         seg.be[entry_].applied_seq.store(seq);
@@ -164,6 +167,7 @@ private:
   }
 
   std::string key_, path_;
+  unsigned sm_count_ = 0;
   unsigned poll_us_ = 20;
   qos::shm::Mapping map_;
   unsigned entry_ = qos::shm::kBeClients;

@@ -38,8 +38,8 @@
 namespace ptb::qos::shm {
 
 constexpr std::uint64_t kMagic = 0x5054425f514f5344ull; // "PTB_QOSD"
-constexpr std::uint64_t kVersion = 1;
-constexpr unsigned kLsClients = 16;    // LS processes on one GPU
+constexpr std::uint64_t kVersion = 2;                   // 2: BeClient::slice
+constexpr unsigned kLsClients = 16;                     // LS processes on one GPU
 constexpr unsigned kLsStreams = 32;    // streams per LS process; more share the last entry (LsClient::overflow)
 constexpr unsigned kBeClients = 16;    // BE processes on one GPU
 constexpr unsigned kRequestRing = 256; // begin times of an LS process's C-API requests in flight
@@ -97,7 +97,8 @@ struct StatsWords {
   Word ls_clients, be_clients;          // live client entries
   Word be_launches;                     // the BE entries' twin launches, summed
   Word be_safe;                         // BE entries in their safe state
-  Word reserved[12];
+  Word be_parts;                        // BE's SMs divided among this many BE processes (be_share split); 0, 1: not
+  Word reserved[11];
 };
 
 // One LS stream: `submitted` counts the launches the host made in it (the LS library adds 1 before it
@@ -124,6 +125,7 @@ struct BeClient {
   Word applied_seq; // the controller's seq it applied last
   Word launches;    // twin launches made under the process policy (its progress, as the controller sees it)
   Word safe;        // 1 while it applies `safe`
+  Word slice;       // the controller's division of BE's SMs: slice_word(part, parts); 0: all of them
 };
 
 struct Segment {
@@ -225,6 +227,32 @@ inline bool read_published(const Segment& seg, PolicyValue& policy, PolicyValue&
     return true;
   }
   return false;
+}
+
+// A BE entry's slice word: part `part` (from 0) of `parts` equal parts of BE's SMs.
+inline std::uint64_t slice_word(unsigned part, unsigned parts) {
+  return (static_cast<std::uint64_t>(part) << 32) | parts;
+}
+// BE's policy as one BE process applies it, given its entry's slice word: the policy's SMs (those below
+// sm_count) cut into `parts` equal runs in SM order, and run `part` of them; per_sm and capped unchanged.
+// A word of 0 or 1 part, a part out of range, or fewer SMs than parts: the whole policy (shared).
+inline PolicyValue slice_of(const PolicyValue& policy, std::uint64_t slice, unsigned sm_count) {
+  const unsigned parts = static_cast<unsigned>(slice & 0xffffffffu);
+  const unsigned part = static_cast<unsigned>(slice >> 32);
+  if (parts <= 1 || part >= parts) return policy;
+  const SmSet members = policy.sms & SmSet::first(sm_count < kMaxSms ? sm_count : kMaxSms);
+  const unsigned total = members.count();
+  if (total < parts) return policy;
+  const unsigned first_rank = part * total / parts, end_rank = (part + 1) * total / parts;
+  PolicyValue out = policy;
+  out.sms = SmSet::none();
+  unsigned rank = 0;
+  for (unsigned sm_id = 0; sm_id < kMaxSms && rank < end_rank; ++sm_id) {
+    if (!members.contains(sm_id)) continue;
+    if (rank >= first_rank) out.sms.add(sm_id);
+    ++rank;
+  }
+  return out;
 }
 
 // Whether the controller is gone: it said so (stopped), never ran, or its heartbeat is older than its lease.
