@@ -208,7 +208,28 @@ int main() {
   CK(cudaStreamSynchronize(stream));
   check_run(half, "followed again");
 
-  // 5. A clean stop: the safe state at once (one poll).
+  // 5. The controller divides BE's SMs among three BE processes (be_share split): this one is part 1 of 3
+  //    of every SM, and runs there only; back to the whole policy when the division ends.
+  {
+    entry()->slice.store(shm::slice_word(1, 3));
+    shm::PolicyValue every;
+    every.sms = ptb::SmSet::first(total);
+    seq = publish(every.sms);
+    EXPECT(wait_for([&] { return entry()->applied_seq.load() == seq; }, 100) >= 0, "division not applied in 100 ms");
+    const ptb::SmSet part = shm::slice_of(every, shm::slice_word(1, 3), total).sms;
+    EXPECT(part.count() == 2 * total / 3 - total / 3, "part 1 of 3 has %u SMs", part.count());
+    CK(launch_work(2000));
+    CK(cudaStreamSynchronize(stream));
+    check_run(part, "part 1 of 3 of every SM");
+    entry()->slice.store(0);
+    seq = publish(half);
+    EXPECT(wait_for([&] { return entry()->applied_seq.load() == seq; }, 100) >= 0, "undivided not applied in 100 ms");
+    CK(launch_work(2000));
+    CK(cudaStreamSynchronize(stream));
+    check_run(half, "undivided again");
+  }
+
+  // 6. A clean stop: the safe state at once (one poll).
   seg->controller.stopped.store(1);
   ms = wait_for([&] { return entry()->safe.load() == 1; }, 1000);
   std::printf("  controller stopped: safe state after %.2f ms\n", ms);
@@ -217,7 +238,7 @@ int main() {
   CK(cudaStreamSynchronize(stream));
   check_run(safe.sms, "safe after stop");
 
-  // 6. Heartbeats are the BE process's own too.
+  // 7. Heartbeats are the BE process's own too.
   const std::uint64_t beat = entry()->heartbeat_ns.load();
   EXPECT(shm::now_ns() - beat < 50'000'000ull, "BE heartbeat %.1f ms old", (shm::now_ns() - beat) / 1e6);
 
