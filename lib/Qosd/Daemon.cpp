@@ -198,7 +198,7 @@ void Daemon::start(std::uint64_t now) {
   if (controller)
     publish(placement(controller->allocation()), "start");
   else
-    publish(between, "start"); // gate: LS idle until marked busy; off: every SM
+    publish(config.policy == "gate" ? between : everything, "start"); // gate: LS idle until marked busy
   if (log) log("safe state: " + describe(safe) + "; lease " + std::to_string(config.leaseMs) + " ms");
   updateStats();
 }
@@ -206,7 +206,7 @@ void Daemon::start(std::uint64_t now) {
 shm::PolicyValue Daemon::decide(std::uint64_t now, const LsLook &look) {
   if (config.policy == "gate")
     return gate.step(now, look.busy, look.stuckNs) == qos::GateState::Want::during ? during : between;
-  if (!controller) return between; // off
+  if (!controller) return everything; // off
   if (now >= nextEpoch) {
     double launches = 0;
     for (const shm::BeClient &entry : seg.be)

@@ -80,6 +80,7 @@ private:
   qos::GateState gate;
   std::unique_ptr<qos::Controller> controller; // static, feedback, gspace
   qos::shm::PolicyValue during, between, safe, current;
+  qos::shm::PolicyValue everything; // off: every SM, no cap (whatever between_per_sm says)
   bool published = false;
   std::uint64_t nextReap = 0, nextStats = 0, nextEpoch = 0, epochStart = 0;
   double epochLaunches = 0;

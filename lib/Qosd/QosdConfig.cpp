@@ -41,7 +41,14 @@ std::string sms(const std::string &value, std::string &out) {
   out = value;
   return "";
 }
-std::string oneOf(const std::string &value, std::initializer_list<const char *> names, std::string &out) {
+// The values of the keys that take a name (also listed by configKeysText).
+const std::vector<const char *> kPolicies = {"gate", "static", "feedback", "gspace", "off"};
+const std::vector<const char *> kMpsModes = {"use", "start", "off"};
+const std::vector<const char *> kBeShares = {"shared", "split"};
+const std::map<std::string, const std::vector<const char *> *> kNamedValues = {
+    {"policy", &kPolicies}, {"mps", &kMpsModes}, {"be_share", &kBeShares}};
+
+std::string oneOf(const std::string &value, const std::vector<const char *> &names, std::string &out) {
   std::string list;
   for (const char *name : names) {
     if (value == name) {
@@ -56,10 +63,7 @@ std::string oneOf(const std::string &value, std::initializer_list<const char *> 
 using Setter = std::function<std::string(Config &, const std::string &)>;
 const std::map<std::string, Setter> &setters() {
   static const std::map<std::string, Setter> table = {
-      {"policy",
-       [](Config &c, const std::string &v) {
-         return oneOf(v, {"gate", "static", "feedback", "gspace", "off"}, c.policy);
-       }},
+      {"policy", [](Config &c, const std::string &v) { return oneOf(v, kPolicies, c.policy); }},
       {"target_p99_us", [](Config &c, const std::string &v) { return real(v, c.targetP99Us); }},
       {"poll_us", [](Config &c, const std::string &v) { return positive(v, c.pollUs); }},
       {"lease_ms", [](Config &c, const std::string &v) { return positive(v, c.leaseMs); }},
@@ -79,13 +83,26 @@ const std::map<std::string, Setter> &setters() {
          c.metricsFile = v;
          return std::string();
        }},
-      {"mps", [](Config &c, const std::string &v) { return oneOf(v, {"use", "start", "off"}, c.mps); }},
-      {"be_share", [](Config &c, const std::string &v) { return oneOf(v, {"shared", "split"}, c.beShare); }},
+      {"mps", [](Config &c, const std::string &v) { return oneOf(v, kMpsModes, c.mps); }},
+      {"be_share", [](Config &c, const std::string &v) { return oneOf(v, kBeShares, c.beShare); }},
   };
   return table;
 }
 
 } // namespace
+
+std::string configKeysText() {
+  std::string text;
+  for (const auto &[key, setter] : setters()) {
+    text += (text.empty() ? "" : ", ") + key;
+    const auto named = kNamedValues.find(key);
+    if (named == kNamedValues.end()) continue;
+    std::string values;
+    for (const char *name : *named->second) values += (values.empty() ? "" : "|") + std::string(name);
+    text += " (" + values + ")";
+  }
+  return text;
+}
 
 std::string setKey(Config &config, const std::string &key, const std::string &value) {
   const auto it = setters().find(key);

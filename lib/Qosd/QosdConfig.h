@@ -33,6 +33,10 @@ struct Origin {
   std::string where;
 };
 
+// Every key, in order, with the values of those that take a name: "be_share (shared|split), between_per_sm,
+// ..." (ptb-qosd's usage text).
+std::string configKeysText();
+
 // Sets key (underscores) to value; "" on success, else the message (without the origin).
 std::string setKey(Config &config, const std::string &key, const std::string &value);
 

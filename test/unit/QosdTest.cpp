@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <random>
+#include <set>
 
 #include "Daemon.h"
 #include "QosdConfig.h"
@@ -286,6 +288,56 @@ TEST_F(QosdDaemon, StaticAndSafeStates) {
   auto d2 = daemon(dflt);
   EXPECT_EQ(d2->safeState().sms.str(), "99-131");
   EXPECT_TRUE(d2->publishedPolicy().sms == ptb::SmSet::all());
+  // off gives BE every SM with no cap, whatever the gate's keys say, LS busy or not.
+  Config off;
+  off.policy = "off";
+  off.betweenPerSm = 2;
+  auto d3 = daemon(off);
+  std::uint64_t t = 200 * kMs;
+  d3->start(t);
+  EXPECT_EQ(read().per_sm, 0u);
+  seg().ls[0].pid.store(static_cast<std::uint64_t>(getpid()));
+  seg().ls[0].streams[0].submitted.fetch_add(1);
+  d3->step(t += 20 * kUs);
+  EXPECT_EQ(read().per_sm, 0u);
+  EXPECT_TRUE(read().sms == ptb::SmSet::all());
+  seg().ls[0].streams[0].completed.store(seg().ls[0].streams[0].submitted.load());
+  d3->step(t += 20 * kUs);
+  EXPECT_EQ(read().per_sm, 0u);
+  seg().ls[0].pid.store(0);
+}
+
+// The usage text's keys (configKeysText) are the keys docs/reference/ptb-qosd.md documents, no more, no less.
+TEST(QosdConfig, UsageAndReferenceListEveryKey) {
+  std::set<std::string> usage;
+  const std::string text = ptb::qosd::configKeysText();
+  size_t from = 0;
+  while (from < text.size()) {
+    size_t to = text.find(", ", from);
+    if (to == std::string::npos) to = text.size();
+    std::string key = text.substr(from, to - from);
+    key = key.substr(0, key.find(' '));
+    Config scratch;
+    EXPECT_EQ(ptb::qosd::setKey(scratch, key, "x").find("unknown key"), std::string::npos) << key;
+    usage.insert(key);
+    from = to + 2;
+  }
+  std::ifstream doc(std::string(PTB_SOURCE_DIR) + "/docs/reference/ptb-qosd.md");
+  ASSERT_TRUE(doc.good());
+  std::set<std::string> documented;
+  std::string line;
+  bool inTable = false;
+  while (std::getline(doc, line)) {
+    if (line.rfind("| key | default | meaning |", 0) == 0) {
+      inTable = true;
+      continue;
+    }
+    if (!inTable) continue;
+    if (line.empty() || line[0] != '|') break;
+    if (line.rfind("| `", 0) == 0) documented.insert(line.substr(3, line.find('`', 3) - 3));
+  }
+  EXPECT_EQ(usage, documented);
+  EXPECT_GE(usage.size(), 18u);
 }
 
 TEST_F(QosdDaemon, FeedbackMovesSmsOnMisses) {

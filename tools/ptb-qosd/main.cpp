@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "QosdConfig.h"
 #include "Run.h"
 #include "ptb/qos/segment.h"
 
@@ -15,23 +16,41 @@ using ptb::qosd::fail;
 using ptb::qosd::kExitOk;
 using ptb::qosd::kExitUsage;
 
-const char *const kUsage = R"(usage: ptb-qosd run [--config FILE] (--device N | --gpu KEY --sms N) [--KEY VALUE ...]
+// The usage text; the configuration keys come from the configuration's own table.
+std::string usage() {
+  std::string text = R"(usage: ptb-qosd run [--config FILE] (--device N | --gpu KEY --sms N) [--KEY VALUE ...]
        ptb-qosd status [--gpu KEY | --all] [--prometheus]
        ptb-qosd check-config FILE
        ptb-qosd --help | --version
 run: the controller of one GPU, until SIGTERM or SIGINT. Every configuration key can be given as --key-name
-  (dashes for underscores) and wins over the file: policy (gate|static|feedback|gspace|off), target_p99_us,
-  poll_us, lease_ms, epoch_ms, during_sms, during_per_sm, between_per_sm, hold_limit_us, be_sms, floor, step,
-  max_cap, safe_sms, safe_per_sm, metrics_file, mps (use|start|off).
-Segments live in PTB_QOSD_DIR (default /dev/shm). Exit: 0 done, 1 failure, 2 bad usage or configuration,
-3 another controller holds the GPU.
+  (dashes for underscores) and wins over the file:
 )";
+  // The keys, wrapped at 110 columns.
+  std::string line = "  ";
+  const std::string keys = ptb::qosd::configKeysText() + ".";
+  size_t from = 0;
+  while (from < keys.size()) {
+    size_t to = keys.find(", ", from);
+    to = to == std::string::npos ? keys.size() : to + 2;
+    const std::string word = keys.substr(from, to - from);
+    if (line.size() + word.size() > 110) {
+      text += line.substr(0, line.size() - 1) + "\n"; // without the space after the comma
+      line = "  ";
+    }
+    line += word;
+    from = to;
+  }
+  text += line + "\n";
+  text += "Segments live in PTB_QOSD_DIR (default /dev/shm). Exit: 0 done, 1 failure, 2 bad usage or configuration,\n"
+          "3 another controller holds the GPU.\n";
+  return text;
+}
 
 int run(const std::vector<std::string> &args) {
   ptb::qosd::RunOptions options;
   for (size_t at = 0; at < args.size(); ++at) {
     const std::string &a = args[at];
-    if (a.rfind("--", 0) != 0) return fail(kExitUsage, "unexpected argument '" + a + "'\n" + kUsage);
+    if (a.rfind("--", 0) != 0) return fail(kExitUsage, "unexpected argument '" + a + "'\n" + usage());
     if (at + 1 >= args.size()) return fail(kExitUsage, a + " needs a value");
     const std::string value = args[++at];
     if (a == "--config")
@@ -57,12 +76,12 @@ int run(const std::vector<std::string> &args) {
 int main(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
-    std::fputs(kUsage, stderr);
+    std::fputs(usage().c_str(), stderr);
     return kExitUsage;
   }
   const std::string verb = args[0];
   if (verb == "--help" || verb == "-h") {
-    std::fputs(kUsage, stdout);
+    std::fputs(usage().c_str(), stdout);
     return kExitOk;
   }
   if (verb == "--version") {
@@ -73,5 +92,5 @@ int main(int argc, char **argv) {
   if (verb == "run") return run(rest);
   if (verb == "status") return ptb::qosd::printStatus(rest);
   if (verb == "check-config") return ptb::qosd::checkConfig(rest);
-  return fail(kExitUsage, "unknown command '" + verb + "'\n" + kUsage);
+  return fail(kExitUsage, "unknown command '" + verb + "'\n" + usage());
 }
