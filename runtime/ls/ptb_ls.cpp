@@ -11,13 +11,16 @@
 
 #include <cuda.h>
 #include <cupti.h>
+#include <dlfcn.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdarg>
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <string>
 
 #define PTB_LS_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -467,9 +470,47 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   mark_launch(stream, ptsz);
 }
 
+// CUPTI, loaded only when the library is injected: preloaded or linked, the program needs no CUPTI at all
+// (a PyTorch container from pip has none where the dynamic linker looks).
+struct CuptiApi {
+  decltype(&cuptiSubscribe) subscribe = nullptr;
+  decltype(&cuptiEnableCallback) enable = nullptr;
+  decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
+  decltype(&cuptiGetResultString) result_string = nullptr;
+};
+CuptiApi g_cupti;
+
+template <typename Fn> bool find(void* handle, const char* name, Fn& fn) {
+  fn = reinterpret_cast<Fn>(dlsym(handle, name));
+  return fn != nullptr;
+}
+bool find_all(void* handle, CuptiApi& api) {
+  return find(handle, "cuptiSubscribe", api.subscribe) && find(handle, "cuptiEnableCallback", api.enable) &&
+         find(handle, "cuptiUnsubscribe", api.unsubscribe) && find(handle, "cuptiGetResultString", api.result_string);
+}
+// A CUPTI the program already has, else PTB_LS_CUPTI, the toolkit's this library was built with, or the
+// dynamic linker's libcupti.so. Empty: found; else what was tried.
+std::string load_cupti(CuptiApi& api) {
+  if (find_all(RTLD_DEFAULT, api)) return "";
+  std::string tried;
+  const char* env = std::getenv("PTB_LS_CUPTI");
+#ifdef PTB_LS_CUPTI_LIBRARY
+  const char* built = PTB_LS_CUPTI_LIBRARY;
+#else
+  const char* built = nullptr;
+#endif
+  for (const char* path : {env, built, "libcupti.so"}) {
+    if (!path || !*path) continue;
+    tried += (tried.empty() ? "" : ", ") + std::string(path);
+    void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (handle && find_all(handle, api)) return "";
+  }
+  return tried;
+}
+
 const char* cupti_name(CUptiResult r) {
   const char* name = nullptr;
-  return cuptiGetResultString(r, &name) == CUPTI_SUCCESS && name ? name : "unknown CUPTI error";
+  return g_cupti.result_string(r, &name) == CUPTI_SUCCESS && name ? name : "unknown CUPTI error";
 }
 
 } // namespace
@@ -483,36 +524,43 @@ PTB_LS_EXPORT int InitializeInjection(void) {
     if (env_on("PTB_LS_VERBOSE")) say("preloaded and injected: launches are marked by the interposed entry points");
     return 1;
   }
+  const std::string tried = load_cupti(g_cupti);
+  if (!tried.empty()) {
+    say("cannot load CUPTI (tried %s; PTB_LS_CUPTI names it): LS work is not marked; preload the library instead "
+        "(LD_PRELOAD), which needs no CUPTI",
+        tried.c_str());
+    return 1;
+  }
   CUpti_SubscriberHandle subscriber = nullptr;
-  const CUptiResult r = cuptiSubscribe(&subscriber, on_callback, nullptr);
+  const CUptiResult r = g_cupti.subscribe(&subscriber, on_callback, nullptr);
   if (r != CUPTI_SUCCESS) {
     say("cannot subscribe to CUPTI (%s; another CUPTI client such as a profiler holds it?): LS work is not marked",
         cupti_name(r));
     return 1;
   }
   for (const CUpti_CallbackId cbid : kLaunchCallbacks) {
-    const CUptiResult e = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    const CUptiResult e = g_cupti.enable(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
     if (e != CUPTI_SUCCESS) {
       say("cannot enable the CUPTI callback %u (%s): LS work is not marked", static_cast<unsigned>(cbid),
           cupti_name(e));
-      cuptiUnsubscribe(subscriber);
+      g_cupti.unsubscribe(subscriber);
       return 1;
     }
   }
   for (const CUpti_CallbackId cbid : kOldLaunchCallbacks)
-    (void)cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    (void)g_cupti.enable(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
   for (const CUpti_CallbackId cbid : kRuntimeLaunchCallbacks)
-    (void)cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+    (void)g_cupti.enable(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
   // Without the context callback a write could go through the registration of a destroyed context (after
   // cudaDeviceReset): nothing is marked then. The stream callback only lets slots be reused.
   const CUptiResult e =
-      cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+      g_cupti.enable(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
   if (e != CUPTI_SUCCESS) {
     say("cannot enable the CUPTI context callback (%s): LS work is not marked", cupti_name(e));
-    cuptiUnsubscribe(subscriber);
+    g_cupti.unsubscribe(subscriber);
     return 1;
   }
-  (void)cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING);
+  (void)g_cupti.enable(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING);
   return 1;
 }
 

@@ -15,5 +15,8 @@ if [ "$(uname -m)" = x86_64 ] && ! grep -qx dlsym <<<"$syms"; then
 fi
 extra=$(grep -vx -e InitializeInjection -e ptb_ls_begin -e ptb_ls_end -e dlsym <<<"$syms" || true)
 if [ -n "$extra" ]; then echo "check_ls_exports: FAIL: $lib exports more than its API:"; echo "$extra"; bad=1; fi
+# It needs no CUPTI to load (CUPTI is opened at run time, when injected only): a preloaded library must
+# load where the toolkit's CUPTI is not installed (a container with PyTorch from pip).
+if readelf -d "$lib" | grep -q 'NEEDED.*libcupti'; then echo "check_ls_exports: FAIL: $lib needs libcupti to load"; bad=1; fi
 [ "$bad" = 0 ] && echo "check_ls_exports: PASS: $lib exports InitializeInjection, ptb_ls_begin, ptb_ls_end (and dlsym on x86-64)"
 exit "$bad"

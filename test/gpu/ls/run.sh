@@ -17,13 +17,13 @@ mkdir -p "$out"
 fail=0
 say() { echo "$*"; }
 
-# CUPTI is in lib64 (CUDA 12.x/13.x) or extras/CUPTI/lib64 (older layouts); libcuda is linked against the
-# toolkit's stub and resolved to the driver's at run time.
+# CUPTI is in lib64 (CUDA 12.x/13.x) or extras/CUPTI/lib64 (older layouts); the library opens it at run
+# time when injected. libcuda is linked against the toolkit's stub and resolved to the driver's at run time.
 cupti_dir="$cuda/lib64"
 [ -e "$cupti_dir/libcupti.so" ] || cupti_dir="$cuda/extras/CUPTI/lib64"
 set -x
 g++ -std=c++17 -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -I runtime/include -I runtime/ls \
-  -I "$cuda/include" runtime/ls/ptb_ls.cpp runtime/ls/interpose.cpp -L "$cupti_dir" -Wl,-rpath,"$cupti_dir" -lcupti \
+  -I "$cuda/include" -DPTB_LS_CUPTI_LIBRARY="\"$cupti_dir/libcupti.so\"" runtime/ls/ptb_ls.cpp runtime/ls/interpose.cpp \
   -L "$cuda/lib64/stubs" -lcuda -lpthread -ldl -o "$out/libptb-ls.so" || exit 1
 "${NVCC:-$cuda/bin/nvcc}" -O2 -Werror all-warnings -std=c++17 -arch="$arch" -I runtime/include -I runtime/ls test/gpu/ls/ls_probe.cu \
   -o "$out/ls_probe" -ldl -lpthread || exit 1
