@@ -22,7 +22,9 @@
 #   - a second ptb-qosd on the GPU must be refused.
 # PART=goal runs only the rows the issue's goal compares (LS solo, BE solo, MPS at 25%, the gate through the
 # controller, the in-process gate), for long windows (SECS=43: 20,000 PyTorch requests).
-# COLO=0 leaves out the rows with bench/colocate's LS client. GATES: the controller's rows, "|"-separated ptb-qosd options; COLO_SECS (default 8) the window of the
+# COLO=0 leaves out the rows with bench/colocate's LS client, TWO_BE=0 those with two BE processes (BE's room
+# shared or split by ptb-qosd's be_share). DEVICE=N runs on GPU N only; MPS_EXTERNAL=1 uses the MPS daemon of
+# the caller (bench/colocate/two_gpus.sh: one daemon, one run per GPU). GATES: the controller's rows, "|"-separated ptb-qosd options; COLO_SECS (default 8) the window of the
 # rows with bench/colocate's LS client (26,000 requests at 8 s).
 # Everything goes to $OUT (default build/processes-out): processes.md (the table), run.log, per-row logs.
 set -u
@@ -32,6 +34,8 @@ OUT="${OUT:-build/processes-out}"
 PART="${PART:-all}"
 SECS="${SECS:-8}" COLO_SECS="${COLO_SECS:-8}" SETTLE="${SETTLE:-0.5}" LOAD="${LOAD:-0.5}" BE="${BE:-compute}" MODEL="${MODEL:-resnet50}"
 T0=$(date +%s)
+# DEVICE=N: everything (ptb-qosd, LS, BE) on the machine's GPU N only; "--device 0" below is then that GPU.
+[ -n "${DEVICE:-}" ] && export CUDA_VISIBLE_DEVICES="$DEVICE"
 mkdir -p "$OUT"
 LOG="$OUT/run.log"
 say() { echo "$@" | tee -a "$LOG"; }
@@ -45,14 +49,17 @@ mkdir -p "$BIN"
   date -u; nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader; "$NVCC" --version | tail -1
   python3 -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__)'
 } 2>&1 | tee "$OUT/env.txt"
-bash bench/colocate/run_on_gpu.sh --build-only "$BIN" "$TDIR" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
-# ptb-qosd and libptb-ls.so: the project's CMake without the compiler tools (no clang here)
-{ cmake -S . -B "$BIN/qosd" -G Ninja -DPTB_COMPILER=OFF -DBUILD_TESTING=OFF && cmake --build "$BIN/qosd"; } \
-  >>"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
-cp "$BIN/qosd/tools/ptb-qosd/ptb-qosd" "$BIN/qosd/runtime/ls/libptb-ls.so" "$BIN/"
-g++ -std=c++17 -O2 -I runtime/include test/gpu/qosd/controller_fault.cpp -o "$BIN/controller_fault" >>"$OUT/build.log" 2>&1 ||
-  { cat "$OUT/build.log"; exit 1; }
-say "built in $(( $(date +%s) - T0 )) s"
+if [ "${SKIP_BUILD:-0}" != 1 ]; then # SKIP_BUILD=1: built by the caller (BUILD_ONLY=1 builds and stops)
+  bash bench/colocate/run_on_gpu.sh --build-only "$BIN" "$TDIR" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
+  # ptb-qosd and libptb-ls.so: the project's CMake without the compiler tools (no clang here)
+  { cmake -S . -B "$BIN/qosd" -G Ninja -DPTB_COMPILER=OFF -DBUILD_TESTING=OFF && cmake --build "$BIN/qosd"; } \
+    >>"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
+  cp "$BIN/qosd/tools/ptb-qosd/ptb-qosd" "$BIN/qosd/runtime/ls/libptb-ls.so" "$BIN/"
+  g++ -std=c++17 -O2 -I runtime/include test/gpu/qosd/controller_fault.cpp -o "$BIN/controller_fault" >>"$OUT/build.log" 2>&1 ||
+    { cat "$OUT/build.log"; exit 1; }
+  say "built in $(( $(date +%s) - T0 )) s"
+fi
+[ "${BUILD_ONLY:-0}" = 1 ] && exit 0
 
 export PTB_QOSD_DIR="$(mktemp -d -p /dev/shm)" # tmpfs: the LS library registers the segment with CUDA
 SEGMENT="" GPU_KEY="" # known once the first controller made its segment (the key of CUDA's device 0)
@@ -85,16 +92,20 @@ BE_SOLO=""
 row() {
   local name=$1 ls=$2 be=$3; shift 3
   local go="$TMP/go.$name" n=0
-  rm -f "$go" "$TMP/ls.ready" "$TMP/be.ready"
-  local lsout="$OUT/$name.ls.log" beout="$OUT/$name.be.log"
-  : >"$lsout"; : >"$beout"
-  local bepid="" lspid=""
+  rm -f "$go" "$TMP/ls.ready" "$TMP"/be.ready.*
+  local lsout="$OUT/$name.ls.log" beouts=() bepids=() lspid="" procs=${BE_PROCS:-1} i
+  for i in $(seq "$procs"); do
+    if [ "$procs" = 1 ]; then beouts+=("$OUT/$name.be.log"); else beouts+=("$OUT/$name.be$i.log"); fi
+  done
+  : >"$lsout"
   if [ "$be" != none ]; then
     local follow=(); [ "$be" = follow ] && follow=(--be-follow)
-    env COLO_READY="$TMP/be.ready" COLO_GO="$go" "$@" timeout 150 "$BIN/colocate" --role be --be-kind "$BE" "${follow[@]}" \
-      --settle "$SETTLE" --secs "$SECS" >"$beout" 2>&1 &
-    bepid=$!
-  else touch "$TMP/be.ready"; fi
+    for i in $(seq "$procs"); do
+      env COLO_READY="$TMP/be.ready.$i" COLO_GO="$go" "$@" timeout 150 "$BIN/colocate" --role be --be-kind "$BE" \
+        "${follow[@]}" --settle "$SETTLE" --secs "$SECS" >"${beouts[$((i - 1))]}" 2>&1 &
+      bepids+=($!)
+    done
+  else for i in $(seq "$procs"); do touch "$TMP/be.ready.$i"; done; fi
   if [ "$ls" = torch ]; then
     env COLO_READY="$TMP/ls.ready" COLO_GO="$go" ${LS_ENV:-} timeout 150 python3 bench/colocate/ls_torch.py --model "$MODEL" \
       ${EAGER:+--eager} --rate "$RATE" --settle "$SETTLE" --secs "$SECS" >"$lsout" 2>&1 &
@@ -104,23 +115,29 @@ row() {
       --settle "$SETTLE" --secs "$SECS" >"$lsout" 2>&1 &
     lspid=$!
   else touch "$TMP/ls.ready"; fi
-  while [ ! -f "$TMP/ls.ready" ] || [ ! -f "$TMP/be.ready" ]; do
+  while [ ! -f "$TMP/ls.ready" ] || [ "$(ls "$TMP"/be.ready.* 2>/dev/null | wc -l)" -lt "$procs" ]; do
     sleep 0.05; n=$((n + 1)); [ $n -gt 2400 ] && { say "row $name: not ready in 120 s"; break; }
   done
   touch "$go"
   [ -n "$FAULT_CMD" ] && eval "$FAULT_CMD" >"$OUT/$name.fault.log" 2>&1
   [ -n "$lspid" ] && wait "$lspid"; local lsrc=$?
-  [ -n "$bepid" ] && wait "$bepid"; local berc=$?
+  local berc=0 p
+  for p in "${bepids[@]}"; do wait "$p" || berc=$?; done
   local p99 be_rate check=ok
   if [ "$ls" = torch ]; then p99=$(awk '/^TORCH requests/ {print $7}' "$lsout"); grep -q "check ok" "$lsout" || check=LS-FAILED
   elif [ "$ls" = colo ]; then p99=$(awk '/^ROLE ls/ {print $8}' "$lsout"); grep -q "check ok" "$lsout" || check=LS-FAILED; fi
-  [ "$be" != none ] && { be_rate=$(awk '/^ROLE be/ {print $5}' "$beout"); grep -q "check ok" "$beout" || check="$check BE-FAILED"; }
+  local each=""
+  if [ "$be" != none ]; then # BE's rate: the sum over its processes (each one's in the log line)
+    be_rate=$(cat "${beouts[@]}" | awk '/^ROLE be/ {s += $5; n++} END {if (n) printf "%.0f", s}')
+    each=$(cat "${beouts[@]}" | awk '/^ROLE be/ {printf "%s%s", sep, $5; sep = "+"}')
+    for i in "${beouts[@]}"; do grep -q "check ok" "$i" || check="$check BE-FAILED"; done
+  fi
   local x="" share="" reqs
   reqs=$(awk '/^TORCH requests/ {print $3} /^ROLE ls/ {print $4}' "$lsout")
   [ -n "${p99:-}" ] && [ -n "$SOLO_REF" ] && x=$(awk -v a="$p99" -v b="$SOLO_REF" 'BEGIN {printf "%.2f", a / b}')
   [ -n "${be_rate:-}" ] && [ -n "$BE_SOLO" ] && share=$(awk -v a="$be_rate" -v b="$BE_SOLO" 'BEGIN {printf "%.2f", a / b}')
   echo "| $name | ${reqs:-} | ${p99:-} | ${x:-} | ${be_rate:-} | ${share:-} | $check (rc $lsrc/$berc) |" >>"$OUT/processes.md"
-  say "row $name: LS p99 ${p99:-?} us (${x:-?}x solo, ${reqs:-?} requests), BE ${be_rate:-?} tasks/s (${share:-?} of solo), $check"
+  say "row $name: LS p99 ${p99:-?} us (${x:-?}x solo, ${reqs:-?} requests), BE ${be_rate:-?} tasks/s (${share:-?} of solo$([ "$procs" -gt 1 ] && echo ", processes $each")), $check"
   LAST_P99=${p99:-} LAST_BE=${be_rate:-}
 }
 FAULT_CMD="" SOLO_REF="" LS_ENV=""
@@ -146,9 +163,13 @@ if [ "$PART" = all ]; then
 fi
 
 # ---- MPS (a private pipe directory; stopped at the end)
-export CUDA_MPS_PIPE_DIRECTORY="$(mktemp -d)" CUDA_MPS_LOG_DIRECTORY="$(mktemp -d)"
-if ! nvidia-cuda-mps-control -d >"$OUT/mps-start.log" 2>&1; then say "MPS: the daemon did not start"; exit 1; fi
-trap 'qosd_stop; echo quit | nvidia-cuda-mps-control; rm -rf "$TMP"' EXIT
+if [ "${MPS_EXTERNAL:-0}" = 1 ]; then # a daemon the caller started (CUDA_MPS_PIPE_DIRECTORY inherited)
+  trap 'qosd_stop; rm -rf "$TMP"' EXIT
+else
+  export CUDA_MPS_PIPE_DIRECTORY="$(mktemp -d)" CUDA_MPS_LOG_DIRECTORY="$(mktemp -d)"
+  if ! nvidia-cuda-mps-control -d >"$OUT/mps-start.log" 2>&1; then say "MPS: the daemon did not start"; exit 1; fi
+  trap 'qosd_stop; echo quit | nvidia-cuda-mps-control; rm -rf "$TMP"' EXIT
+fi
 SOLO_REF=""
 row mps-ls-solo torch none; SOLO_REF=$LAST_P99
 if [ "$PART" = all ]; then
@@ -173,6 +194,15 @@ for pol in "${gates[@]}"; do
     qosd_stop
   }
 done
+# Two BE processes under the gate: BE's room shared by both, or split between them (be_share).
+if [ "${TWO_BE:-1}" = 1 ]; then
+  for share in shared split; do
+    qosd_start --policy gate --poll-us 5 --be-share $share && {
+      BE_PROCS=2 LS_ENV="$MARK_ENV" row qosd-gate-2be-$share torch follow PTB_QOSD=1 PTB_QOSD_POLL_US=5
+      qosd_stop
+    }
+  done
+fi
 if [ "${COLO:-1}" = 1 ]; then
   # bench/colocate's own LS client across processes, and the same in one process (the in-process gate)
   SOLO_REF=""
