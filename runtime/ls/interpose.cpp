@@ -99,21 +99,10 @@ CUresult CUDAAPI launch_cooperative(CUfunction f, unsigned gx, unsigned gy, unsi
 template <unsigned V> CUresult CUDAAPI graph_launch(CUgraphExec graph, CUstream s) {
   return marked<kGraphLaunch, V, decltype(&::cuGraphLaunch)>(s, graph, s);
 }
-template <unsigned V> CUresult CUDAAPI ctx_destroy(CUcontext ctx) {
-  context_destroying(ctx);
-  return real_fn<kCtxDestroy, V, decltype(&::cuCtxDestroy)>()(ctx);
-}
-template <unsigned V> CUresult CUDAAPI primary_ctx_reset(CUdevice dev) {
-  device_resetting(dev);
-  return real_fn<kPrimaryCtxReset, V, decltype(&::cuDevicePrimaryCtxReset)>()(dev);
-}
-template <unsigned V> CUresult CUDAAPI primary_ctx_release(CUdevice dev) {
-  device_resetting(dev);
-  return real_fn<kPrimaryCtxRelease, V, decltype(&::cuDevicePrimaryCtxRelease)>()(dev);
-}
-template <unsigned V> CUresult CUDAAPI stream_destroy(CUstream s) {
-  stream_destroying(s);
-  return real_fn<kStreamDestroy, V, decltype(&::cuStreamDestroy)>()(s);
+// A destructor: the library is told first (context_destroying and the like), then the driver's call is made.
+template <Entry E, unsigned V, typename Fn, typename Arg, void (*Tell)(Arg)> CUresult CUDAAPI told(Arg arg) {
+  Tell(arg);
+  return real_fn<E, V, Fn>()(arg);
 }
 
 using GetProcAddress1 = CUresult(CUDAAPI*)(const char*, void**, int, cuuint64_t);
@@ -146,10 +135,17 @@ template <unsigned V> void* wrapper(Entry e) {
   case kGraphLaunch: return reinterpret_cast<void*>(&graph_launch<V>);
   case kGetProcAddress1: return reinterpret_cast<void*>(&get_proc_address1<V>);
   case kGetProcAddress2: return reinterpret_cast<void*>(&get_proc_address2<V>);
-  case kCtxDestroy: return reinterpret_cast<void*>(&ctx_destroy<V>);
-  case kPrimaryCtxReset: return reinterpret_cast<void*>(&primary_ctx_reset<V>);
-  case kPrimaryCtxRelease: return reinterpret_cast<void*>(&primary_ctx_release<V>);
-  case kStreamDestroy: return reinterpret_cast<void*>(&stream_destroy<V>);
+  case kCtxDestroy:
+    return reinterpret_cast<void*>(&told<kCtxDestroy, V, decltype(&::cuCtxDestroy), CUcontext, &context_destroying>);
+  case kPrimaryCtxReset:
+    return reinterpret_cast<void*>(
+        &told<kPrimaryCtxReset, V, decltype(&::cuDevicePrimaryCtxReset), CUdevice, &device_resetting>);
+  case kPrimaryCtxRelease:
+    return reinterpret_cast<void*>(
+        &told<kPrimaryCtxRelease, V, decltype(&::cuDevicePrimaryCtxRelease), CUdevice, &device_resetting>);
+  case kStreamDestroy:
+    return reinterpret_cast<void*>(
+        &told<kStreamDestroy, V, decltype(&::cuStreamDestroy), CUstream, &stream_destroying>);
   case kEntries: break;
   }
   return nullptr;
