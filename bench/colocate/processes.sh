@@ -14,7 +14,8 @@
 #     after SETTLE (0.5) s; and, in the rows marked colo-ls, bench/colocate's own LS client (--role ls);
 #   - BE: bench/colocate's BE program BE (default compute), its original kernels (plain) or following the
 #     controller (--be-follow with PTB_QOSD=1);
-#   - rows: time-slicing (no MPS), MPS with BE at 100% and 25% of the threads, each ptb-qosd policy; LS solo
+#   - rows: time-slicing (no MPS), MPS with BE at 100% and 25% of the threads (and at a lower MPS client
+#     priority), each ptb-qosd policy; LS solo
 #     without libptb-ls, preloaded and injected (what marking costs LS); LS_WITH=preload|inject picks how the
 #     LS program gets the library in the controller's rows (default preload);
 #   - the fault: ptb-qosd killed (SIGKILL) while both run: BE's time to its safe state, the restarted
@@ -179,6 +180,11 @@ fi
 row mps-be-solo none plain; BE_SOLO=$LAST_BE
 [ "$PART" = all ] && row mps-be100 torch plain
 row mps-be25 torch plain CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25
+# MPS client priorities (CUDA_MPS_CLIENT_PRIORITY: 0 normal, 1 below normal; ignored by a driver without them)
+if [ "$PART" = all ]; then
+  row mps-be100-prio1 torch plain CUDA_MPS_CLIENT_PRIORITY=1
+  row mps-be25-prio1 torch plain CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 CUDA_MPS_CLIENT_PRIORITY=1
+fi
 [ "$PART" = all ] && qosd_start --policy off && {
   row qosd-off-be-solo none follow PTB_QOSD=1 # the cost of following (twins on every SM)
   qosd_stop
