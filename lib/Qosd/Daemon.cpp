@@ -122,10 +122,12 @@ double quantile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
-std::string describe(const shm::PolicyValue &v) {
-  std::string s = "SMs " + v.sms.str();
+// The GPU's SMs only ("all" is every SM id the runtime knows: 0-255).
+std::string describe(const shm::PolicyValue &v, unsigned smCount) {
+  const ptb::SmSet gpu = ptb::SmSet::first(smCount);
+  std::string s = "SMs " + (v.sms & gpu).str();
   if (v.per_sm != 0) s += ", " + std::to_string(v.per_sm) + " per SM";
-  if (v.per_sm != 0 && v.capped != ptb::SmSet::all()) s += " on " + v.capped.str();
+  if (v.per_sm != 0 && (v.capped & gpu) != gpu) s += " on " + (v.capped & gpu).str();
   return s;
 }
 
@@ -180,7 +182,7 @@ void Daemon::publish(const shm::PolicyValue &value, const char *why) {
   current = value;
   if (published) ++changes;
   published = true;
-  if (log && why) log(std::string("BE: ") + describe(value) + " (" + why + ")");
+  if (log && why) log(std::string("BE: ") + describe(value, smCount) + " (" + why + ")");
 }
 
 void Daemon::start(std::uint64_t now) {
@@ -199,7 +201,7 @@ void Daemon::start(std::uint64_t now) {
     publish(placement(controller->allocation()), "start");
   else
     publish(config.policy == "gate" ? between : everything, "start"); // gate: LS idle until marked busy
-  if (log) log("safe state: " + describe(safe) + "; lease " + std::to_string(config.leaseMs) + " ms");
+  if (log) log("safe state: " + describe(safe, smCount) + "; lease " + std::to_string(config.leaseMs) + " ms");
   updateStats();
 }
 
@@ -300,7 +302,7 @@ void Daemon::updateStats() {
 
 void Daemon::stop() {
   seg.controller.stopped.store(1, std::memory_order_release);
-  if (log) log("stopped: BE takes its safe state (" + describe(safe) + ")");
+  if (log) log("stopped: BE takes its safe state (" + describe(safe, smCount) + ")");
 }
 
 } // namespace ptb::qosd

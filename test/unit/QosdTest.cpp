@@ -294,8 +294,11 @@ TEST_F(QosdDaemon, StaticAndSafeStates) {
   off.betweenPerSm = 2;
   auto d3 = daemon(off);
   std::uint64_t t = 200 * kMs;
+  log.clear();
   d3->start(t);
   EXPECT_EQ(read().per_sm, 0u);
+  ASSERT_FALSE(log.empty());
+  EXPECT_EQ(log.front(), "BE: SMs 0-131 (start)") << "the GPU's SMs, not every id the runtime knows";
   seg().ls[0].pid.store(static_cast<std::uint64_t>(getpid()));
   seg().ls[0].streams[0].submitted.fetch_add(1);
   d3->step(t += 20 * kUs);
