@@ -112,6 +112,28 @@ std::string statusText(const shm::Segment &seg, std::uint64_t now) {
       static_cast<unsigned long long>(st.be_clients.load()), static_cast<unsigned long long>(st.be_safe.load()),
       static_cast<unsigned long long>(st.be_launches.load()));
   out += buf;
+  // Each BE process: the SMs it applies (its part when divided), its launches, following or safe.
+  shm::PolicyValue policy, safe;
+  std::uint64_t seq = 0;
+  const bool published = shm::read_published(seg, policy, safe, seq);
+  const unsigned smCount = static_cast<unsigned>(st.sm_count.load());
+  const ptb::SmSet gpuSms = ptb::SmSet::first(smCount);
+  for (const shm::BeClient &entry : seg.be) {
+    const std::uint64_t pid = entry.pid.load();
+    if (pid == 0) continue;
+    const std::uint64_t slice = entry.slice.load();
+    std::string sms = "?";
+    if (entry.safe.load() != 0)
+      sms = (safe.sms & gpuSms).str() + " (its safe state)";
+    else if (published)
+      sms = (shm::slice_of(policy, slice, smCount).sms & gpuSms).str();
+    if (entry.safe.load() == 0 && (slice & 0xffffffffu) > 1)
+      sms += " (part " + std::to_string((slice >> 32) + 1) + " of " + std::to_string(slice & 0xffffffffu) + ")";
+    std::snprintf(buf, sizeof(buf), "    BE pid %llu: SMs %s; %llu twin launches\n",
+                  static_cast<unsigned long long>(pid), sms.c_str(),
+                  static_cast<unsigned long long>(entry.launches.load()));
+    out += buf;
+  }
   std::snprintf(buf, sizeof(buf),
                 "  LS: %s; %llu processes; p50 %.0f us, p99 %.0f us, max %.0f us over the last %llu latencies\n",
                 st.ls_busy.load() ? "busy" : "idle", static_cast<unsigned long long>(st.ls_clients.load()),
@@ -119,6 +141,16 @@ std::string statusText(const shm::Segment &seg, std::uint64_t now) {
                 static_cast<double>(st.ls_max_ns.load()) / 1e3,
                 static_cast<unsigned long long>(st.ls_requests.load() < 1000 ? st.ls_requests.load() : 1000));
   out += buf;
+  // Each LS process: busy (some stream or C-API request in flight) or idle, its launches.
+  for (const shm::LsClient &entry : seg.ls) {
+    const std::uint64_t pid = entry.pid.load();
+    if (pid == 0) continue;
+    bool busy = entry.requests_begun.load() != entry.requests_done.load();
+    for (const shm::LsStream &stream : entry.streams) busy = busy || stream.submitted.load() != stream.completed.load();
+    std::snprintf(buf, sizeof(buf), "    LS pid %llu: %s; %llu launches marked\n", static_cast<unsigned long long>(pid),
+                  busy ? "busy" : "idle", static_cast<unsigned long long>(entry.launches.load()));
+    out += buf;
+  }
   std::snprintf(buf, sizeof(buf), "  yields %llu, releases %llu, policy changes %llu\n",
                 static_cast<unsigned long long>(st.yields.load()), static_cast<unsigned long long>(st.releases.load()),
                 static_cast<unsigned long long>(st.policy_changes.load()));

@@ -254,7 +254,20 @@ TEST_F(QosdDaemon, SplitDividesBeSmsAmongLiveProcesses) {
   d->step(t += 20 * kUs);
   EXPECT_EQ(seg().be[1].slice.load(), shm::slice_word(0, 2));
   EXPECT_EQ(seg().be[7].slice.load(), shm::slice_word(1, 2));
-  EXPECT_NE(ptb::qosd::statusText(seg(), t).find("split in 2 parts"), std::string::npos);
+  const std::string status = ptb::qosd::statusText(seg(), t);
+  EXPECT_NE(status.find("split in 2 parts"), std::string::npos) << status;
+  EXPECT_NE(status.find("    BE pid " + std::to_string(me) + ": SMs 66-98 (part 1 of 2);"), std::string::npos)
+      << status;
+  EXPECT_NE(status.find(": SMs 99-131 (part 2 of 2);"), std::string::npos) << status;
+  seg().ls[2].pid.store(me);
+  seg().ls[2].launches.store(5);
+  seg().ls[2].streams[0].submitted.store(5);
+  seg().ls[2].streams[0].completed.store(4);
+  EXPECT_NE(ptb::qosd::statusText(seg(), t).find("    LS pid " + std::to_string(me) + ": busy; 5 launches marked"),
+            std::string::npos);
+  seg().ls[2].streams[0].completed.store(5);
+  EXPECT_NE(ptb::qosd::statusText(seg(), t).find(": idle; 5 launches marked"), std::string::npos);
+  seg().ls[2].pid.store(0);
   // shared: the same entries, the whole policy each.
   Config shared = c;
   shared.beShare = "shared";
