@@ -127,8 +127,9 @@ std::string statusText(const shm::Segment &seg, std::uint64_t now) {
       sms = (safe.sms & gpuSms).str() + " (its safe state)";
     else if (published)
       sms = (shm::slice_of(policy, slice, smCount).sms & gpuSms).str();
-    if (entry.safe.load() == 0 && (slice & 0xffffffffu) > 1)
-      sms += " (part " + std::to_string((slice >> 32) + 1) + " of " + std::to_string(slice & 0xffffffffu) + ")";
+    if (entry.safe.load() == 0 && shm::slice_parts(slice) > 1)
+      sms += " (part " + std::to_string(shm::slice_part(slice) + 1) + " of " + std::to_string(shm::slice_parts(slice)) +
+             ")";
     std::snprintf(buf, sizeof(buf), "    BE pid %llu: SMs %s; %llu twin launches\n",
                   static_cast<unsigned long long>(pid), sms.c_str(),
                   static_cast<unsigned long long>(entry.launches.load()));
@@ -145,10 +146,8 @@ std::string statusText(const shm::Segment &seg, std::uint64_t now) {
   for (const shm::LsClient &entry : seg.ls) {
     const std::uint64_t pid = entry.pid.load();
     if (pid == 0) continue;
-    bool busy = entry.requests_begun.load() != entry.requests_done.load();
-    for (const shm::LsStream &stream : entry.streams) busy = busy || stream.submitted.load() != stream.completed.load();
     std::snprintf(buf, sizeof(buf), "    LS pid %llu: %s; %llu launches marked\n", static_cast<unsigned long long>(pid),
-                  busy ? "busy" : "idle", static_cast<unsigned long long>(entry.launches.load()));
+                  shm::busy(entry) ? "busy" : "idle", static_cast<unsigned long long>(entry.launches.load()));
     out += buf;
   }
   std::snprintf(buf, sizeof(buf), "  yields %llu, releases %llu, policy changes %llu\n",

@@ -82,10 +82,7 @@ public:
     for (unsigned i = 0; i < kOwnSlots; ++i)
       if (keys_[i].load(std::memory_order_relaxed) == key) retired_[i].store(true, std::memory_order_relaxed);
   }
-  bool busy(unsigned slot) const {
-    const shm::LsStream& s = client_.streams[slot];
-    return s.submitted.load(std::memory_order_acquire) != s.completed.load(std::memory_order_acquire);
-  }
+  bool busy(unsigned slot) const { return shm::busy(client_.streams[slot]); }
   static bool shared(unsigned slot) { return slot == kSharedSlot; }
 
   // The lock a launch holds from submit() until its device write is enqueued (or undone): the numbers of
@@ -164,10 +161,8 @@ private:
   std::uint64_t ended_ = 0; // under requests_
 };
 
-// Whether a slot is busy as the controller sees it.
-inline bool busy(const shm::LsStream& s) {
-  return s.submitted.load(std::memory_order_acquire) != s.completed.load(std::memory_order_acquire);
-}
+// Whether a slot is busy as the controller sees it (ptb/qos/segment.h).
+using shm::busy;
 
 // When to look for a missing segment again: at most once per `period_ns`.
 class RetryClock {

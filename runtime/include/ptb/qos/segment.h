@@ -229,16 +229,17 @@ inline bool read_published(const Segment& seg, PolicyValue& policy, PolicyValue&
   return false;
 }
 
-// A BE entry's slice word: part `part` (from 0) of `parts` equal parts of BE's SMs.
+// A BE entry's slice word: part `part` (from 0) of `parts` equal parts of BE's SMs; and back.
 inline std::uint64_t slice_word(unsigned part, unsigned parts) {
   return (static_cast<std::uint64_t>(part) << 32) | parts;
 }
+inline unsigned slice_part(std::uint64_t slice) { return static_cast<unsigned>(slice >> 32); }
+inline unsigned slice_parts(std::uint64_t slice) { return static_cast<unsigned>(slice & 0xffffffffu); }
 // BE's policy as one BE process applies it, given its entry's slice word: the policy's SMs (those below
 // sm_count) cut into `parts` equal runs in SM order, and run `part` of them; per_sm and capped unchanged.
 // A word of 0 or 1 part, a part out of range, or fewer SMs than parts: the whole policy (shared).
 inline PolicyValue slice_of(const PolicyValue& policy, std::uint64_t slice, unsigned sm_count) {
-  const unsigned parts = static_cast<unsigned>(slice & 0xffffffffu);
-  const unsigned part = static_cast<unsigned>(slice >> 32);
+  const unsigned parts = slice_parts(slice), part = slice_part(slice);
   if (parts <= 1 || part >= parts) return policy;
   const SmSet members = policy.sms & SmSet::first(sm_count < kMaxSms ? sm_count : kMaxSms);
   const unsigned total = members.count();
@@ -253,6 +254,19 @@ inline PolicyValue slice_of(const PolicyValue& policy, std::uint64_t slice, unsi
     ++rank;
   }
   return out;
+}
+
+// An LS stream is busy while the device has not written the number of its last launch.
+inline bool busy(const LsStream& __s) {
+  return __s.submitted.load(std::memory_order_acquire) != __s.completed.load(std::memory_order_acquire);
+}
+// An LS process has work in flight: a busy stream, or a C-API request begun and not done.
+inline bool busy(const LsClient& __c) {
+  if (__c.requests_begun.load(std::memory_order_acquire) != __c.requests_done.load(std::memory_order_acquire))
+    return true;
+  for (const LsStream& __s : __c.streams)
+    if (busy(__s)) return true;
+  return false;
 }
 
 // Whether the controller is gone: it said so (stopped), never ran, or its heartbeat is older than its lease.
