@@ -41,7 +41,7 @@ std::string sms(const std::string &value, std::string &out) {
   out = value;
   return "";
 }
-// The values of the keys that take a name (also listed by configKeysText).
+// The values of the keys that take a name (also listed by configKeys).
 const std::vector<const char *> kPolicies = {"gate", "static", "feedback", "gspace", "off"};
 const std::vector<const char *> kMpsModes = {"use", "start", "off"};
 const std::vector<const char *> kBeShares = {"shared", "split"};
@@ -91,17 +91,22 @@ const std::map<std::string, Setter> &setters() {
 
 } // namespace
 
-std::string configKeysText() {
-  std::string text;
+std::vector<std::string> configKeys() {
+  std::vector<std::string> keys;
   for (const auto &[key, setter] : setters()) {
-    text += (text.empty() ? "" : ", ") + key;
+    std::string item = key;
     const auto named = kNamedValues.find(key);
-    if (named == kNamedValues.end()) continue;
-    std::string values;
-    for (const char *name : *named->second) values += (values.empty() ? "" : "|") + std::string(name);
-    text += " (" + values + ")";
+    if (named != kNamedValues.end()) {
+      const char *sep = " (";
+      for (const char *name : *named->second) {
+        item += sep + std::string(name);
+        sep = "|";
+      }
+      item += ")";
+    }
+    keys.push_back(item);
   }
-  return text;
+  return keys;
 }
 
 std::string setKey(Config &config, const std::string &key, const std::string &value) {

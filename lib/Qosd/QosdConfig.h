@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace ptb::qosd {
 
@@ -33,9 +34,9 @@ struct Origin {
   std::string where;
 };
 
-// Every key, in order, with the values of those that take a name: "be_share (shared|split), between_per_sm,
-// ..." (ptb-qosd's usage text).
-std::string configKeysText();
+// Every key, in order, each with its values when it takes a name: "be_share (shared|split)", "be_sms", ...
+// (ptb-qosd's usage text; the reference page's test).
+std::vector<std::string> configKeys();
 
 // Sets key (underscores) to value; "" on success, else the message (without the origin).
 std::string setKey(Config &config, const std::string &key, const std::string &value);

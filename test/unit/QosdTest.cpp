@@ -323,20 +323,14 @@ TEST_F(QosdDaemon, StaticAndSafeStates) {
   seg().ls[0].pid.store(0);
 }
 
-// The usage text's keys (configKeysText) are the keys docs/reference/ptb-qosd.md documents, no more, no less.
+// The usage text's keys (configKeys) are the keys docs/reference/ptb-qosd.md documents, no more, no less.
 TEST(QosdConfig, UsageAndReferenceListEveryKey) {
   std::set<std::string> usage;
-  const std::string text = ptb::qosd::configKeysText();
-  size_t from = 0;
-  while (from < text.size()) {
-    size_t to = text.find(", ", from);
-    if (to == std::string::npos) to = text.size();
-    std::string key = text.substr(from, to - from);
-    key = key.substr(0, key.find(' '));
+  for (const std::string &item : ptb::qosd::configKeys()) {
+    const std::string key = item.substr(0, item.find(' '));
     Config scratch;
     EXPECT_EQ(ptb::qosd::setKey(scratch, key, "x").find("unknown key"), std::string::npos) << key;
     usage.insert(key);
-    from = to + 2;
   }
   std::ifstream doc(std::string(PTB_SOURCE_DIR) + "/docs/reference/ptb-qosd.md");
   ASSERT_TRUE(doc.good());

@@ -26,19 +26,15 @@ run: the controller of one GPU, until SIGTERM or SIGINT. Every configuration key
   (dashes for underscores) and wins over the file:
 )";
   // The keys, wrapped at 110 columns.
-  std::string line = "  ";
-  const std::string keys = ptb::qosd::configKeysText() + ".";
-  size_t from = 0;
-  while (from < keys.size()) {
-    size_t to = keys.find(", ", from);
-    to = to == std::string::npos ? keys.size() : to + 2;
-    const std::string word = keys.substr(from, to - from);
-    if (line.size() + word.size() > 110) {
-      text += line.substr(0, line.size() - 1) + "\n"; // without the space after the comma
-      line = "  ";
+  std::string line = " ";
+  const std::vector<std::string> keys = ptb::qosd::configKeys();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const std::string item = " " + keys[i] + (i + 1 < keys.size() ? "," : ".");
+    if (line.size() + item.size() > 110) {
+      text += line + "\n";
+      line = " ";
     }
-    line += word;
-    from = to;
+    line += item;
   }
   text += line + "\n";
   text += "Segments live in PTB_QOSD_DIR (default /dev/shm). Exit: 0 done, 1 failure, 2 bad usage or configuration,\n"
