@@ -194,7 +194,7 @@ GATES=${GATES:-"gate|gate --between-per-sm 2|gate --poll-us 5|gate --between-per
 IFS='|' read -r -a gates <<<"$GATES"
 for pol in "${gates[@]}"; do
   name="qosd-$(echo "$pol" | tr -d ' ' | sed 's/--/-/g')"
-  poll=20; case "$pol" in *poll-us\ 5*) poll=5 ;; esac
+  poll=$(sed -n 's/.*--poll-us \([0-9][0-9]*\).*/\1/p' <<<"$pol"); poll=${poll:-20} # BE polls as the controller
   qosd_start --policy $pol && {
     LS_ENV="$MARK_ENV" row "$name" torch follow PTB_QOSD=1 PTB_QOSD_POLL_US=$poll
     qosd_stop
