@@ -209,9 +209,11 @@ static int run_checks() {
   using BeginFn = int (*)();
   using EndFn = int (*)(void*);
   const char* path = std::getenv("CUDA_INJECTION64_PATH");
+  // RTLD_DEFAULT is a null handle: only a failed dlopen means "no library".
   void* lib = path ? dlopen(path, RTLD_NOW) : RTLD_DEFAULT;
-  BeginFn begin = lib ? reinterpret_cast<BeginFn>(dlsym(lib, "ptb_ls_begin")) : nullptr;
-  EndFn end = lib ? reinterpret_cast<EndFn>(dlsym(lib, "ptb_ls_end")) : nullptr;
+  const bool opened = !path || lib;
+  BeginFn begin = opened ? reinterpret_cast<BeginFn>(dlsym(lib, "ptb_ls_begin")) : nullptr;
+  EndFn end = opened ? reinterpret_cast<EndFn>(dlsym(lib, "ptb_ls_end")) : nullptr;
   check(begin && end, "ptb_ls_begin and ptb_ls_end found in the library");
   if (begin && end) {
     const std::uint64_t begun0 = c->requests_begun.load();
