@@ -22,11 +22,14 @@
 #     controller's time to be followed (test/gpu/qosd/controller_fault.cpp); LS must finish and pass its check;
 #   - a second ptb-qosd on the GPU must be refused.
 # PART=goal runs only the rows the issue's goal compares (LS solo, BE solo, MPS at 25%, the gate through the
-# controller, the in-process gate), for long windows (SECS=43: 20,000 PyTorch requests).
+# controller, the in-process gate), for long windows (SECS=47: about 21,900 PyTorch requests; 43 s gave 19,846
+# to 20,747, as the measured capacity varies).
 # COLO=0 leaves out the rows with bench/colocate's LS client, TWO_BE=0 those with two BE processes (BE's room
-# shared or split by ptb-qosd's be_share). DEVICE=N runs on GPU N only; MPS_EXTERNAL=1 uses the MPS daemon of
-# the caller (bench/colocate/two_gpus.sh: one daemon, one run per GPU). GATES: the controller's rows, "|"-separated ptb-qosd options; COLO_SECS (default 8) the window of the
-# rows with bench/colocate's LS client (26,000 requests at 8 s).
+# shared or split by ptb-qosd's be_share), FAULTS=0 the fault and killed-process cases at the end.
+# DEVICE=N runs on GPU N only; MPS_EXTERNAL=1 uses the MPS daemon of the caller (bench/colocate/two_gpus.sh: one
+# daemon, one run per GPU). GATES: the controller's rows, "|"-separated ptb-qosd options, each optionally
+# followed by ": VAR=VALUE ..." for BE's environment (e.g. "gate --poll-us 5 : PTB_CHECK_CYCLES=4096").
+# COLO_SECS (default 8): the window of the rows with bench/colocate's LS client (26,000 requests at 8 s).
 # Everything goes to $OUT (default build/processes-out): processes.md (the table), run.log, per-row logs.
 set -u
 cd "$(dirname "$0")/../.."
@@ -120,13 +123,23 @@ row() {
     sleep 0.05; n=$((n + 1)); [ $n -gt 2400 ] && { say "row $name: not ready in 120 s"; break; }
   done
   touch "$go"
+  local t0=$EPOCHREALTIME
   [ -n "$FAULT_CMD" ] && eval "$FAULT_CMD" >"$OUT/$name.fault.log" 2>&1
   [ -n "$lspid" ] && wait "$lspid"; local lsrc=$?
   local berc=0 p
   for p in "${bepids[@]}"; do wait "$p" || berc=$?; done
-  local p99 be_rate check=ok
-  if [ "$ls" = torch ]; then p99=$(awk '/^TORCH requests/ {print $7}' "$lsout"); grep -q "check ok" "$lsout" || check=LS-FAILED
-  elif [ "$ls" = colo ]; then p99=$(awk '/^ROLE ls/ {print $8}' "$lsout"); grep -q "check ok" "$lsout" || check=LS-FAILED; fi
+  local clk="" mhz="" watts="" # the GPU's mean SM clock and power over the row (CLOCKS=1)
+  [ -s "$OUT/clocks.csv" ] && clk=$(awk -F', *' -v a="$t0" -v b="$EPOCHREALTIME" \
+    '$1 >= a && $1 <= b && $2 + 0 > 0 {c += $2; w += $3; n++} END {if (n) printf "%.0f %.0f", c / n, w / n}' "$OUT/clocks.csv")
+  [ -n "$clk" ] && read -r mhz watts <<<"$clk"
+  local p50 p99 be_rate check=ok
+  if [ "$ls" = torch ]; then
+    p50=$(awk '/^TORCH requests/ {print $5}' "$lsout") p99=$(awk '/^TORCH requests/ {print $7}' "$lsout")
+    grep -q "check ok" "$lsout" || check=LS-FAILED
+  elif [ "$ls" = colo ]; then
+    p50=$(awk '/^ROLE ls/ {print $6}' "$lsout") p99=$(awk '/^ROLE ls/ {print $8}' "$lsout")
+    grep -q "check ok" "$lsout" || check=LS-FAILED
+  fi
   local each=""
   if [ "$be" != none ]; then # BE's rate: the sum over its processes (each one's in the log line)
     be_rate=$(cat "${beouts[@]}" | awk '/^ROLE be/ {s += $5; n++} END {if (n) printf "%.0f", s}')
@@ -137,8 +150,8 @@ row() {
   reqs=$(awk '/^TORCH requests/ {print $3} /^ROLE ls/ {print $4}' "$lsout")
   [ -n "${p99:-}" ] && [ -n "$SOLO_REF" ] && x=$(awk -v a="$p99" -v b="$SOLO_REF" 'BEGIN {printf "%.2f", a / b}')
   [ -n "${be_rate:-}" ] && [ -n "$BE_SOLO" ] && share=$(awk -v a="$be_rate" -v b="$BE_SOLO" 'BEGIN {printf "%.2f", a / b}')
-  echo "| $name | ${reqs:-} | ${p99:-} | ${x:-} | ${be_rate:-} | ${share:-} | $check (rc $lsrc/$berc) |" >>"$OUT/processes.md"
-  say "row $name: LS p99 ${p99:-?} us (${x:-?}x solo, ${reqs:-?} requests), BE ${be_rate:-?} tasks/s (${share:-?} of solo$([ "$procs" -gt 1 ] && echo ", processes $each")), $check"
+  echo "| $name | ${reqs:-} | ${p50:-} | ${p99:-} | ${x:-} | ${be_rate:-} | ${share:-} | ${mhz:-} | ${watts:-} | $check (rc $lsrc/$berc) |" >>"$OUT/processes.md"
+  say "row $name: LS p50 ${p50:-?} us, p99 ${p99:-?} us (${x:-?}x solo, ${reqs:-?} requests), BE ${be_rate:-?} tasks/s (${share:-?} of solo$([ "$procs" -gt 1 ] && echo ", processes $each"))${mhz:+, SM ${mhz} MHz, ${watts} W}, $check"
   LAST_P99=${p99:-} LAST_BE=${be_rate:-}
 }
 FAULT_CMD="" SOLO_REF="" LS_ENV=""
@@ -147,10 +160,18 @@ FAULT_CMD="" SOLO_REF="" LS_ENV=""
   echo
   echo "LS $MODEL (PyTorch, batch 1$([ -n "${EAGER:-}" ] && echo ", eager" || echo ", CUDA graph")) at $LOAD of its solo capacity; BE $BE (bench/colocate)."
   echo
-  echo "| row | LS requests | LS p99 (us) | x solo p99 | BE tasks/s | BE share of solo | checks |"
-  echo "| --- | --- | --- | --- | --- | --- | --- |"
+  echo "| row | LS requests | LS p50 (us) | LS p99 (us) | x solo p99 | BE tasks/s | BE share of solo | SM clock (MHz) | power (W) | checks |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 } >"$OUT/processes.md"
 
+# The GPU's SM clock and power, sampled every 100 ms (CLOCKS=0: not), for each row's means: a BE that draws
+# power lowers the clock LS then runs at.
+CLK_PID=""
+if [ "${CLOCKS:-1}" = 1 ] && command -v nvidia-smi >/dev/null; then
+  nvidia-smi -i "${DEVICE:-0}" --query-gpu=clocks.sm,power.draw --format=csv,noheader,nounits -lms 100 2>/dev/null |
+    while IFS= read -r l; do echo "$EPOCHREALTIME, $l"; done >"$OUT/clocks.csv" &
+  CLK_PID=$!
+fi
 # ---- without MPS: capacity, solo rows, time-slicing
 CAP=$(timeout 120 python3 bench/colocate/ls_torch.py --model "$MODEL" ${EAGER:+--eager} --capacity | awk '/^TORCH capacity/ {print $3}')
 COLO_CAP=$(timeout 120 "$BIN/colocate" --role capacity | awk '/^ROLE capacity/ {print $3}')
@@ -165,11 +186,11 @@ fi
 
 # ---- MPS (a private pipe directory; stopped at the end)
 if [ "${MPS_EXTERNAL:-0}" = 1 ]; then # a daemon the caller started (CUDA_MPS_PIPE_DIRECTORY inherited)
-  trap 'qosd_stop; rm -rf "$TMP"' EXIT
+  trap 'qosd_stop; [ -n "$CLK_PID" ] && kill "$CLK_PID"; rm -rf "$TMP"' EXIT
 else
   export CUDA_MPS_PIPE_DIRECTORY="$(mktemp -d)" CUDA_MPS_LOG_DIRECTORY="$(mktemp -d)"
   if ! nvidia-cuda-mps-control -d >"$OUT/mps-start.log" 2>&1; then say "MPS: the daemon did not start"; exit 1; fi
-  trap 'qosd_stop; echo quit | nvidia-cuda-mps-control; rm -rf "$TMP"' EXIT
+  trap 'qosd_stop; [ -n "$CLK_PID" ] && kill "$CLK_PID"; echo quit | nvidia-cuda-mps-control; rm -rf "$TMP"' EXIT
 fi
 SOLO_REF=""
 row mps-ls-solo torch none; SOLO_REF=$LAST_P99
@@ -192,11 +213,14 @@ fi
 # The gate through the controller; poll5: the controller and the BE link poll every 5 us instead of 20.
 GATES=${GATES:-"gate|gate --between-per-sm 2|gate --poll-us 5|gate --between-per-sm 2 --poll-us 5"}
 IFS='|' read -r -a gates <<<"$GATES"
-for pol in "${gates[@]}"; do
-  name="qosd-$(echo "$pol" | tr -d ' ' | sed 's/--/-/g')"
+for spec in "${gates[@]}"; do
+  pol=${spec%%:*} benv=() # "OPTIONS : VAR=VALUE ...": the words after ":" go to BE's environment
+  [[ $spec == *:* ]] && read -r -a benv <<<"${spec#*:}"
+  name="qosd-$(echo "$pol" | tr -d ' ' | sed 's/--/-/g')$(printf -- '-%s' "${benv[@]}" | tr -d ' ' | tr = -)"
+  [ ${#benv[@]} = 0 ] && name=${name%-}
   poll=$(sed -n 's/.*--poll-us \([0-9][0-9]*\).*/\1/p' <<<"$pol"); poll=${poll:-20} # BE polls as the controller
   qosd_start --policy $pol && {
-    LS_ENV="$MARK_ENV" row "$name" torch follow PTB_QOSD=1 PTB_QOSD_POLL_US=$poll
+    LS_ENV="$MARK_ENV" row "$name" torch follow PTB_QOSD=1 PTB_QOSD_POLL_US=$poll "${benv[@]}"
     qosd_stop
   }
 done
@@ -225,9 +249,9 @@ if [ "${COLO:-1}" = 1 ]; then
   say "in-process (one process, the same LS client and BE; inprocess/colocate.md):"
   grep -E 'gate|ls-alone|be-alone' "$OUT/inprocess/colocate.md" 2>/dev/null | head -12 | tee -a "$LOG"
 fi
-if [ "$PART" != all ]; then say "done in $(( $(date +%s) - T0 )) s"; cat "$OUT/processes.md"; exit 0; fi
+if [ "$PART" != all ] || [ "${FAULTS:-1}" = 0 ]; then say "done in $(( $(date +%s) - T0 )) s"; cat "$OUT/processes.md"; exit 0; fi
 # ---- the fault: the controller killed mid-run, then restarted
-SOLO_REF=$(awk -F'|' '/\| mps-ls-solo \|/ {gsub(/ /, "", $4); print $4}' "$OUT/processes.md")
+SOLO_REF=$(awk -F'|' '/\| mps-ls-solo \|/ {gsub(/ /, "", $5); print $5}' "$OUT/processes.md")
 qosd_start --policy gate && {
   FAULT_CMD="sleep 3; \"$BIN/controller_fault\" \"$SEGMENT\" 500 -- \"$BIN/ptb-qosd\" run --device 0 --policy gate --mps use"
   LS_ENV="$MARK_ENV" row qosd-gate-fault torch follow PTB_QOSD=1
