@@ -135,7 +135,8 @@ std::string describe(const shm::PolicyValue &v, unsigned smCount) {
 
 Daemon::Daemon(const Config &config, shm::Segment &seg, unsigned smCount, Log log)
     : config(config), seg(seg), smCount(smCount), log(std::move(log)),
-      gate(static_cast<std::uint64_t>(config.holdLimitUs) * 1000) {
+      gate(static_cast<std::uint64_t>(config.holdLimitUs) * 1000,
+           static_cast<std::uint64_t>(config.betweenAfterUs) * 1000) {
   const ptb::SmSet all = ptb::SmSet::first(smCount);
   safe.sms = parseSms(config.safeSms, shm::default_safe(smCount).sms) & all;
   safe.per_sm = config.safePerSm;

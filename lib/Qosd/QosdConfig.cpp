@@ -72,6 +72,7 @@ const std::map<std::string, Setter> &setters() {
       {"during_per_sm", [](Config &c, const std::string &v) { return whole(v, c.duringPerSm); }},
       {"between_per_sm", [](Config &c, const std::string &v) { return whole(v, c.betweenPerSm); }},
       {"hold_limit_us", [](Config &c, const std::string &v) { return positive(v, c.holdLimitUs); }},
+      {"between_after_us", [](Config &c, const std::string &v) { return whole(v, c.betweenAfterUs); }},
       {"be_sms", [](Config &c, const std::string &v) { return whole(v, c.beSms); }},
       {"floor", [](Config &c, const std::string &v) { return whole(v, c.floor); }},
       {"step", [](Config &c, const std::string &v) { return positive(v, c.step); }},

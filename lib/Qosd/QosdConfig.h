@@ -18,6 +18,7 @@ struct Config {
   unsigned duringPerSm = 0;       // gate: BE's cap there (0: none)
   unsigned betweenPerSm = 0;      // gate: BE's cap on every SM while LS is idle (0: none)
   unsigned holdLimitUs = 20000;   // gate: the hold limits (qos/gate_state.h)
+  unsigned betweenAfterUs = 0;    // gate: LS idle this long before BE gets `between` (0: at once)
   unsigned beSms = 0;             // static: BE's SMs, the highest ones (required there)
   unsigned floor = 1;             // feedback: BE's fewest SMs
   unsigned step = 2;              // feedback: SMs moved at a time; gspace: n's step

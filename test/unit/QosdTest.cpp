@@ -93,6 +93,35 @@ TEST(QosdGate, HoldsWhileBusyWithBothLimits) {
   EXPECT_EQ(g.releases(), 2u);
 }
 
+TEST(QosdGate, BetweenAfterHoldsThroughShortIdleGaps) {
+  using Want = ptb::qos::GateState::Want;
+  ptb::qos::GateState g(20 * kMs, 200 * kUs);
+  std::uint64_t t = 1000 * kMs;
+  EXPECT_EQ(g.step(t, false, 0), Want::between); // idle from the start: nothing to hold
+  EXPECT_EQ(g.step(t += kUs, true, 0), Want::during);
+  // A gap shorter than between_after (the next request was queued): the same hold, no new yield.
+  EXPECT_EQ(g.step(t += kMs, false, 0), Want::during);
+  EXPECT_EQ(g.step(t += 150 * kUs, false, 0), Want::during);
+  EXPECT_EQ(g.step(t += kUs, true, 0), Want::during);
+  EXPECT_EQ(g.yields(), 1u);
+  // Idle for between_after: BE gets `between`; the gap counts from the first idle look.
+  EXPECT_EQ(g.step(t += kMs, false, 0), Want::during);
+  EXPECT_EQ(g.step(t += 199 * kUs, false, 0), Want::during);
+  EXPECT_EQ(g.step(t += kUs, false, 0), Want::between);
+  EXPECT_EQ(g.step(t += kMs, false, 0), Want::between);
+  EXPECT_EQ(g.step(t += kUs, true, 0), Want::during);
+  EXPECT_EQ(g.yields(), 2u);
+  // BE's floor still holds when the gaps never reach between_after: released after the hold limit.
+  unsigned during = 0;
+  for (int __i = 0; __i < 40 && g.releases() == 0; ++__i) {
+    during += g.step(t += kMs, true, 0) == Want::during;
+    during += g.step(t += 100 * kUs, false, 0) == Want::during;
+  }
+  EXPECT_EQ(g.releases(), 1u);
+  EXPECT_EQ(g.want(), Want::between);
+  EXPECT_GE(during, 30u); // held for about the 20 ms limit first (each round is 1.1 ms, two looks)
+}
+
 class QosdDaemon : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -160,6 +189,33 @@ TEST_F(QosdDaemon, GateFollowsLsMarks) {
   EXPECT_NE(prom.find("ptb_qosd_yields_total{gpu=\"GPU-t\"} 30\n"), std::string::npos) << prom;
   EXPECT_NE(prom.find("# TYPE ptb_qosd_ls_latency_seconds summary"), std::string::npos);
   EXPECT_NE(ptb::qosd::statusText(seg(), t).find("policy gate"), std::string::npos);
+}
+
+// between_after_us from the configuration: a request queued behind the last one keeps BE out; BE comes back
+// once LS stayed idle that long.
+TEST_F(QosdDaemon, GateBetweenAfterKeepsBackToBackRequestsOneHold) {
+  Config c;
+  ASSERT_EQ(ptb::qosd::setKey(c, "between_after_us", "300"), "");
+  auto d = daemon(c);
+  std::uint64_t t = 5000 * kMs;
+  d->start(t);
+  shm::LsClient &ls = seg().ls[0];
+  ls.pid.store(static_cast<std::uint64_t>(getpid()));
+  for (int request = 0; request < 3; ++request) { // three requests 100 us apart
+    ls.streams[0].submitted.fetch_add(1);
+    d->step(t += 5 * kUs);
+    EXPECT_TRUE(read().sms.empty()) << request;
+    d->step(t += kMs);
+    ls.streams[0].completed.store(ls.streams[0].submitted.load());
+    d->step(t += 5 * kUs);
+    d->step(t += 95 * kUs);
+    EXPECT_TRUE(read().sms.empty()) << request << ": BE given its SMs back within between_after_us";
+  }
+  d->step(t += 250 * kUs);
+  EXPECT_TRUE(read().sms == ptb::SmSet::all()) << "BE not given its SMs back after between_after_us";
+  d->step(t += 10 * kMs);
+  EXPECT_EQ(seg().stats.yields.load(), 1u);
+  EXPECT_EQ(seg().stats.policy_changes.load(), 2u);
 }
 
 TEST_F(QosdDaemon, CApiRequestsGiveLatencies) {

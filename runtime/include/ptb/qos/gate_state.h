@@ -4,6 +4,9 @@
 // for `hold_limit` (an LS launch queued behind a paused BE launch in a shared hardware queue would otherwise
 // wait forever), and when BE has been held for `hold_limit` without a break (BE's floor under an LS service
 // that is never idle); it holds again once no stream is stuck and BE has had a tenth of the limit.
+// `between_after`: BE gets `between` only once LS has stayed idle that long (0: at once), so that requests which
+// follow one another closely (a service's queue) are one hold, not a yield and a give-back each; the hold limit
+// counts through those gaps.
 // Plain C++ (no CUDA): the caller measures, this decides; test/unit/QosdTest.cpp drives it with a fake clock.
 #pragma once
 
@@ -14,16 +17,26 @@ namespace ptb::qos {
 class GateState {
 public:
   enum class Want { between, during };
-  explicit GateState(std::uint64_t hold_limit_ns) : limit_(hold_limit_ns) {}
+  explicit GateState(std::uint64_t hold_limit_ns, std::uint64_t between_after_ns = 0)
+      : limit_(hold_limit_ns), after_(between_after_ns) {}
 
   // One look at LS: `busy` when some LS work is in flight, `stuck_ns` the longest time any LS stream in flight
   // has gone without progress (0 when idle). Returns what BE should have now.
   Want step(std::uint64_t now, bool busy, std::uint64_t stuck_ns) {
     if (!busy) {
+      if (holding_ && after_ != 0) { // LS idle, but perhaps only between two requests
+        if (!idle_) {
+          idle_ = true;
+          idle_since_ = now;
+        }
+        if (now - idle_since_ < after_) return want_;
+      }
       holding_ = false;
+      idle_ = false;
       released_ = false;
       return want_ = Want::between;
     }
+    idle_ = false;
     if (!holding_) { // the first work in flight
       holding_ = true;
       released_ = false;
@@ -52,8 +65,9 @@ public:
 
 private:
   std::uint64_t limit_;
-  bool holding_ = false, released_ = false;
-  std::uint64_t held_since_ = 0, released_at_ = 0;
+  std::uint64_t after_;
+  bool holding_ = false, released_ = false, idle_ = false;
+  std::uint64_t held_since_ = 0, released_at_ = 0, idle_since_ = 0;
   std::uint64_t yields_ = 0, releases_ = 0;
   Want want_ = Want::between;
 };
