@@ -42,21 +42,39 @@ run: the controller of one GPU, until SIGTERM or SIGINT. Every configuration key
   return text;
 }
 
+// Digits only, at most 9 of them (a GPU index or an SM count).
+bool wholeNumber(const std::string &text, unsigned &out) {
+  if (text.empty() || text.size() > 9) return false;
+  out = 0;
+  for (const char ch : text) {
+    if (ch < '0' || ch > '9') return false;
+    out = out * 10 + static_cast<unsigned>(ch - '0');
+  }
+  return true;
+}
+
 int run(const std::vector<std::string> &args) {
   ptb::qosd::RunOptions options;
   for (size_t at = 0; at < args.size(); ++at) {
     const std::string &a = args[at];
+    if (a == "--help" || a == "-h") {
+      std::fputs(usage().c_str(), stdout);
+      return kExitOk;
+    }
     if (a.rfind("--", 0) != 0) return fail(kExitUsage, "unexpected argument '" + a + "'\n" + usage());
     if (at + 1 >= args.size()) return fail(kExitUsage, a + " needs a value");
     const std::string value = args[++at];
+    unsigned number = 0;
+    if ((a == "--device" || a == "--sms") && !wholeNumber(value, number))
+      return fail(kExitUsage, a + ": '" + value + "' is not a whole number");
     if (a == "--config")
       options.configFile = value;
     else if (a == "--gpu")
       options.gpuKey = value;
     else if (a == "--device")
-      options.device = std::atoi(value.c_str());
+      options.device = static_cast<int>(number);
     else if (a == "--sms")
-      options.sms = static_cast<unsigned>(std::strtoul(value.c_str(), nullptr, 10));
+      options.sms = number;
     else {
       std::string key = a.substr(2);
       for (char &ch : key)
