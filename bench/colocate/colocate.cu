@@ -26,6 +26,7 @@
 // as it comes; the markdown table goes to stdout and <out>/colocate.md; one traced run of each twin configuration
 // at 50% load gives <out>/sm-<be>-<policy>.png (SMs over time: BE's tasks; the LS kernels are not traced)
 // and <out>/alloc-<be>-<policy>.tsv (the controller's allocation per epoch).
+#include <cuda.h>
 #include <ptb/ptb.cuh>
 #include <ptb/qos/apply.cuh>
 #include <ptb/qos/request_gate.cuh>
@@ -97,6 +98,10 @@ struct Options {
   // policy code of its own runs them: originals, or twins that follow ptb-qosd when PTB_QOSD is set
   // (bench/colocate/processes.sh)
   bool be_follow = false;
+  // --green-sms K (roles): the process runs in a green context of at least K SMs (driver API; the count is
+  // rounded up to the device's granularity, 8 SMs on Hopper): a vendor-only way to give a program part of
+  // the GPU, the peer processes.sh compares with (issue 42)
+  unsigned green_sms = 0;
 };
 
 [[noreturn]] void usage(const char* why) {
@@ -109,7 +114,7 @@ struct Options {
                "  [--seed N] [--ls-n N] [--ls-layers N] [--ls-streams N] [--ls-no-graph] [--ls-spin-us N] [--pair-fused RATIO] [--policy-ls-plain] [--target-x X] [--epoch-us N] [--window N] [--static-k K]\n"
                "  [--step N] [--profile-step N] [--profile-secs S] [--no-trace] [--prefer-shared] [--pool-min N]\n"
                "  MPS roles: --role probe | --role capacity | --role ls --rate R [--secs S --settle S --seed N] |\n"
-               "    --role be --be-kind K [--be-follow]\n",
+               "    --role be --be-kind K [--be-follow]; any role: --green-sms K (in a green context of >= K SMs)\n",
                why);
   std::exit(2);
 }
@@ -240,6 +245,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--rate") o.rate = real();
     else if (a == "--be-kind") o.be_kind = val();
     else if (a == "--be-follow") o.be_follow = true;
+    else if (a == "--green-sms") o.green_sms = unsigned(whole());
     else usage(("unknown option " + a).c_str());
   }
   if (o.reps == 0 || o.secs <= 0 || o.loads.empty()) usage("reps, secs and loads must be positive");
@@ -1004,6 +1010,61 @@ int run_all(const Options& o) {
   return 0;
 }
 
+// ---- a green context (--green-sms): the process's work confined to part of the GPU by the driver -----------
+__global__ void green_seen(unsigned* seen) {
+  unsigned sm;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  if (threadIdx.x == 0 && sm < 1024) atomicOr(&seen[sm / 32], 1u << (sm % 32));
+}
+
+// Makes a green context of at least `want` SMs of device 0 current to this thread, before any runtime call,
+// so that the runtime's calls and launches run in it; prints what it got and how many SMs a wide grid
+// reached there. False (after a message) when the driver refuses.
+bool enter_green_context(unsigned want) {
+  auto ok = [](CUresult r, const char* what) {
+    if (r == CUDA_SUCCESS) return true;
+    const char* s = nullptr;
+    cuGetErrorString(r, &s);
+    std::fprintf(stderr, "colocate: --green-sms: %s failed: %s\n", what, s ? s : "?");
+    return false;
+  };
+  CUdevice dev;
+  CUdevResource all{}, part{}, rest{};
+  unsigned groups = 1;
+  CUdevResourceDesc desc;
+  CUgreenCtx green;
+  CUcontext ctx;
+  if (!ok(cuInit(0), "cuInit") || !ok(cuDeviceGet(&dev, 0), "cuDeviceGet") ||
+      !ok(cuDeviceGetDevResource(dev, &all, CU_DEV_RESOURCE_TYPE_SM), "cuDeviceGetDevResource") ||
+      !ok(cuDevSmResourceSplitByCount(&part, &groups, &all, &rest, 0, want), "cuDevSmResourceSplitByCount"))
+    return false;
+  if (groups != 1) {
+    std::fprintf(stderr, "colocate: --green-sms: no group of %u SMs in the device's %u\n", want, all.sm.smCount);
+    return false;
+  }
+  if (!ok(cuDevResourceGenerateDesc(&desc, &part, 1), "cuDevResourceGenerateDesc") ||
+      !ok(cuGreenCtxCreate(&green, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM), "cuGreenCtxCreate") ||
+      !ok(cuCtxFromGreenCtx(&ctx, green), "cuCtxFromGreenCtx") || !ok(cuCtxSetCurrent(ctx), "cuCtxSetCurrent"))
+    return false;
+  unsigned* seen = nullptr;
+  unsigned host[32] = {};
+  CK(cudaMalloc(&seen, sizeof host));
+  CK(cudaMemset(seen, 0, sizeof host));
+  green_seen<<<4 * all.sm.smCount, 64>>>(seen);
+  CK(cudaMemcpy(host, seen, sizeof host, cudaMemcpyDeviceToHost));
+  CK(cudaFree(seen));
+  unsigned reached = 0;
+  for (unsigned w : host) reached += unsigned(__builtin_popcount(w));
+  std::printf("GREEN sms %u (asked %u of %u), a grid of %u blocks reached %u SMs\n", part.sm.smCount, want,
+              all.sm.smCount, 4 * all.sm.smCount, reached);
+  if (reached > part.sm.smCount) {
+    std::fprintf(stderr, "colocate: --green-sms: work reached %u SMs, more than the green context's %u\n", reached,
+                 part.sm.smCount);
+    return false;
+  }
+  return true;
+}
+
 // ---- MPS roles: one side of a measurement in a process of its own (run_on_gpu.sh starts both) ----------
 int run_role(const Options& o) {
   if (o.role == "probe") {
@@ -1080,6 +1141,10 @@ int main(int argc, char** argv) {
   // that never started while BE was paused by the request gate (docs/design/qos.md). A value given by the caller wins.
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   const colo::Options o = colo::parse(argc, argv);
+  if (o.green_sms && (o.role.empty() || !colo::enter_green_context(o.green_sms))) {
+    std::fprintf(stderr, "colocate: --green-sms needs --role and a green context of that size\n");
+    return 1;
+  }
   // One shared-memory carveout for every kernel (LS's GEMMs use shared memory, BE's compute and memory
   // programs none): blocks of kernels that want different carveouts cannot share an SM until it drains.
   if (o.prefer_shared && cudaDeviceSetCacheConfig(cudaFuncCachePreferShared) != cudaSuccess) {

@@ -24,6 +24,10 @@
 # PART=goal runs only the rows the issue's goal compares (LS solo, BE solo, MPS at 25%, the gate through the
 # controller, the in-process gate), for long windows (SECS=47: about 21,900 PyTorch requests; 43 s gave 19,846
 # to 20,747, as the measured capacity varies).
+# PART=frontier (issue 42): each system along its knob in one run, the same arrivals: time-slicing, MPS with
+# BE at MPS_PCTS (default "10 25 50 75") % of the threads, BE in a green context of GREENS (default
+# "16 32 48 64 96") SMs, ptb-qosd's policies (GATES, with its own default); then bench/colocate/frontier.py
+# writes frontier.md (BE's best share at each LS p99 tolerance, per system) and frontier.png.
 # COLO=0 leaves out the rows with bench/colocate's LS client, TWO_BE=0 those with two BE processes (BE's room
 # shared or split by ptb-qosd's be_share), FAULTS=0 the fault and killed-process cases at the end.
 # DEVICE=N runs on GPU N only; MPS_EXTERNAL=1 uses the MPS daemon of the caller (bench/colocate/two_gpus.sh: one
@@ -106,7 +110,7 @@ row() {
     local follow=(); [ "$be" = follow ] && follow=(--be-follow)
     for i in $(seq "$procs"); do
       env COLO_READY="$TMP/be.ready.$i" COLO_GO="$go" "$@" timeout 150 "$BIN/colocate" --role be --be-kind "$BE" \
-        "${follow[@]}" --settle "$SETTLE" --secs "$SECS" >"${beouts[$((i - 1))]}" 2>&1 &
+        "${follow[@]}" ${BE_ARGS:-} --settle "$SETTLE" --secs "$SECS" >"${beouts[$((i - 1))]}" 2>&1 &
       bepids+=($!)
     done
   else for i in $(seq "$procs"); do touch "$TMP/be.ready.$i"; done; fi
@@ -178,7 +182,7 @@ COLO_CAP=$(timeout 120 "$BIN/colocate" --role capacity | awk '/^ROLE capacity/ {
 RATE=$(awk -v c="$CAP" -v l="$LOAD" 'BEGIN {printf "%.1f", c * l}')
 COLO_RATE=$(awk -v c="$COLO_CAP" -v l="$LOAD" 'BEGIN {printf "%.1f", c * l}')
 say "LS $MODEL capacity $CAP requests/s -> rate $RATE; colocate's LS capacity $COLO_CAP -> $COLO_RATE"
-if [ "$PART" = all ]; then
+if [ "$PART" = all ] || [ "$PART" = frontier ]; then
   row no-mps-ls-solo torch none; SOLO_REF=$LAST_P99
   row no-mps-be-solo none plain; BE_SOLO=$LAST_BE
   SECS=3 row time-slicing torch plain # LS waits for BE's time slices: a short window
@@ -200,7 +204,14 @@ if [ "$PART" = all ]; then
 fi
 row mps-be-solo none plain; BE_SOLO=$LAST_BE
 [ "$PART" = all ] && row mps-be100 torch plain
-row mps-be25 torch plain CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25
+if [ "$PART" = frontier ]; then # each peer along its knob: MPS's thread percentage, a green context's SMs
+  for pct in ${MPS_PCTS:-10 25 50 75}; do row mps-be$pct torch plain CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct; done
+  for k in ${GREENS:-16 32 48 64 96}; do BE_ARGS="--green-sms $k" row green-be$k torch plain; done
+  GATES=${GATES:-"gate --poll-us 5|gate --poll-us 5 --between-per-sm 1|gate --poll-us 5 --between-per-sm 3|gate --poll-us 5 --between-per-sm 3 --between-after-us 100|gate --poll-us 5 --between-per-sm 3 --between-after-us 300|static --be-sms 66 --poll-us 5|static --be-sms 33 --poll-us 5"}
+  TWO_BE=${TWO_BE:-0} COLO=${COLO:-0}
+else
+  row mps-be25 torch plain CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25
+fi
 # MPS client priorities (CUDA_MPS_CLIENT_PRIORITY: 0 normal, 1 below normal; ignored by a driver without them)
 if [ "$PART" = all ]; then
   row mps-be100-prio1 torch plain CUDA_MPS_CLIENT_PRIORITY=1
@@ -248,6 +259,10 @@ if [ "${COLO:-1}" = 1 ]; then
     >"$OUT/inprocess.log" 2>&1
   say "in-process (one process, the same LS client and BE; inprocess/colocate.md):"
   grep -E 'gate|ls-alone|be-alone' "$OUT/inprocess/colocate.md" 2>/dev/null | head -12 | tee -a "$LOG"
+fi
+if [ "$PART" = frontier ]; then # the table of BE share at each LS p99 tolerance, and the picture
+  python3 bench/colocate/frontier.py "$OUT/processes.md" --png "$OUT/frontier.png" >"$OUT/frontier.md" 2>>"$LOG"
+  tee -a "$LOG" <"$OUT/frontier.md"
 fi
 if [ "$PART" != all ] || [ "${FAULTS:-1}" = 0 ]; then say "done in $(( $(date +%s) - T0 )) s"; cat "$OUT/processes.md"; exit 0; fi
 # ---- the fault: the controller killed mid-run, then restarted

@@ -63,7 +63,7 @@ for u in be_programs ls_client colocate be_pair be_pair_memory; do
     echo "BUILD FAILED: $u"; cat "$BIN/$u.log"; exit 1
   fi
 done
-"$NVCC" -arch=sm_90 "$BIN"/be_programs.o "$BIN"/ls_client.o "$BIN"/colocate.o "$BIN"/be_pair.o "$BIN"/be_pair_memory.o -o "$BIN/colocate" >"$BIN/link.log" 2>&1 ||
+"$NVCC" -arch=sm_90 "$BIN"/be_programs.o "$BIN"/ls_client.o "$BIN"/colocate.o "$BIN"/be_pair.o "$BIN"/be_pair_memory.o -lcuda -o "$BIN/colocate" >"$BIN/link.log" 2>&1 ||
   { echo "LINK FAILED"; cat "$BIN/link.log"; exit 1; }
 if [ $COMPILE_ONLY = 1 ]; then
   echo "run_on_gpu.sh --compile-only: bench/colocate built ($BIN/colocate), no warnings"

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""The frontier of LS p99 against BE throughput, per system, from processes.sh's table (issue 42).
+
+    python3 bench/colocate/frontier.py OUT/processes.md [--png FILE]
+
+Each row of processes.md is one point: its LS p99 over LS solo's (same run) and BE's share of its solo
+rate. Rows are grouped into systems by their names; a system's knob is what varies between its rows:
+
+    time-slicing                      no MPS: the two processes time-slice
+    mps-be<N>[-prio1]                 MPS, BE at N% of the threads (-prio1: BE at a lower client priority)
+    green-be<K>                       BE in a green context of K SMs (colocate --green-sms)
+    qosd-gate..., qosd-static...,     ptb-qosd's policies, with their options in the name
+    qosd-feedback..., qosd-gspace...  (not the rows with two BE processes, -2be-: another BE workload)
+
+Rows that failed a check, or lack either number, are left out (and counted). For each system and each LS
+p99 tolerance (1.05, 1.10, 1.25, 1.5x solo) it prints the best BE share among the system's rows within the
+tolerance, and the row that gave it; then the time-sharing bound on BE's share, 1 - rho, where rho is LS's
+load (processes.sh runs LS at LOAD of its back-to-back capacity, so its busy fraction alone is LOAD), and
+ours (ptb-qosd's best) over the best peer's. --png draws each system's points and its frontier (needs
+matplotlib; without it the table is still printed and a line says why there is no picture).
+"""
+import argparse
+import re
+import sys
+
+TOLERANCES = (1.05, 1.10, 1.25, 1.5)
+
+
+def system_of(name):
+    if name == "time-slicing":
+        return "time-slicing"
+    m = re.fullmatch(r"mps-be(\d+)(-prio1)?", name)
+    if m:
+        return "MPS threads" + (", BE priority 1" if m.group(2) else "")
+    if re.fullmatch(r"green-be\d+", name):
+        return "green context"
+    if "-2be-" in name:
+        return None  # two BE processes: another BE workload
+    m = re.match(r"qosd-(gate|static|feedback|gspace)", name)
+    if m:
+        return "ptb-qosd " + {"gate": "gate", "static": "static", "feedback": "feedback", "gspace": "G-Space"}[m.group(1)]
+    return None  # solo rows and others
+
+
+def read_rows(path):
+    """(rows, load, left_out): rows are dicts with name, system, x, share."""
+    rows, load, left_out = [], None, []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.search(r"at ([0-9.]+) of its solo capacity", line)
+            if m:
+                load = float(m.group(1))
+            if not line.startswith("| ") or line.startswith("| row ") or line.startswith("| ---"):
+                continue
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) < 7:
+                continue
+            name, x, share, checks = cells[0], cells[4], cells[6], cells[-1]
+            system = system_of(name)
+            if system is None:
+                continue
+            if not x or not share or not checks.startswith("ok"):
+                left_out.append(name)
+                continue
+            rows.append({"name": name, "system": system, "x": float(x), "share": float(share)})
+    return rows, load, left_out
+
+
+def best_within(rows, tolerance):
+    inside = [r for r in rows if r["x"] <= tolerance]
+    return max(inside, key=lambda r: (r["share"], -r["x"])) if inside else None
+
+
+def cell(row):
+    return f"{row['share']:.2f} ({row['name']})" if row else "-"
+
+
+def table(rows, load):
+    systems = sorted({r["system"] for r in rows}, key=lambda s: (not s.startswith("ptb-qosd"), s))
+    out = ["| system | " + " | ".join(f"LS p99 <= {t:.2f}x" for t in TOLERANCES) + " |",
+           "| --- |" + " --- |" * len(TOLERANCES)]
+    for s in systems:
+        mine = [r for r in rows if r["system"] == s]
+        cells = [cell(best_within(mine, t)) for t in TOLERANCES]
+        out.append(f"| {s} | " + " | ".join(cells) + " |")
+    if load is not None:
+        out.append("")
+        out.append(f"Time-sharing bound on BE's share: 1 - rho = {1 - load:.2f} (rho = LS's load, {load:g}).")
+    ours = [r for r in rows if r["system"].startswith("ptb-qosd")]
+    peers = [r for r in rows if not r["system"].startswith("ptb-qosd")]
+    if ours and peers:
+        out.append("")
+        out.append("| tolerance | ours (best) | best peer | ours / peer |")
+        out.append("| --- | --- | --- | --- |")
+        for t in TOLERANCES:
+            o, p = best_within(ours, t), best_within(peers, t)
+            ratio = f"{o['share'] / p['share']:.2f}" if o and p and p["share"] > 0 else "-"
+            out.append(f"| {t:.2f}x | {cell(o)} | {cell(p)} | {ratio} |")
+    return "\n".join(out)
+
+
+def frontier(points):
+    """The points no other point beats on both counts (lower x, higher share), by x."""
+    front, best = [], -1.0
+    for r in sorted(points, key=lambda r: (r["x"], -r["share"])):
+        if r["share"] > best:
+            front.append(r)
+            best = r["share"]
+    return front
+
+
+def draw(rows, load, path):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        print(f"frontier.py: no picture ({e})", file=sys.stderr)
+        return False
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for s in sorted({r["system"] for r in rows}):
+        mine = [r for r in rows if r["system"] == s]
+        f = frontier(mine)
+        line = ax.plot([r["x"] for r in f], [r["share"] for r in f], marker="o", label=s)[0]
+        ax.scatter([r["x"] for r in mine], [r["share"] for r in mine], s=12, color=line.get_color(), alpha=0.5)
+    if load is not None:
+        ax.axhline(1 - load, color="gray", linestyle="--", linewidth=1, label="time-sharing bound")
+    ax.set_xscale("log")
+    ax.set_xlabel("LS p99 / LS solo p99")
+    ax.set_ylabel("BE throughput / BE solo")
+    ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("table", help="processes.sh's processes.md")
+    ap.add_argument("--png", help="draw the frontiers here")
+    a = ap.parse_args()
+    try:
+        rows, load, left_out = read_rows(a.table)
+    except OSError as e:
+        print(f"frontier.py: {a.table}: {e.strerror}", file=sys.stderr)
+        return 1
+    if not rows:
+        print(f"frontier.py: {a.table}: no row of a system with both numbers", file=sys.stderr)
+        return 1
+    print(table(rows, load))
+    if left_out:
+        print(f"\nLeft out (a failed check or a missing number): {', '.join(left_out)}")
+    if a.png:
+        draw(rows, load, a.png)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
