@@ -102,39 +102,52 @@ std::string mismatch(const char* what, size_t i, double got, double want) {
   return b;
 }
 
+// The FMA chains at three lengths of launch (the same kernel): "compute" (65536 tasks of 1024 steps, a few
+// ms a launch), "long" (65536 tasks of 16384 steps: tens of ms a launch, as simulation and training steps
+// have; only a yield inside the launch can serve LS there) and "short" (1024 tasks of 1024 steps, about one
+// wave: a chain of launches of tens of microseconds). The check recomputes one thread of every
+// `check_every`-th task on the CPU.
 class ComputeBe : public BeBase {
  public:
-  static constexpr unsigned kThreads = 256, kTasks = 65536;
-  static constexpr int kIters = 1024;
-  ComputeBe() : BeBase(kTasks) {
-    CK(cudaMalloc(&out_, sizeof(float) * kTasks * kThreads));
+  static constexpr unsigned kThreads = 256;
+  static constexpr int kIters = 1024;  // "compute"'s (the pair's fused kernel uses it)
+  explicit ComputeBe(const char* name = "compute", unsigned tasks = 65536, int iters = kIters,
+                     unsigned check_every = 8)
+      : BeBase(tasks), name_(name), iters_(iters), check_every_(check_every) {
+    CK(cudaMalloc(&out_, sizeof(float) * tasks * kThreads));
     occupancy(be_compute, kThreads);
+    char d[160];
+    std::snprintf(d, sizeof d, "%u blocks x 256 threads, 4 fmaf chains of %d steps per thread (%.1f GFLOP a launch)",
+                  tasks, iters, 2.0 * kThreads * 4 * iters * tasks / 1e9);
+    describe_ = d;
   }
-  const char* name() const override { return "compute"; }
-  const char* describe() const override {
-    return "65536 blocks x 256 threads, 4 fmaf chains of 1024 steps per thread (137.4 GFLOP a launch)";
-  }
-  double work_per_task() const override { return 2.0 * kThreads * 4 * kIters; }
+  const char* name() const override { return name_; }
+  const char* describe() const override { return describe_.c_str(); }
+  double work_per_task() const override { return 2.0 * kThreads * 4 * iters_; }
   const char* work_unit() const override { return "flop"; }
   float* out() const { return out_; }
 
  private:
   void launch_n(cudaStream_t s, unsigned seq, unsigned n) override {
-    be_compute<<<n, kThreads, 0, s>>>(out_, stamp_, seq, kIters, done_, seen_dev_);
+    be_compute<<<n, kThreads, 0, s>>>(out_, stamp_, seq, iters_, done_, seen_dev_);
   }
-  void poison() override { CK(cudaMemset(out_, 0xff, sizeof(float) * kTasks * kThreads)); }
+  void poison() override { CK(cudaMemset(out_, 0xff, sizeof(float) * tasks_ * kThreads)); }
   std::string check_outputs(unsigned seq, unsigned n) override {
-    std::vector<float> h(size_t(kTasks) * kThreads);
+    std::vector<float> h(size_t(tasks_) * kThreads);
     CK(cudaMemcpy(h.data(), out_, h.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    // one thread in every 8th task (which ones moves with seq), each a whole chain on the CPU
-    for (unsigned t = seq % 8; t < n; t += 8) {
+    // one thread in every check_every-th task (which ones moves with seq), each a whole chain on the CPU
+    for (unsigned t = seq % check_every_; t < n; t += check_every_) {
       const unsigned tid = t * kThreads + (t * 37u + seq) % kThreads;
-      const float want = compute_chain(tid, seq, kIters);
+      const float want = compute_chain(tid, seq, iters_);
       if (std::memcmp(&h[tid], &want, sizeof want) != 0) return mismatch("compute out", tid, h[tid], want);
     }
     return "";
   }
   float* out_ = nullptr;
+  const char* name_;
+  int iters_;
+  unsigned check_every_;
+  std::string describe_;
 };
 
 class MemoryBe : public BeBase {
@@ -363,6 +376,8 @@ std::vector<std::unique_ptr<BeProgram>> make_be_programs() {
   v.push_back(std::make_unique<ComputeBe>());
   v.push_back(std::make_unique<MemoryBe>());
   v.push_back(std::make_unique<WmmaBe>());
+  v.push_back(std::make_unique<ComputeBe>("long", 65536, 16 * ComputeBe::kIters, 128));
+  v.push_back(std::make_unique<ComputeBe>("short", 1024, ComputeBe::kIters, 1));
   v.push_back(std::make_unique<PairBe<ComputeBe>>());
   v.push_back(std::make_unique<PairBe<MemoryBe>>());
   return v;

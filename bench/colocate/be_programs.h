@@ -3,7 +3,8 @@
 // `ptb-transform --strict` (each `<<<>>>` becomes a ptb::launch of the original or its twin, chosen by
 // the runtime: a BE stream with a ptb::Policy runs twins, ptb::LaunchMode::original runs the originals).
 //
-// A BE program is a chain of long launches (a few ms each on an H100) in one stream. Every task (block)
+// A BE program is a chain of launches in one stream (a few ms each on an H100; "long" tens of ms, "short"
+// tens of us). Every task (block)
 // of every launch, when it ends, stamps its slot with the launch's sequence number and adds one to a
 // device counter; every 256th count is copied to host-mapped memory, which is BE's progress as the host
 // reads it while BE runs (no CUDA call needed). The output of each launch depends on its sequence number,
@@ -21,7 +22,7 @@ namespace colo {
 class BeProgram {
  public:
   virtual ~BeProgram() = default;
-  virtual const char* name() const = 0;         // "compute", "memory", "wmma"
+  virtual const char* name() const = 0;         // "compute", "memory", "wmma", "long", "short", ...
   virtual const char* describe() const = 0;     // one line: what one launch computes
   virtual unsigned tasks_per_launch() const = 0;
   virtual double work_per_task() const = 0;     // in work_unit()
@@ -71,8 +72,8 @@ class BePair : public BeProgram {
   virtual bool choose_fused(cudaStream_t s, unsigned* seq, std::string* log, const std::string& ratio = "") = 0;
 };
 
-// All BE programs ("compute", "memory", "wmma", "pair", "pair-memory"), their memory allocated and inputs
-// written.
+// All BE programs ("compute", "memory", "wmma", "long", "short", "pair", "pair-memory"), their memory
+// allocated and inputs written.
 std::vector<std::unique_ptr<BeProgram>> make_be_programs();
 
 // be_wmma's arguments but the sequence number: the part both pairs' fused kernels share.

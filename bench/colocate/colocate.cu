@@ -107,7 +107,7 @@ struct Options {
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "colocate: %s\nusage: colocate [--out DIR] [--reps N] [--secs S] [--settle S] [--loads 0.25,0.5,0.75]\n"
-               "  [--be compute,memory,wmma,pair,pair-memory] [--configs plain,priority,static,gspace,feedback,gate,gate-cap1,gate-cap2,manager,manager-hold,\n"
+               "  [--be compute,memory,wmma,pair,pair-memory,long,short] [--configs plain,priority,static,gspace,feedback,gate,gate-cap1,gate-cap2,manager,manager-hold,\n"
                "    manager-hold-unfused]\n"
                "    (gate, gate-capK and the manager's take a suffix -bK: BE's workers per SM between requests, e.g. gate-b2)\n"
                "  [--budget-s S]\n"
@@ -1115,7 +1115,7 @@ int run_role(const Options& o) {
   if (o.role == "be") {
     x.config = o.be_follow ? "be-follow" : "be-alone";
     x.be = bench.be(o.be_kind);
-    if (!x.be) usage("--role be needs --be-kind compute|memory|wmma");
+    if (!x.be) usage("--role be needs --be-kind compute|memory|wmma|long|short");
     const Result r = bench.measure(x);
     std::printf("ROLE be %s tasks_per_s %.0f check %s twin_launches %llu\n", o.be_kind.c_str(), r.be_rate,
                 r.problems.empty() ? "ok" : "FAILED", ptb::process_policy().launches());
