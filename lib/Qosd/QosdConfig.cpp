@@ -10,9 +10,7 @@
 
 namespace ptb::qosd {
 
-namespace {
-
-std::string whole(const std::string &value, unsigned &out) {
+std::string parseWhole(const std::string &value, unsigned &out) {
   if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos)
     return "'" + value + "' is not a whole number";
   errno = 0;
@@ -21,8 +19,11 @@ std::string whole(const std::string &value, unsigned &out) {
   out = static_cast<unsigned>(parsed);
   return "";
 }
+
+namespace {
+
 std::string positive(const std::string &value, unsigned &out) {
-  std::string err = whole(value, out);
+  std::string err = parseWhole(value, out);
   if (err.empty() && out == 0) err = "must be at least 1";
   return err;
 }
@@ -69,16 +70,16 @@ const std::map<std::string, Setter> &setters() {
       {"lease_ms", [](Config &c, const std::string &v) { return positive(v, c.leaseMs); }},
       {"epoch_ms", [](Config &c, const std::string &v) { return positive(v, c.epochMs); }},
       {"during_sms", [](Config &c, const std::string &v) { return sms(v, c.duringSms); }},
-      {"during_per_sm", [](Config &c, const std::string &v) { return whole(v, c.duringPerSm); }},
-      {"between_per_sm", [](Config &c, const std::string &v) { return whole(v, c.betweenPerSm); }},
+      {"during_per_sm", [](Config &c, const std::string &v) { return parseWhole(v, c.duringPerSm); }},
+      {"between_per_sm", [](Config &c, const std::string &v) { return parseWhole(v, c.betweenPerSm); }},
       {"hold_limit_us", [](Config &c, const std::string &v) { return positive(v, c.holdLimitUs); }},
-      {"between_after_us", [](Config &c, const std::string &v) { return whole(v, c.betweenAfterUs); }},
-      {"be_sms", [](Config &c, const std::string &v) { return whole(v, c.beSms); }},
-      {"floor", [](Config &c, const std::string &v) { return whole(v, c.floor); }},
+      {"between_after_us", [](Config &c, const std::string &v) { return parseWhole(v, c.betweenAfterUs); }},
+      {"be_sms", [](Config &c, const std::string &v) { return parseWhole(v, c.beSms); }},
+      {"floor", [](Config &c, const std::string &v) { return parseWhole(v, c.floor); }},
       {"step", [](Config &c, const std::string &v) { return positive(v, c.step); }},
       {"max_cap", [](Config &c, const std::string &v) { return positive(v, c.maxCap); }},
       {"safe_sms", [](Config &c, const std::string &v) { return sms(v, c.safeSms); }},
-      {"safe_per_sm", [](Config &c, const std::string &v) { return whole(v, c.safePerSm); }},
+      {"safe_per_sm", [](Config &c, const std::string &v) { return parseWhole(v, c.safePerSm); }},
       {"metrics_file",
        [](Config &c, const std::string &v) {
          c.metricsFile = v;

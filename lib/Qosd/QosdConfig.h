@@ -39,6 +39,9 @@ struct Origin {
 // (ptb-qosd's usage text; the reference page's test).
 std::vector<std::string> configKeys();
 
+// A whole number (digits only, at most UINT_MAX) into `out`: "" or what is wrong ("'x' is not a whole number").
+std::string parseWhole(const std::string &value, unsigned &out);
+
 // Sets key (underscores) to value; "" on success, else the message (without the origin).
 std::string setKey(Config &config, const std::string &key, const std::string &value);
 

@@ -1,5 +1,6 @@
 // ptb-qosd: the controller of one GPU for LS and BE programs that are separate processes
 // (docs/reference/ptb-qosd.md). Options and output only; the commands are lib/Qosd/Run.cpp.
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -42,17 +43,6 @@ run: the controller of one GPU, until SIGTERM or SIGINT. Every configuration key
   return text;
 }
 
-// Digits only, at most 9 of them (a GPU index or an SM count).
-bool wholeNumber(const std::string &text, unsigned &out) {
-  if (text.empty() || text.size() > 9) return false;
-  out = 0;
-  for (const char ch : text) {
-    if (ch < '0' || ch > '9') return false;
-    out = out * 10 + static_cast<unsigned>(ch - '0');
-  }
-  return true;
-}
-
 int run(const std::vector<std::string> &args) {
   ptb::qosd::RunOptions options;
   for (size_t at = 0; at < args.size(); ++at) {
@@ -65,8 +55,10 @@ int run(const std::vector<std::string> &args) {
     if (at + 1 >= args.size()) return fail(kExitUsage, a + " needs a value");
     const std::string value = args[++at];
     unsigned number = 0;
-    if ((a == "--device" || a == "--sms") && !wholeNumber(value, number))
-      return fail(kExitUsage, a + ": '" + value + "' is not a whole number");
+    if (a == "--device" || a == "--sms") {
+      const std::string wrong = ptb::qosd::parseWhole(value, number);
+      if (!wrong.empty() || number > INT_MAX) return fail(kExitUsage, a + ": " + (wrong.empty() ? "too large" : wrong));
+    }
     if (a == "--config")
       options.configFile = value;
     else if (a == "--gpu")
