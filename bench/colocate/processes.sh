@@ -207,7 +207,7 @@ row mps-be-solo none plain; BE_SOLO=$LAST_BE
 if [ "$PART" = frontier ]; then # each peer along its knob: MPS's thread percentage, a green context's SMs
   for pct in ${MPS_PCTS:-10 25 50 75}; do row mps-be$pct torch plain CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct; done
   for k in ${GREENS:-16 32 48 64 96}; do BE_ARGS="--green-sms $k" row green-be$k torch plain; done
-  GATES=${GATES:-"gate --poll-us 5|gate --poll-us 5 --between-per-sm 1|gate --poll-us 5 --between-per-sm 3|gate --poll-us 5 --between-per-sm 3 --between-after-us 100|gate --poll-us 5 --between-per-sm 3 --between-after-us 300|static --be-sms 66 --poll-us 5|static --be-sms 33 --poll-us 5"}
+  GATES=${GATES:-"gate --poll-us 5|gate --poll-us 5 --between-per-sm 3|gate --poll-us 5 --between-after-us 200|gate --poll-us 5 --between-per-sm 3 --between-after-us 100|gate --poll-us 5 --between-per-sm 3 --between-after-us 200|static --be-sms 66 --poll-us 5|static --be-sms 33 --poll-us 5"}
   TWO_BE=${TWO_BE:-0} COLO=${COLO:-0}
 else
   row mps-be25 torch plain CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25
