@@ -274,7 +274,15 @@ class BeFeeder {
   void start(BeProgram& be, cudaStream_t s, unsigned* seq) {
     launches_ = 0;
     stop_ = false;
-    th_ = std::thread([this, &be, s, seq] {
+    // The caller's context, current in the feeder too: a green context (--green-sms) is current per thread,
+    // and a new thread would otherwise launch in the device's primary context, on every SM.
+    CUcontext ctx = nullptr;
+    if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS) ctx = nullptr;
+    th_ = std::thread([this, &be, s, seq, ctx] {
+      if (ctx && cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
+        std::fprintf(stderr, "colocate: the feeder could not make its caller's context current\n");
+        std::exit(1);
+      }
       while (!stop_.load(std::memory_order_relaxed)) {
         cudaEvent_t e = ev_[launches_ % 2];
         if (launches_ >= 2) CK(cudaEventSynchronize(e));  // the launch before the previous one has ended
@@ -285,6 +293,11 @@ class BeFeeder {
         ++launches_;
       }
       CK(cudaStreamSynchronize(s));
+      CUcontext now = nullptr;
+      if (ctx && (cuCtxGetCurrent(&now) != CUDA_SUCCESS || now != ctx)) {
+        std::fprintf(stderr, "colocate: the feeder's context changed while it launched (not its caller's any more)\n");
+        std::exit(1);
+      }
     });
   }
   void stop() {

@@ -2,6 +2,8 @@
 // CUDA, never transformed.
 #include "ls_client.h"
 
+#include <cuda.h>
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -198,7 +200,16 @@ void LsClient::start(const std::vector<double>& arrivals, bool high_priority, Re
     results_.clear();
   }
   t0_ = Clock::now() + std::chrono::milliseconds(1);
-  th_ = std::thread([this, high_priority, hooks] { run(high_priority, hooks); });
+  // The caller's context, current in the thread too (a green context, colocate --green-sms, is per thread).
+  CUcontext ctx = nullptr;
+  if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS) ctx = nullptr;
+  th_ = std::thread([this, high_priority, hooks, ctx] {
+    if (ctx && cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
+      std::fprintf(stderr, "ls_client: the request thread could not make its caller's context current\n");
+      std::exit(1);
+    }
+    run(high_priority, hooks);
+  });
 }
 
 void LsClient::run(bool high_priority, RequestHooks* hooks) {
