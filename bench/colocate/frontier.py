@@ -14,9 +14,11 @@ rate. Rows are grouped into systems by their names; a system's knob is what vari
 
 Rows that failed a check, or lack either number, are left out (and counted). For each system and each LS
 p99 tolerance (1.05, 1.10, 1.25, 1.5x solo) it prints the best BE share among the system's rows within the
-tolerance, and the row that gave it; then the time-sharing bound on BE's share, 1 - rho, where rho is LS's
-load (processes.sh runs LS at LOAD of its back-to-back capacity, so its busy fraction alone is LOAD), and
-ours (ptb-qosd's best) over the best peer's. --png draws each system's points and its frontier (needs
+tolerance, and the row that gave it; then the bounds on BE's share: time-sharing, 1 - rho, where rho is LS's
+load (processes.sh runs LS at LOAD of its back-to-back capacity, so its busy fraction alone is LOAD), and,
+where the table has rows of LS alone with part of the GPU (mps-ls<P>: P% of the threads), spatial,
+(1 - rho) + rho (1 - s) at each tolerance, s the smallest such share that kept LS within it (1 when none
+did); last, ours (ptb-qosd's best) over the best peer's. --png draws each system's points and its frontier (needs
 matplotlib; without it the table is still printed and a line says why there is no picture).
 """
 import argparse
@@ -43,8 +45,9 @@ def system_of(name):
 
 
 def read_rows(path):
-    """(rows, load, left_out): rows are dicts with name, system, x, share."""
-    rows, load, left_out = [], None, []
+    """(rows, load, left_out, alone): rows are dicts with name, system, x, share; alone maps the share of the
+    GPU LS had alone (mps-ls<P>: P / 100) to its LS p99 x solo."""
+    rows, load, left_out, alone = [], None, [], {}
     with open(path, encoding="utf-8") as f:
         for line in f:
             m = re.search(r"at ([0-9.]+) of its solo capacity", line)
@@ -56,6 +59,10 @@ def read_rows(path):
             if len(cells) < 7:
                 continue
             name, x, share, checks = cells[0], cells[4], cells[6], cells[-1]
+            m = re.fullmatch(r"mps-ls(\d+)", name)
+            if m and x and checks.startswith("ok"):
+                alone[int(m.group(1)) / 100] = float(x)
+                continue
             system = system_of(name)
             if system is None:
                 continue
@@ -63,7 +70,7 @@ def read_rows(path):
                 left_out.append(name)
                 continue
             rows.append({"name": name, "system": system, "x": float(x), "share": float(share)})
-    return rows, load, left_out
+    return rows, load, left_out, alone
 
 
 def best_within(rows, tolerance):
@@ -75,7 +82,13 @@ def cell(row):
     return f"{row['share']:.2f} ({row['name']})" if row else "-"
 
 
-def table(rows, load):
+def spatial_share(alone, tolerance):
+    """The smallest share of the GPU that kept LS alone within the tolerance (1 when none did)."""
+    inside = [s for s, x in alone.items() if x <= tolerance]
+    return min(inside) if inside else 1.0
+
+
+def table(rows, load, alone=None):
     systems = sorted({r["system"] for r in rows}, key=lambda s: (not s.startswith("ptb-qosd"), s))
     out = ["| system | " + " | ".join(f"LS p99 <= {t:.2f}x" for t in TOLERANCES) + " |",
            "| --- |" + " --- |" * len(TOLERANCES)]
@@ -86,6 +99,13 @@ def table(rows, load):
     if load is not None:
         out.append("")
         out.append(f"Time-sharing bound on BE's share: 1 - rho = {1 - load:.2f} (rho = LS's load, {load:g}).")
+        if alone:
+            out.append("")
+            out.append("| tolerance | LS alone within it on (s) | spatial bound (1 - rho) + rho (1 - s) |")
+            out.append("| --- | --- | --- |")
+            for t in TOLERANCES:
+                s = spatial_share(alone, t)
+                out.append(f"| {t:.2f}x | {s:.2f} | {(1 - load) + load * (1 - s):.2f} |")
     ours = [r for r in rows if r["system"].startswith("ptb-qosd")]
     peers = [r for r in rows if not r["system"].startswith("ptb-qosd")]
     if ours and peers:
@@ -142,14 +162,14 @@ def main():
     ap.add_argument("--png", help="draw the frontiers here")
     a = ap.parse_args()
     try:
-        rows, load, left_out = read_rows(a.table)
+        rows, load, left_out, alone = read_rows(a.table)
     except OSError as e:
         print(f"frontier.py: {a.table}: {e.strerror}", file=sys.stderr)
         return 1
     if not rows:
         print(f"frontier.py: {a.table}: no row of a system with both numbers", file=sys.stderr)
         return 1
-    print(table(rows, load))
+    print(table(rows, load, alone))
     if left_out:
         print(f"\nLeft out (a failed check or a missing number): {', '.join(left_out)}")
     if a.png:

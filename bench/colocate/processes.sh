@@ -26,8 +26,9 @@
 # to 20,747, as the measured capacity varies).
 # PART=frontier (issue 42): each system along its knob in one run, the same arrivals: time-slicing, MPS with
 # BE at MPS_PCTS (default "10 25 50 75") % of the threads, BE in a green context of GREENS (default
-# "16 32 48 64 96") SMs, ptb-qosd's policies (GATES, with its own default); then bench/colocate/frontier.py
-# writes frontier.md (BE's best share at each LS p99 tolerance, per system) and frontier.png.
+# "16 32 48 64 96") SMs, ptb-qosd's policies (GATES, with its own default), and LS alone at LS_PCTS (default
+# "50 75 90") % of the threads; then bench/colocate/frontier.py writes frontier.md (BE's best share at each LS
+# p99 tolerance, per system, and the bounds) and frontier.png.
 # COLO=0 leaves out the rows with bench/colocate's LS client, TWO_BE=0 those with two BE processes (BE's room
 # shared or split by ptb-qosd's be_share), FAULTS=0 the fault and killed-process cases at the end.
 # DEVICE=N runs on GPU N only; MPS_EXTERNAL=1 uses the MPS daemon of the caller (bench/colocate/two_gpus.sh: one
@@ -205,6 +206,9 @@ fi
 row mps-be-solo none plain; BE_SOLO=$LAST_BE
 [ "$PART" = all ] && row mps-be100 torch plain
 if [ "$PART" = frontier ]; then # each peer along its knob: MPS's thread percentage, a green context's SMs
+  # LS alone with part of the GPU (MPS's thread percentage): the smallest share that keeps it within a
+  # tolerance gives the spatial bound on BE's share (frontier.py)
+  for pct in ${LS_PCTS:-50 75 90}; do LS_ENV="CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct" row mps-ls$pct torch none; done
   for pct in ${MPS_PCTS:-10 25 50 75}; do row mps-be$pct torch plain CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct; done
   for k in ${GREENS:-16 32 48 64 96}; do BE_ARGS="--green-sms $k" row green-be$k torch plain; done
   GATES=${GATES:-"gate --poll-us 5|gate --poll-us 5 --between-per-sm 3|gate --poll-us 5 --between-after-us 200|gate --poll-us 5 --between-per-sm 3 --between-after-us 100|gate --poll-us 5 --between-per-sm 3 --between-after-us 200|static --be-sms 66 --poll-us 5|static --be-sms 33 --poll-us 5"}
