@@ -274,15 +274,9 @@ class BeFeeder {
   void start(BeProgram& be, cudaStream_t s, unsigned* seq) {
     launches_ = 0;
     stop_ = false;
-    // The caller's context, current in the feeder too: a green context (--green-sms) is current per thread,
-    // and a new thread would otherwise launch in the device's primary context, on every SM.
-    CUcontext ctx = nullptr;
-    if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS) ctx = nullptr;
+    const CUcontext ctx = current_context();  // util.h
     th_ = std::thread([this, &be, s, seq, ctx] {
-      if (ctx && cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
-        std::fprintf(stderr, "colocate: the feeder could not make its caller's context current\n");
-        std::exit(1);
-      }
+      adopt_context(ctx, "the BE feeder");
       while (!stop_.load(std::memory_order_relaxed)) {
         cudaEvent_t e = ev_[launches_ % 2];
         if (launches_ >= 2) CK(cudaEventSynchronize(e));  // the launch before the previous one has ended
@@ -293,9 +287,8 @@ class BeFeeder {
         ++launches_;
       }
       CK(cudaStreamSynchronize(s));
-      CUcontext now = nullptr;
-      if (ctx && (cuCtxGetCurrent(&now) != CUDA_SUCCESS || now != ctx)) {
-        std::fprintf(stderr, "colocate: the feeder's context changed while it launched (not its caller's any more)\n");
+      if (ctx && current_context() != ctx) {
+        std::fprintf(stderr, "colocate: the feeder's context changed while it launched (not its starter's any more)\n");
         std::exit(1);
       }
     });
@@ -1025,8 +1018,7 @@ int run_all(const Options& o) {
 
 // ---- a green context (--green-sms): the process's work confined to part of the GPU by the driver -----------
 __global__ void green_seen(unsigned* seen) {
-  unsigned sm;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  const unsigned sm = ptb::detail::smid();
   if (threadIdx.x == 0 && sm < 1024) atomicOr(&seen[sm / 32], 1u << (sm % 32));
 }
 

@@ -12,14 +12,14 @@ rate. Rows are grouped into systems by their names; a system's knob is what vari
     qosd-gate..., qosd-static...,     ptb-qosd's policies, with their options in the name
     qosd-feedback..., qosd-gspace...  (not the rows with two BE processes, -2be-: another BE workload)
 
-Rows that failed a check, or lack either number, are left out (and counted). For each system and each LS
+Rows that failed a check, or lack either number, are left out (and named). For each system and each LS
 p99 tolerance (1.05, 1.10, 1.25, 1.5x solo) it prints the best BE share among the system's rows within the
 tolerance, and the row that gave it; then the bounds on BE's share: time-sharing, 1 - rho, where rho is LS's
 load (processes.sh runs LS at LOAD of its back-to-back capacity, so its busy fraction alone is LOAD), and,
 where the table has rows of LS alone with part of the GPU (mps-ls<P>: P% of the threads), spatial,
 (1 - rho) + rho (1 - s) at each tolerance, s the smallest such share that kept LS within it (1 when none
-did); last, ours (ptb-qosd's best) over the best peer's. --png draws each system's points and its frontier (needs
-matplotlib; without it the table is still printed and a line says why there is no picture).
+did); last, ours (ptb-qosd's best) over the best peer's. --png draws each system's points and its frontier
+(needs matplotlib; without it the table is still printed and a line says why there is no picture).
 """
 import argparse
 import re
@@ -38,9 +38,10 @@ def system_of(name):
         return "green context"
     if "-2be-" in name:
         return None  # two BE processes: another BE workload
+    names = {"gate": "gate", "static": "static", "feedback": "feedback", "gspace": "G-Space"}
     m = re.match(r"qosd-(gate|static|feedback|gspace)", name)
     if m:
-        return "ptb-qosd " + {"gate": "gate", "static": "static", "feedback": "feedback", "gspace": "G-Space"}[m.group(1)]
+        return "ptb-qosd " + names[m.group(1)]
     return None  # solo rows and others
 
 

@@ -2,8 +2,6 @@
 // CUDA, never transformed.
 #include "ls_client.h"
 
-#include <cuda.h>
-
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -200,14 +198,9 @@ void LsClient::start(const std::vector<double>& arrivals, bool high_priority, Re
     results_.clear();
   }
   t0_ = Clock::now() + std::chrono::milliseconds(1);
-  // The caller's context, current in the thread too (a green context, colocate --green-sms, is per thread).
-  CUcontext ctx = nullptr;
-  if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS) ctx = nullptr;
+  const CUcontext ctx = current_context();  // util.h
   th_ = std::thread([this, high_priority, hooks, ctx] {
-    if (ctx && cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
-      std::fprintf(stderr, "ls_client: the request thread could not make its caller's context current\n");
-      std::exit(1);
-    }
+    adopt_context(ctx, "the LS request thread");
     run(high_priority, hooks);
   });
 }

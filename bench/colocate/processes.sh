@@ -138,11 +138,8 @@ row() {
     '$1 >= a && $1 <= b && $2 + 0 > 0 {c += $2; w += $3; n++} END {if (n) printf "%.0f %.0f", c / n, w / n}' "$OUT/clocks.csv")
   [ -n "$clk" ] && read -r mhz watts <<<"$clk"
   local p50 p99 be_rate check=ok
-  if [ "$ls" = torch ]; then
-    p50=$(awk '/^TORCH requests/ {print $5}' "$lsout") p99=$(awk '/^TORCH requests/ {print $7}' "$lsout")
-    grep -q "check ok" "$lsout" || check=LS-FAILED
-  elif [ "$ls" = colo ]; then
-    p50=$(awk '/^ROLE ls/ {print $6}' "$lsout") p99=$(awk '/^ROLE ls/ {print $8}' "$lsout")
+  if [ "$ls" != none ]; then # "TORCH requests N p50 X p99 Y ..." or "ROLE ls requests N p50 X p99 Y ..."
+    read -r p50 p99 < <(awk '/^TORCH requests/ {print $5, $7} /^ROLE ls/ {print $6, $8}' "$lsout")
     grep -q "check ok" "$lsout" || check=LS-FAILED
   fi
   local each=""
@@ -198,7 +195,7 @@ else
   trap 'qosd_stop; [ -n "$CLK_PID" ] && kill "$CLK_PID"; echo quit | nvidia-cuda-mps-control; rm -rf "$TMP"' EXIT
 fi
 SOLO_REF=""
-row mps-ls-solo torch none; SOLO_REF=$LAST_P99
+row mps-ls-solo torch none; SOLO_REF=$LAST_P99 MPS_SOLO_REF=$LAST_P99 # (the later PyTorch rows' reference)
 if [ "$PART" = all ]; then
   LS_ENV="LD_PRELOAD=$LSLIB" row mps-ls-solo-preloaded torch none
   LS_ENV="CUDA_INJECTION64_PATH=$LSLIB" row mps-ls-solo-injected torch none
@@ -270,7 +267,7 @@ if [ "$PART" = frontier ]; then # the table of BE share at each LS p99 tolerance
 fi
 if [ "$PART" != all ] || [ "${FAULTS:-1}" = 0 ]; then say "done in $(( $(date +%s) - T0 )) s"; cat "$OUT/processes.md"; exit 0; fi
 # ---- the fault: the controller killed mid-run, then restarted
-SOLO_REF=$(awk -F'|' '/\| mps-ls-solo \|/ {gsub(/ /, "", $5); print $5}' "$OUT/processes.md")
+SOLO_REF=$MPS_SOLO_REF
 qosd_start --policy gate && {
   FAULT_CMD="sleep 3; \"$BIN/controller_fault\" \"$SEGMENT\" 500 -- \"$BIN/ptb-qosd\" run --device 0 --policy gate --mps use"
   LS_ENV="$MARK_ENV" row qosd-gate-fault torch follow PTB_QOSD=1
