@@ -2,6 +2,7 @@
 // owner and group permissions, refused when forged (magic, version, size, links, special files, a file
 // others may write), one controller at a time, a taken-over segment keeps its clients, and a reader never
 // sees half of a published policy. Every file lives in a fresh temporary directory.
+#include <ptb/qos/link_decision.h>
 #include <ptb/qos/segment.h>
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include "TestSeed.h"
 
 namespace shm = ptb::qos::shm;
+namespace qos = ptb::qos;
 
 namespace {
 
@@ -305,6 +307,98 @@ TEST_F(QosSegment, ControllerGoneByLeaseOrStop) {
   EXPECT_TRUE(shm::controller_gone(*ctl, now + 51'000'000));
   words.stopped.store(1);
   EXPECT_TRUE(shm::controller_gone(*ctl, now));
+}
+
+// A BE link's look at a live controller that is in the middle of a write fails to read the policy: the link keeps
+// what it applies (before 2026-11-29 it took its safe state, about 60 times a second beside a busy service). Only
+// a policy unreadable for a whole lease, the controller stopped, or its heartbeat older than the lease, is safe.
+TEST_F(QosSegment, LinkKeepsItsPolicyThroughAWriteInProgress) {
+  shm::Mapping ctl;
+  bool taken = false;
+  ASSERT_EQ(shm::create_or_take(path_, 132, "GPU-test", ctl, taken), shm::Status::ok);
+  auto &words = ctl->controller;
+  const std::uint64_t lease = 50'000'000, t0 = 1'000'000'000;
+  words.lease_ns.store(lease);
+  words.heartbeat_ns.store(t0);
+  using Act = qos::LinkDecision::Act;
+  using Why = qos::LinkDecision::Why;
+  qos::LinkDecision decision;
+  auto look = [&](std::uint64_t now) {
+    shm::PolicyValue policy, safe;
+    std::uint64_t seq = 0;
+    const bool got = shm::read_published(*ctl, policy, safe, seq);
+    return decision.step(now, words.stopped.load() != 0, shm::controller_gone(*ctl, now), got, seq, lease);
+  };
+  EXPECT_EQ(look(t0), Act::safe); // beating, nothing published yet
+  EXPECT_EQ(decision.why(), Why::unpublished);
+  shm::PolicyValue v;
+  v.sms = ptb::SmSet::range(0, 131);
+  shm::publish(*ctl, v, v);
+  EXPECT_EQ(look(t0 + 1000), Act::follow);
+  words.seq.fetch_add(1); // the controller is writing
+  words.heartbeat_ns.store(t0 + 2'000'000);
+  EXPECT_EQ(look(t0 + 2'000'000), Act::keep);
+  words.heartbeat_ns.store(t0 + 40'000'000);
+  EXPECT_EQ(look(t0 + 40'000'000), Act::keep);
+  words.seq.fetch_add(1); // done writing
+  EXPECT_EQ(look(t0 + 40'001'000), Act::follow);
+  // Unreadable for longer than a lease while the heartbeat stays fresh: safe, and said why.
+  words.seq.fetch_add(1);
+  EXPECT_EQ(look(t0 + 41'000'000), Act::keep);
+  words.heartbeat_ns.store(t0 + 95'000'000);
+  EXPECT_EQ(look(t0 + 95'000'000), Act::safe);
+  EXPECT_EQ(decision.why(), Why::unreadable);
+  shm::publish(*ctl, v, v); // a publish mends the sequence
+  EXPECT_EQ(look(t0 + 95'001'000), Act::follow);
+  // The heartbeat older than the lease, whatever the read gives; the controller stopped.
+  EXPECT_EQ(look(t0 + 95'000'000 + lease + 1), Act::safe);
+  EXPECT_EQ(decision.why(), Why::lease);
+  words.heartbeat_ns.store(t0 + 200'000'000);
+  words.stopped.store(1);
+  EXPECT_EQ(look(t0 + 200'000'000), Act::safe);
+  EXPECT_EQ(decision.why(), Why::stopped);
+}
+
+// The same beside a controller that publishes as the gate does beside a busy service (a change every few
+// microseconds): the link never takes its safe state, whatever share of its reads fails.
+TEST_F(QosSegment, LinkNeverSafeBesideAFastPublisher) {
+  shm::Mapping ctl;
+  bool taken = false;
+  ASSERT_EQ(shm::create_or_take(path_, 132, "GPU-test", ctl, taken), shm::Status::ok);
+  shm::Mapping client;
+  ASSERT_EQ(shm::attach(path_, client), shm::Status::ok);
+  auto &words = ctl->controller;
+  words.lease_ns.store(50'000'000);
+  words.heartbeat_ns.store(shm::now_ns());
+  shm::PolicyValue wide, narrow;
+  wide.sms = ptb::SmSet::range(0, 131);
+  narrow.sms = ptb::SmSet::range(99, 131);
+  narrow.per_sm = 2;
+  shm::publish(*ctl, wide, narrow);
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (unsigned round = 0; !done; ++round) {
+      shm::publish(*ctl, round % 2 ? wide : narrow, narrow);
+      words.heartbeat_ns.store(shm::now_ns());
+      const std::uint64_t until = shm::now_ns() + 2000; // about the gate's 5 us poll, less
+      while (shm::now_ns() < until) {}
+    }
+  });
+  qos::LinkDecision decision;
+  unsigned failed = 0, safe = 0;
+  for (unsigned look = 0; look < 200000; ++look) {
+    shm::PolicyValue policy, safe_policy;
+    std::uint64_t seq = 0;
+    const bool got = shm::read_published(*client, policy, safe_policy, seq);
+    failed += !got;
+    const std::uint64_t now = shm::now_ns();
+    if (decision.step(now, false, shm::controller_gone(*client, now), got, seq, 50'000'000) ==
+        qos::LinkDecision::Act::safe)
+      ++safe;
+  }
+  done = true;
+  writer.join();
+  EXPECT_EQ(safe, 0u) << failed << " of 200000 reads failed";
 }
 
 TEST_F(QosSegment, EntriesClaimedOnceEach) {

@@ -35,6 +35,7 @@
 
 #include "../launch_mode.cuh"
 #include "../policy.cuh"
+#include "../qos/link_decision.h"
 #include "../qos/segment.h"
 #include "last_error.cuh"
 
@@ -134,13 +135,14 @@ private:
     std::uint64_t seq = 0;
     const bool got = qos::shm::read_published(seg, policy, safe, seq);
     if (got && seq != 0) safe_ = safe;
-    if (qos::shm::controller_gone(seg, now) || !got || seq == 0) {
-      const bool stopped = seg.controller.stopped.load() != 0;
-      enter_safe(stopped ? "the controller stopped"
-                 : got   ? "the controller's heartbeat is older than its lease"
-                         : "the controller's policy cannot be read");
+    // A read that fell inside the controller's writes keeps what this process applies (qos/link_decision.h).
+    const qos::LinkDecision::Act act =
+        decision_.step(now, seg.controller.stopped.load() != 0, qos::shm::controller_gone(seg, now), got, seq,
+                       seg.controller.lease_ns.load());
+    if (act == qos::LinkDecision::Act::safe) {
+      enter_safe(qos::LinkDecision::describe(decision_.why()));
       check_replaced(now);
-    } else {
+    } else if (act == qos::LinkDecision::Act::follow) {
       if (in_safe_ || !applied_once_)
         say("following the controller", "pid " + std::to_string(seg.controller.pid.load()) + ", incarnation " +
                                             std::to_string(seg.controller.incarnation.load()));
@@ -175,6 +177,7 @@ private:
   std::uint64_t next_attach_ = 0;
   qos::shm::Status last_status_ = qos::shm::Status::ok;
   qos::shm::PolicyValue safe_, applied_;
+  qos::LinkDecision decision_;
   bool applied_once_ = false, in_safe_ = false;
   std::atomic<bool> stop_{false};
   std::thread thread_;
