@@ -9,13 +9,16 @@ for bench/colocate/processes.sh. It knows nothing of ptb: processes.sh injects l
       Poisson arrivals at R requests/s for settle + secs seconds, one request at a time in arrival order
       (a request that arrives while another runs waits: that wait counts), latency = end - arrival on the
       host clock (the request's stream synchronized); prints
-      "TORCH requests N p50 <us> p99 <us> p999 <us> max <us> check ok|FAILED" for the requests that arrived
-      after settle.
+      "TORCH requests N p50 <us> p99 <us> p999 <us> max <us> check ok|FAILED exact K/N worst R" for the
+      requests that arrived after settle.
 
 Models (random weights, fp16, inference mode): torchvision ResNet-50 on 1x3x224x224, and a transformer
 encoder (6 layers, d_model 512, 8 heads, sequence 128, batch 1). Each request runs as one CUDA graph replay
 (captured once) unless --eager. The check: the output of the first request is kept and every 64th request's
-output must equal it bit for bit (same input, deterministic kernels under one graph).
+output must equal it within TOLERANCE (the largest difference over the first output's largest magnitude); the line
+also says how many were equal bit for bit ("exact K/N") and the largest difference ("worst"). Bit for bit is not
+required: with part of the GPU (an MPS thread percentage) the libraries may run kernels whose sums come in a
+varying order (seen on the H200, 2026-11-29: LS alone at 75% of the threads, no BE, 0 of 28 outputs bit-equal).
 """
 import argparse
 import math
@@ -25,6 +28,10 @@ import sys
 import time
 
 import torch
+
+# The check's bound on the largest difference from the first output, relative to its largest magnitude: far
+# above fp16 rounding in a changed order of sums (about 1e-3), far below a wrong or corrupted output (about 1).
+TOLERANCE = 1e-2
 
 
 def build(model_name):
@@ -72,7 +79,11 @@ class Service:
         self.stream.synchronize()
 
     def check(self):
-        return bool(torch.equal(self.out, self.reference))
+        """The largest difference from the first output, relative to the first output's largest magnitude."""
+        if torch.equal(self.out, self.reference):
+            return 0.0
+        diff = (self.out.float() - self.reference.float()).abs().max().item()
+        return diff / max(self.reference.float().abs().max().item(), 1e-30)
 
 
 def quantile(values, p):
@@ -119,7 +130,7 @@ def main():
     while t < a.settle + a.secs:
         t += rng.expovariate(a.rate)
         arrivals.append(t)
-    lat, ok, start = [], True, time.perf_counter()
+    lat, worst, checked, exact, start = [], 0.0, 0, 0, time.perf_counter()
     for i, at in enumerate(arrivals):
         while True:  # sleep to 1 ms before the arrival, then spin
             ahead = start + at - time.perf_counter()
@@ -130,12 +141,13 @@ def main():
         svc.request()
         if at >= a.settle:
             lat.append((time.perf_counter() - (start + at)) * 1e6)
-        if i % 64 == 0 and not svc.check():
-            ok = False
+        if i % 64 == 0:
+            rel = svc.check()
+            worst, checked, exact = max(worst, rel), checked + 1, exact + (rel == 0.0)
     print(f"TORCH requests {len(lat)} p50 {quantile(lat, 0.5):.1f} p99 {quantile(lat, 0.99):.1f} "
-          f"p999 {quantile(lat, 0.999):.1f} max {max(lat) if lat else 0:.1f} check {'ok' if ok else 'FAILED'}",
-          flush=True)
-    return 0 if ok else 1
+          f"p999 {quantile(lat, 0.999):.1f} max {max(lat) if lat else 0:.1f} check {'ok' if worst <= TOLERANCE else 'FAILED'} exact {exact}/{checked} "
+          f"worst {worst:.2e}", flush=True)
+    return 0 if worst <= TOLERANCE else 1
 
 
 if __name__ == "__main__":

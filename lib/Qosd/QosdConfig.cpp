@@ -167,4 +167,14 @@ std::string checkConfig(const Config &config) {
   return "";
 }
 
+std::vector<std::string> configWarnings(const Config &config) {
+  std::vector<std::string> out;
+  if (config.policy == "gate" && config.duringPerSm != 0 && config.duringSms != "none")
+    out.push_back("during_per_sm caps BE on its SMs while LS has work in flight: on the H200 (2026-11-29) every "
+                  "such cap starved a PyTorch service (LS p99 213x its solo p99 with during_sms 99-131 at 2 per "
+                  "SM, 1447x with every SM at 1 per SM; 1.45x with 99-131 and no cap); leave during_per_sm at 0 "
+                  "(docs/reference/ptb-qosd.md)");
+  return out;
+}
+
 } // namespace ptb::qosd

@@ -52,4 +52,8 @@ bool parseConfigText(const std::string &text, const std::string &file, Config &c
 // After every source: the checks that need the whole configuration (a policy's required keys); "" when fine.
 std::string checkConfig(const Config &config);
 
+// Settings that parse and run but that measurements found harmful: one sentence each, said by `run` and
+// `check-config` (neither refuses them).
+std::vector<std::string> configWarnings(const Config &config);
+
 } // namespace ptb::qosd

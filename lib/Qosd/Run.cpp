@@ -112,6 +112,7 @@ int runController(const RunOptions &options) {
     if (!err.empty()) return fail(kExitUsage, "--" + key + ": " + err);
   }
   if (const std::string err = checkConfig(config); !err.empty()) return fail(kExitUsage, err);
+  for (const std::string &warning : configWarnings(config)) logLine("warning: " + warning);
 
   GpuInfo gpu;
   if (!gpuKey.empty()) {
@@ -229,6 +230,8 @@ int checkConfig(const std::vector<std::string> &args) {
     return kExitUsage;
   }
   if (const std::string err = checkConfig(config); !err.empty()) return fail(kExitUsage, args[0] + ": " + err);
+  for (const std::string &warning : configWarnings(config))
+    std::fprintf(stderr, "%s: warning: %s\n", args[0].c_str(), warning.c_str());
   std::printf("%s: ok (policy %s)\n", args[0].c_str(), config.policy.c_str());
   return kExitOk;
 }

@@ -69,6 +69,22 @@ TEST(QosdConfig, ErrorsAreLocated) {
   EXPECT_EQ(ptb::qosd::setKey(c, "nope", "1"), "unknown key 'nope'");
 }
 
+// A cap on BE during requests is said (measured harmful); nothing else in a plain configuration is.
+TEST(QosdConfig, CapDuringRequestsIsWarned) {
+  Config c;
+  EXPECT_TRUE(ptb::qosd::configWarnings(c).empty());
+  ASSERT_EQ(ptb::qosd::setKey(c, "during_sms", "99-131"), "");
+  EXPECT_TRUE(ptb::qosd::configWarnings(c).empty()); // BE on some SMs during requests, no cap
+  ASSERT_EQ(ptb::qosd::setKey(c, "during_per_sm", "2"), "");
+  ASSERT_EQ(ptb::qosd::configWarnings(c).size(), 1u);
+  EXPECT_EQ(ptb::qosd::configWarnings(c)[0].rfind("during_per_sm caps BE", 0), 0u);
+  ASSERT_EQ(ptb::qosd::setKey(c, "during_sms", "none"), "");
+  EXPECT_TRUE(ptb::qosd::configWarnings(c).empty()); // no SMs during requests: the cap applies nowhere
+  ASSERT_EQ(ptb::qosd::setKey(c, "during_sms", "0-131"), "");
+  ASSERT_EQ(ptb::qosd::setKey(c, "policy", "static"), "");
+  EXPECT_TRUE(ptb::qosd::configWarnings(c).empty()); // not the gate: during_* unused
+}
+
 TEST(QosdGate, HoldsWhileBusyWithBothLimits) {
   using Want = ptb::qos::GateState::Want;
   ptb::qos::GateState g(20 * kMs);
