@@ -29,6 +29,9 @@
 # "16 32 48 64 96") SMs, ptb-qosd's policies (GATES, with its own default), and LS alone at LS_PCTS (default
 # "50 75 90") % of the threads; then bench/colocate/frontier.py writes frontier.md (BE's best share at each LS
 # p99 tolerance, per system, and the bounds) and frontier.png.
+# LS=colo: every row's LS is bench/colocate's client (colocate --role ls) instead of the PyTorch service, with its
+# options from LS_ARGS; issue 42's narrow LS is LS_ARGS="--ls-n 128 --ls-layers 24" (GEMMs of 64 blocks, 49
+# kernels a request; the capacity line says whether a request lands in the 100-300 us the issue names).
 # COLO=0 leaves out the rows with bench/colocate's LS client, TWO_BE=0 those with two BE processes (BE's room
 # shared or split by ptb-qosd's be_share), FAULTS=0 the fault and killed-process cases at the end.
 # DEVICE=N runs on GPU N only; MPS_EXTERNAL=1 uses the MPS daemon of the caller (bench/colocate/two_gpus.sh: one
@@ -41,6 +44,8 @@ cd "$(dirname "$0")/../.."
 TDIR="${1:-build/bench-colocate}"
 OUT="${OUT:-build/processes-out}"
 PART="${PART:-all}"
+LSK="${LS:-torch}" # LS=colo: the rows' LS is bench/colocate's client (its options in LS_ARGS) instead of PyTorch
+case "$LSK" in torch | colo) ;; *) echo "processes.sh: LS=$LSK: torch or colo" >&2; exit 2 ;; esac
 SECS="${SECS:-8}" COLO_SECS="${COLO_SECS:-8}" SETTLE="${SETTLE:-0.5}" LOAD="${LOAD:-0.5}" BE="${BE:-compute}" MODEL="${MODEL:-resnet50}"
 T0=$(date +%s)
 # DEVICE=N: everything (ptb-qosd, LS, BE) on the machine's GPU N only; "--device 0" below is then that GPU.
@@ -121,7 +126,7 @@ row() {
     lspid=$!
   elif [ "$ls" = colo ]; then
     env COLO_READY="$TMP/ls.ready" COLO_GO="$go" ${LS_ENV:-} timeout 150 "$BIN/colocate" --role ls --rate "$COLO_RATE" \
-      --settle "$SETTLE" --secs "$SECS" >"$lsout" 2>&1 &
+      ${LS_ARGS:-} --settle "$SETTLE" --secs "$SECS" >"$lsout" 2>&1 &
     lspid=$!
   else touch "$TMP/ls.ready"; fi
   while [ ! -f "$TMP/ls.ready" ] || [ "$(ls "$TMP"/be.ready.* 2>/dev/null | wc -l)" -lt "$procs" ]; do
@@ -160,7 +165,11 @@ FAULT_CMD="" SOLO_REF="" LS_ENV=""
 {
   echo "# Cross-process co-location, $(date -u +%F), $(head -1 "$OUT/env.txt" 2>/dev/null)"
   echo
-  echo "LS $MODEL (PyTorch, batch 1$([ -n "${EAGER:-}" ] && echo ", eager" || echo ", CUDA graph")) at $LOAD of its solo capacity; BE $BE (bench/colocate)."
+  if [ "$LSK" = torch ]; then
+    echo "LS $MODEL (PyTorch, batch 1$([ -n "${EAGER:-}" ] && echo ", eager" || echo ", CUDA graph")) at $LOAD of its solo capacity; BE $BE (bench/colocate)."
+  else
+    echo "LS bench/colocate's client (${LS_ARGS:-its defaults}) at $LOAD of its solo capacity; BE $BE (bench/colocate)."
+  fi
   echo
   echo "| row | LS requests | LS p50 (us) | LS p99 (us) | x solo p99 | BE tasks/s | BE share of solo | SM clock (MHz) | power (W) | checks |"
   echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
@@ -175,15 +184,17 @@ if [ "${CLOCKS:-1}" = 1 ] && command -v nvidia-smi >/dev/null; then
   CLK_PID=$!
 fi
 # ---- without MPS: capacity, solo rows, time-slicing
-CAP=$(timeout 120 python3 bench/colocate/ls_torch.py --model "$MODEL" ${EAGER:+--eager} --capacity | awk '/^TORCH capacity/ {print $3}')
-COLO_CAP=$(timeout 120 "$BIN/colocate" --role capacity | awk '/^ROLE capacity/ {print $3}')
+CAP=0
+[ "$LSK" = torch ] &&
+  CAP=$(timeout 120 python3 bench/colocate/ls_torch.py --model "$MODEL" ${EAGER:+--eager} --capacity | awk '/^TORCH capacity/ {print $3}')
+COLO_CAP=$(timeout 120 "$BIN/colocate" --role capacity ${LS_ARGS:-} | awk '/^ROLE capacity/ {print $3}')
 RATE=$(awk -v c="$CAP" -v l="$LOAD" 'BEGIN {printf "%.1f", c * l}')
 COLO_RATE=$(awk -v c="$COLO_CAP" -v l="$LOAD" 'BEGIN {printf "%.1f", c * l}')
 say "LS $MODEL capacity $CAP requests/s -> rate $RATE; colocate's LS capacity $COLO_CAP -> $COLO_RATE"
 if [ "$PART" = all ] || [ "$PART" = frontier ]; then
-  row no-mps-ls-solo torch none; SOLO_REF=$LAST_P99
+  row no-mps-ls-solo "$LSK" none; SOLO_REF=$LAST_P99
   row no-mps-be-solo none plain; BE_SOLO=$LAST_BE
-  SECS=3 row time-slicing torch plain # LS waits for BE's time slices: a short window
+  SECS=3 row time-slicing "$LSK" plain # LS waits for BE's time slices: a short window
 fi
 
 # ---- MPS (a private pipe directory; stopped at the end)
@@ -195,28 +206,28 @@ else
   trap 'qosd_stop; [ -n "$CLK_PID" ] && kill "$CLK_PID"; echo quit | nvidia-cuda-mps-control; rm -rf "$TMP"' EXIT
 fi
 SOLO_REF=""
-row mps-ls-solo torch none; SOLO_REF=$LAST_P99 MPS_SOLO_REF=$LAST_P99 # (the later PyTorch rows' reference)
+row mps-ls-solo "$LSK" none; SOLO_REF=$LAST_P99 MPS_SOLO_REF=$LAST_P99 # (the later PyTorch rows' reference)
 if [ "$PART" = all ]; then
-  LS_ENV="LD_PRELOAD=$LSLIB" row mps-ls-solo-preloaded torch none
-  LS_ENV="CUDA_INJECTION64_PATH=$LSLIB" row mps-ls-solo-injected torch none
+  LS_ENV="LD_PRELOAD=$LSLIB" row mps-ls-solo-preloaded "$LSK" none
+  LS_ENV="CUDA_INJECTION64_PATH=$LSLIB" row mps-ls-solo-injected "$LSK" none
 fi
 row mps-be-solo none plain; BE_SOLO=$LAST_BE
-[ "$PART" = all ] && row mps-be100 torch plain
+[ "$PART" = all ] && row mps-be100 "$LSK" plain
 if [ "$PART" = frontier ]; then # each peer along its knob: MPS's thread percentage, a green context's SMs
   # LS alone with part of the GPU (MPS's thread percentage): the smallest share that keeps it within a
   # tolerance gives the spatial bound on BE's share (frontier.py)
-  for pct in ${LS_PCTS:-50 75 90}; do LS_ENV="CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct" row mps-ls$pct torch none; done
-  for pct in ${MPS_PCTS:-10 25 50 75}; do row mps-be$pct torch plain CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct; done
-  for k in ${GREENS:-16 32 48 64 96}; do BE_ARGS="--green-sms $k" row green-be$k torch plain; done
+  for pct in ${LS_PCTS:-50 75 90}; do LS_ENV="CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct" row mps-ls$pct "$LSK" none; done
+  for pct in ${MPS_PCTS:-10 25 50 75}; do row mps-be$pct "$LSK" plain CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct; done
+  for k in ${GREENS:-16 32 48 64 96}; do BE_ARGS="--green-sms $k" row green-be$k "$LSK" plain; done
   GATES=${GATES:-"gate --poll-us 5|gate --poll-us 5 --between-per-sm 3|gate --poll-us 5 --between-after-us 200|gate --poll-us 5 --between-per-sm 3 --between-after-us 100|gate --poll-us 5 --between-per-sm 3 --between-after-us 200|static --be-sms 66 --poll-us 5|static --be-sms 33 --poll-us 5"}
   TWO_BE=${TWO_BE:-0} COLO=${COLO:-0}
 else
-  row mps-be25 torch plain CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25
+  row mps-be25 "$LSK" plain CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25
 fi
 # MPS client priorities (CUDA_MPS_CLIENT_PRIORITY: 0 normal, 1 below normal; ignored by a driver without them)
 if [ "$PART" = all ]; then
-  row mps-be100-prio1 torch plain CUDA_MPS_CLIENT_PRIORITY=1
-  row mps-be25-prio1 torch plain CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 CUDA_MPS_CLIENT_PRIORITY=1
+  row mps-be100-prio1 "$LSK" plain CUDA_MPS_CLIENT_PRIORITY=1
+  row mps-be25-prio1 "$LSK" plain CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 CUDA_MPS_CLIENT_PRIORITY=1
 fi
 [ "$PART" = all ] && qosd_start --policy off && {
   row qosd-off-be-solo none follow PTB_QOSD=1 # the cost of following (twins on every SM)
@@ -232,7 +243,7 @@ for spec in "${gates[@]}"; do
   [ ${#benv[@]} = 0 ] && name=${name%-}
   poll=$(sed -n 's/.*--poll-us \([0-9][0-9]*\).*/\1/p' <<<"$pol"); poll=${poll:-20} # BE polls as the controller
   qosd_start --policy $pol && {
-    LS_ENV="$MARK_ENV" row "$name" torch follow PTB_QOSD=1 PTB_QOSD_POLL_US=$poll "${benv[@]}"
+    LS_ENV="$MARK_ENV" row "$name" "$LSK" follow PTB_QOSD=1 PTB_QOSD_POLL_US=$poll "${benv[@]}"
     qosd_stop
   }
 done
@@ -240,7 +251,7 @@ done
 if [ "${TWO_BE:-1}" = 1 ]; then
   for share in shared split; do
     qosd_start --policy gate --poll-us 5 --be-share $share && {
-      BE_PROCS=2 LS_ENV="$MARK_ENV" row qosd-gate-2be-$share torch follow PTB_QOSD=1 PTB_QOSD_POLL_US=5
+      BE_PROCS=2 LS_ENV="$MARK_ENV" row qosd-gate-2be-$share "$LSK" follow PTB_QOSD=1 PTB_QOSD_POLL_US=5
       qosd_stop
     }
   done
@@ -256,7 +267,7 @@ if [ "${COLO:-1}" = 1 ]; then
     }
   done
   mkdir -p "$OUT/inprocess"
-  timeout 200 "$BIN/colocate" --be "$BE" --configs gate --loads "$LOAD" --reps 1 --secs "$COLO_SECS" --no-trace --out "$OUT/inprocess" \
+  timeout 200 "$BIN/colocate" --be "$BE" --configs gate --loads "$LOAD" --reps 1 --secs "$COLO_SECS" --no-trace ${LS_ARGS:-} --out "$OUT/inprocess" \
     >"$OUT/inprocess.log" 2>&1
   say "in-process (one process, the same LS client and BE; inprocess/colocate.md):"
   grep -E 'gate|ls-alone|be-alone' "$OUT/inprocess/colocate.md" 2>/dev/null | head -12 | tee -a "$LOG"
@@ -270,7 +281,7 @@ if [ "$PART" != all ] || [ "${FAULTS:-1}" = 0 ]; then say "done in $(( $(date +%
 SOLO_REF=$MPS_SOLO_REF
 qosd_start --policy gate && {
   FAULT_CMD="sleep 3; \"$BIN/controller_fault\" \"$SEGMENT\" 500 -- \"$BIN/ptb-qosd\" run --device 0 --policy gate --mps use"
-  LS_ENV="$MARK_ENV" row qosd-gate-fault torch follow PTB_QOSD=1
+  LS_ENV="$MARK_ENV" row qosd-gate-fault "$LSK" follow PTB_QOSD=1
   FAULT_CMD=""
   say "fault: $(grep FAULT "$OUT/qosd-gate-fault.fault.log")"
   # a second controller on the same GPU is refused
