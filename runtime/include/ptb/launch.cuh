@@ -115,11 +115,14 @@ template <class... Params, class... Args>
 void launch(const LaunchConfig& config, void (*original)(Params...), typename detail::TwinOf<Params...>::type twin,
             Args&&... args) {
   std::tuple<Params...> a(std::forward<Args>(args)...);
-  if (detail::runs_original(config.policy, config.stream))
-    (void)detail::launch_original(config, original, a, std::index_sequence_for<Params...>{});
+  const detail::Dispatch __how =
+      detail::dispatch(config.policy, config.stream, reinterpret_cast<const void*>(original), config.grid);
+  detail::TimedScope __timed(__how, config.stream);
+  if (__how.original)
+    __timed.finish(detail::launch_original(config, original, a, std::index_sequence_for<Params...>{}) == cudaSuccess);
   else
-    (void)detail::launch_tuple(config, reinterpret_cast<const void*>(original), twin, a,
-                               std::index_sequence_for<Params...>{});
+    __timed.finish(detail::launch_tuple(config, reinterpret_cast<const void*>(original), twin, a,
+                                        std::index_sequence_for<Params...>{}) == cudaSuccess);
 }
 
 // The cudaLaunchKernel form; argv points at the original kernel's arguments. Dispatched as launch() is
@@ -128,11 +131,15 @@ void launch(const LaunchConfig& config, void (*original)(Params...), typename de
 template <class... Params>
 cudaError_t launch_kernel_args(void (*original)(Params...), typename detail::TwinOf<Params...>::type twin, dim3 grid,
                                dim3 block, void** argv, size_t shmem, cudaStream_t stream) {
-  if (detail::runs_original(Policy(), stream))
-    return cudaLaunchKernel(reinterpret_cast<const void*>(original), grid, block, argv, shmem, stream);
-  return detail::launch_argv<Params...>(reinterpret_cast<const void*>(original), twin,
-                                        LaunchConfig(grid, block, shmem, stream), argv,
-                                        std::index_sequence_for<Params...>{});
+  const detail::Dispatch __how = detail::dispatch(Policy(), stream, reinterpret_cast<const void*>(original), grid);
+  detail::TimedScope __timed(__how, stream);
+  const cudaError_t __e =
+      __how.original ? cudaLaunchKernel(reinterpret_cast<const void*>(original), grid, block, argv, shmem, stream)
+                     : detail::launch_argv<Params...>(reinterpret_cast<const void*>(original), twin,
+                                                      LaunchConfig(grid, block, shmem, stream), argv,
+                                                      std::index_sequence_for<Params...>{});
+  __timed.finish(__e == cudaSuccess);
+  return __e;
 }
 
 // Twins apart, for a template kernel (docs/reference/generated-code.md, "Twins apart"): the program's compile has
@@ -142,11 +149,15 @@ cudaError_t launch_kernel_args(void (*original)(Params...), typename detail::Twi
 template <class... Params, class... Args>
 void launch_apart(const LaunchConfig& config, void (*original)(Params...),
                   typename detail::TwinLaunchOf<Params...>::type twin_launch, Args&&... args) {
-  if (detail::runs_original(config.policy, config.stream)) {
+  const detail::Dispatch __how =
+      detail::dispatch(config.policy, config.stream, reinterpret_cast<const void*>(original), config.grid);
+  detail::TimedScope __timed(__how, config.stream);
+  if (__how.original) {
     std::tuple<Params...> a(std::forward<Args>(args)...);
-    (void)detail::launch_original(config, original, a, std::index_sequence_for<Params...>{});
+    __timed.finish(detail::launch_original(config, original, a, std::index_sequence_for<Params...>{}) == cudaSuccess);
   } else {
     twin_launch(config, reinterpret_cast<const void*>(original), std::forward<Args>(args)...);
+    __timed.finish(cudaPeekAtLastError() == cudaSuccess); // (the twins part reports as a plain launch would)
   }
 }
 
@@ -154,9 +165,13 @@ void launch_apart(const LaunchConfig& config, void (*original)(Params...),
 template <class... Params>
 cudaError_t launch_kernel_args_apart(void (*original)(Params...), detail::TwinLaunchArgs twin_launch, dim3 grid,
                                      dim3 block, void** argv, size_t shmem, cudaStream_t stream) {
-  if (detail::runs_original(Policy(), stream))
-    return cudaLaunchKernel(reinterpret_cast<const void*>(original), grid, block, argv, shmem, stream);
-  return twin_launch(reinterpret_cast<const void*>(original), grid, block, argv, shmem, stream);
+  const detail::Dispatch __how = detail::dispatch(Policy(), stream, reinterpret_cast<const void*>(original), grid);
+  detail::TimedScope __timed(__how, stream);
+  const cudaError_t __e =
+      __how.original ? cudaLaunchKernel(reinterpret_cast<const void*>(original), grid, block, argv, shmem, stream)
+                     : twin_launch(reinterpret_cast<const void*>(original), grid, block, argv, shmem, stream);
+  __timed.finish(__e == cudaSuccess);
+  return __e;
 }
 
 // The twins part's side of launch_apart: the twin's workers (or, where the runtime cannot run them, the

@@ -36,7 +36,9 @@ public:
   // Twin launches made under this policy so far (resume launches of a running one not counted). A launch
   // that ran its original kernel (a plain <<<>>> the tool did not rewrite, or one the twin could not
   // take) is not counted: nothing could confine it. The QoS epoch loop uses it to tell BE work that is
-  // not PTB (docs/design/qos.md, "Bad input").
+  // not PTB (docs/design/qos.md, "Bad input"). The process policy also counts the short launches a process
+  // that follows a controller ran as originals (PTB_ORIGINAL_BELOW_US): they could have been twins, and the
+  // controller reads BE's rate from this count.
   unsigned long long launches() const;
   // Launches this policy covered that ran their original kernel instead (ptb/fallback.cuh says why each
   // can happen; ptb::fallback_count() counts them by reason for the whole process).
