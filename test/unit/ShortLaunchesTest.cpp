@@ -22,10 +22,14 @@ TEST(ShortLaunches, OffByDefault) {
   }
 }
 
-// The first launches of a key are timed twins; once `first` are observed under the budget, originals, one in
-// `every` timed; a key over the budget stays on twins.
+// A key's first launch is an untimed twin (it carries set-up); the next ones are timed twins; once `first` are
+// observed under the budget, originals, one in `every` timed (not the first original: its module load); a key
+// over the budget stays on twins.
 TEST(ShortLaunches, LearnsPerKernelAndGrid) {
   ShortLaunches table(50.0, 3, 8);
+  const ShortLaunches::Plan setup = table.plan(a, 1024);
+  EXPECT_EQ(setup.form, Form::twin);
+  EXPECT_FALSE(setup.timed);
   for (int i = 0; i < 3; ++i) {
     const ShortLaunches::Plan p = table.plan(a, 1024);
     EXPECT_EQ(p.form, Form::twin);
@@ -43,7 +47,7 @@ TEST(ShortLaunches, LearnsPerKernelAndGrid) {
     timed += p.timed;
   }
   EXPECT_EQ(originals, 64u);
-  EXPECT_EQ(timed, 8u);
+  EXPECT_EQ(timed, 8u); // launches 8, 16, ..., 64 of the key (launch 7 was the first original)
   // Another grid of the same kernel, and another kernel: learned apart.
   EXPECT_EQ(table.plan(a, 8192).form, Form::twin);
   EXPECT_EQ(table.plan(b, 1024).form, Form::twin);
@@ -53,9 +57,13 @@ TEST(ShortLaunches, LearnsPerKernelAndGrid) {
 // A longer sample raises the estimate at once (back to twins); shorter ones lower it slowly.
 TEST(ShortLaunches, LongerSampleGoesBackToTwins) {
   ShortLaunches table(50.0, 1, 1);
+  EXPECT_FALSE(table.plan(a, 64).timed); // set-up
   ASSERT_TRUE(table.plan(a, 64).timed);
   table.observe(a, 64, 10.0);
-  EXPECT_EQ(table.plan(a, 64).form, Form::original);
+  const ShortLaunches::Plan first_original = table.plan(a, 64);
+  EXPECT_EQ(first_original.form, Form::original);
+  EXPECT_FALSE(first_original.timed); // its module load
+  ASSERT_TRUE(table.plan(a, 64).timed);
   table.observe(a, 64, 400.0); // the launch above, timed: the kernel got long
   EXPECT_EQ(table.plan(a, 64).form, Form::twin);
   int n = 0;
@@ -68,6 +76,8 @@ TEST(ShortLaunches, LongerSampleGoesBackToTwins) {
 // A timed launch that failed is forgotten (it frees its place among the timed ones); too many shapes: twins.
 TEST(ShortLaunches, ForgottenAndBoundedKeys) {
   ShortLaunches table(50.0, 1, 64, 2);
+  EXPECT_FALSE(table.plan(a, 1).timed); // set-up
+  EXPECT_FALSE(table.plan(a, 2).timed);
   ASSERT_TRUE(table.plan(a, 1).timed);
   EXPECT_FALSE(table.plan(a, 1).timed); // one in flight already
   table.forget(a, 1);

@@ -5,9 +5,9 @@
 // ends within the controller's yield budget anyway needs no mid-kernel yield: run as its original kernel, it
 // holds the GPU no longer than a twin would take to yield, and costs what the original costs. This table says
 // which launches those are. Its key is the kernel and the launch's number of blocks; its estimate of a key's
-// duration rises at once to a longer sample and decays slowly (a bound more than a mean); the first `first`
-// launches of a key run as twins and are timed, then one launch in `every`, so that a key whose launches grow
-// longer goes back to twins.
+// duration rises at once to a longer sample and decays slowly (a bound more than a mean); after a key's first
+// launch (a twin, not timed: it carries set-up), its next `first` launches run as twins and are timed, then one
+// launch in `every`, so that a key whose launches grow longer goes back to twins.
 // Plain C++ (no CUDA): the caller times launches (events) and holds the lock; test/unit/ShortLaunchesTest.cpp.
 #pragma once
 
@@ -44,6 +44,9 @@ public:
     }
     State& __s = __it->second;
     ++__s.launches;
+    // A key's first launch carries set-up that is not the kernel's (the runtime's first launch, the twin's
+    // module load): a twin, not timed. So is the first launch as an original (the original's module load).
+    if (__s.launches == 1) return __p;
     if (__s.observed < first_) { // still learning: a twin, timed (at most `first` in flight)
       if (__s.timed_in_flight < first_) {
         __p.timed = true;
@@ -52,7 +55,8 @@ public:
       return __p;
     }
     if (__s.estimate_us < budget_us_) __p.form = Form::original;
-    if (__s.launches % every_ == 0) {
+    const bool first_original = __p.form == Form::original && __s.originals++ == 0;
+    if (!first_original && __s.launches % every_ == 0) {
       __p.timed = true;
       ++__s.timed_in_flight;
     }
@@ -91,7 +95,7 @@ private:
     }
   };
   struct State {
-    std::uint64_t launches = 0;
+    std::uint64_t launches = 0, originals = 0;
     unsigned observed = 0, timed_in_flight = 0;
     double estimate_us = 0;
   };
