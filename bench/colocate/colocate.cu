@@ -49,6 +49,7 @@
 #include "be_manager.h"
 #include "be_programs.h"
 #include "controllers.h"
+#include "green_gate.h"
 #include "ls_client.h"
 #include "stats.h"
 #include "util.h"
@@ -102,6 +103,9 @@ struct Options {
   // rounded up to the device's granularity, 8 SMs on Hopper): a vendor-only way to give a program part of
   // the GPU, the peer processes.sh compares with (issue 42)
   unsigned green_sms = 0;
+  // --green-gate K (role be, original kernels): the vendor-only gate (green_gate.h): each launch to the whole GPU
+  // or to a green context of K SMs, as ptb-qosd's published policy for BE says at that moment
+  unsigned green_gate = 0;
 };
 
 [[noreturn]] void usage(const char* why) {
@@ -114,7 +118,7 @@ struct Options {
                "  [--seed N] [--ls-n N] [--ls-layers N] [--ls-streams N] [--ls-no-graph] [--ls-spin-us N] [--pair-fused RATIO] [--policy-ls-plain] [--target-x X] [--epoch-us N] [--window N] [--static-k K]\n"
                "  [--step N] [--profile-step N] [--profile-secs S] [--no-trace] [--prefer-shared] [--pool-min N]\n"
                "  MPS roles: --role probe | --role capacity | --role ls --rate R [--secs S --settle S --seed N] |\n"
-               "    --role be --be-kind K [--be-follow]; any role: --green-sms K (in a green context of >= K SMs)\n",
+               "    --role be --be-kind K [--be-follow | --green-gate K]; any role: --green-sms K (in a green context of >= K SMs)\n",
                why);
   std::exit(2);
 }
@@ -246,6 +250,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--be-kind") o.be_kind = val();
     else if (a == "--be-follow") o.be_follow = true;
     else if (a == "--green-sms") o.green_sms = unsigned(whole());
+    else if (a == "--green-gate") o.green_gate = unsigned(whole());
     else usage(("unknown option " + a).c_str());
   }
   if (o.reps == 0 || o.secs <= 0 || o.loads.empty()) usage("reps, secs and loads must be positive");
@@ -271,10 +276,16 @@ class BeFeeder {
     for (auto& e : ev_) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
   ~BeFeeder() { stop(); }
-  void start(BeProgram& be, cudaStream_t s, unsigned* seq) {
+  // gate (--green-gate): each launch goes to the stream of the context the gate routes it to; at a change of
+  // context the feeder first waits for the launches in the other one (BE's chain stays in order).
+  void start(BeProgram& be, cudaStream_t s, unsigned* seq, GreenGate* gate = nullptr) {
     launches_ = 0;
     stop_ = false;
     const CUcontext ctx = current_context();  // util.h
+    if (gate) {
+      th_ = std::thread([this, &be, seq, ctx, gate] { run_gated(be, seq, ctx, *gate); });
+      return;
+    }
     th_ = std::thread([this, &be, s, seq, ctx] {
       adopt_context(ctx, "the BE feeder");
       while (!stop_.load(std::memory_order_relaxed)) {
@@ -298,13 +309,41 @@ class BeFeeder {
     if (th_.joinable()) th_.join();
   }
   unsigned launches() const { return launches_; }
+  unsigned long long moves() const { return moves_; }
   unsigned last_seq() const { return last_seq_; }
 
  private:
+  void run_gated(BeProgram& be, unsigned* seq, CUcontext starter, GreenGate& gate) {
+    GreenGate::Route at = GreenGate::small;
+    unsigned depth = 0;  // launches made in `at` since the last change (their events: gate.event(at, n))
+    moves_ = 0;
+    adopt_context(gate.context(at), "the BE feeder (green gate)");
+    while (!stop_.load(std::memory_order_relaxed)) {
+      const GreenGate::Route to = gate.route();
+      if (to != at) {  // a kernel boundary: the launches in the other context end first
+        CK(cudaStreamSynchronize(gate.stream(at)));
+        at = to;
+        depth = 0;
+        ++moves_;
+        adopt_context(gate.context(at), "the BE feeder (green gate)");
+      }
+      if (depth >= 2) CK(cudaEventSynchronize(gate.event(at, depth)));  // two in flight at most, as above
+      last_seq_ = ++*seq;
+      be.launch(gate.stream(at), last_seq_);
+      CK(cudaGetLastError());
+      CK(cudaEventRecord(gate.event(at, depth), gate.stream(at)));
+      ++depth;
+      ++launches_;
+    }
+    CK(cudaStreamSynchronize(gate.stream(at)));
+    adopt_context(starter, "the BE feeder (green gate)");
+  }
+
   cudaEvent_t ev_[2]{};
   std::atomic<bool> stop_{false};
   std::thread th_;
   unsigned launches_ = 0, last_seq_ = 0;
+  unsigned long long moves_ = 0;
 };
 
 // ---- one measurement ------------------------------------------------------------------------------------
@@ -397,6 +436,8 @@ class Bench {
   }
 
   Result measure(const Run& r);
+  void set_green_gate(GreenGate* gate) { green_gate_ = gate; }
+  unsigned long long green_gate_moves() const { return feeder_.moves(); }
 
  private:
   const Options& o_;
@@ -406,6 +447,7 @@ class Bench {
   std::vector<std::unique_ptr<BeProgram>> bes_;
   std::vector<unsigned> seq_;  // per BE program: the last launch's sequence number (never reused)
   cudaStream_t be_plain_ = nullptr, be_low_ = nullptr, be_ptb_ = nullptr;
+  GreenGate* green_gate_ = nullptr;  // --green-gate: BE's launches routed by it (the BE role only)
   ptb::Policy policy_;
   BeFeeder feeder_;
 };
@@ -477,7 +519,7 @@ Result Bench::measure(const Run& r) {
   }
   if (with_be) {
     if (manager) manager->start();
-    else feeder_.start(*r.be, bs, seq_of(r.be));
+    else feeder_.start(*r.be, bs, seq_of(r.be), green_gate_);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // BE fills the GPU before LS comes
   }
   ptb::qos::LatencyLog log;
@@ -1026,45 +1068,27 @@ __global__ void green_seen(unsigned* seen) {
 // so that the runtime's calls and launches run in it; prints what it got and how many SMs a wide grid
 // reached there. False (after a message) when the driver refuses.
 bool enter_green_context(unsigned want) {
-  auto ok = [](CUresult r, const char* what) {
-    if (r == CUDA_SUCCESS) return true;
-    const char* s = nullptr;
-    cuGetErrorString(r, &s);
-    std::fprintf(stderr, "colocate: --green-sms: %s failed: %s\n", what, s ? s : "?");
-    return false;
-  };
-  CUdevice dev;
-  CUdevResource all{}, part{}, rest{};
-  unsigned groups = 1;
-  CUdevResourceDesc desc;
-  CUgreenCtx green;
   CUcontext ctx;
-  if (!ok(cuInit(0), "cuInit") || !ok(cuDeviceGet(&dev, 0), "cuDeviceGet") ||
-      !ok(cuDeviceGetDevResource(dev, &all, CU_DEV_RESOURCE_TYPE_SM), "cuDeviceGetDevResource") ||
-      !ok(cuDevSmResourceSplitByCount(&part, &groups, &all, &rest, 0, want), "cuDevSmResourceSplitByCount"))
-    return false;
-  if (groups != 1) {
-    std::fprintf(stderr, "colocate: --green-sms: no group of %u SMs in the device's %u\n", want, all.sm.smCount);
+  unsigned got = 0, total = 0;
+  if (!make_green_context(want, &ctx, &got, &total)) return false;  // green_gate.h
+  if (cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
+    std::fprintf(stderr, "colocate: --green-sms: cuCtxSetCurrent failed\n");
     return false;
   }
-  if (!ok(cuDevResourceGenerateDesc(&desc, &part, 1), "cuDevResourceGenerateDesc") ||
-      !ok(cuGreenCtxCreate(&green, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM), "cuGreenCtxCreate") ||
-      !ok(cuCtxFromGreenCtx(&ctx, green), "cuCtxFromGreenCtx") || !ok(cuCtxSetCurrent(ctx), "cuCtxSetCurrent"))
-    return false;
   unsigned* seen = nullptr;
   unsigned host[32] = {};
   CK(cudaMalloc(&seen, sizeof host));
   CK(cudaMemset(seen, 0, sizeof host));
-  green_seen<<<4 * all.sm.smCount, 64>>>(seen);
+  green_seen<<<4 * total, 64>>>(seen);
   CK(cudaMemcpy(host, seen, sizeof host, cudaMemcpyDeviceToHost));
   CK(cudaFree(seen));
   unsigned reached = 0;
   for (unsigned w : host) reached += unsigned(__builtin_popcount(w));
-  std::printf("GREEN sms %u (asked %u of %u), a grid of %u blocks reached %u SMs\n", part.sm.smCount, want,
-              all.sm.smCount, 4 * all.sm.smCount, reached);
-  if (reached > part.sm.smCount) {
+  std::printf("GREEN sms %u (asked %u of %u), a grid of %u blocks reached %u SMs\n", got, want,
+              total, 4 * total, reached);
+  if (reached > got) {
     std::fprintf(stderr, "colocate: --green-sms: work reached %u SMs, more than the green context's %u\n", reached,
-                 part.sm.smCount);
+                 got);
     return false;
   }
   return true;
@@ -1121,7 +1145,14 @@ int run_role(const Options& o) {
     x.config = o.be_follow ? "be-follow" : "be-alone";
     x.be = bench.be(o.be_kind);
     if (!x.be) usage("--role be needs --be-kind compute|memory|wmma|long|short");
+    GreenGate gate;
+    if (o.green_gate) {
+      if (o.be_follow || o.green_sms) usage("--green-gate runs BE's original kernels: not with --be-follow or --green-sms");
+      if (!gate.open(o.green_gate)) return 1;
+      bench.set_green_gate(&gate);
+    }
     const Result r = bench.measure(x);
+    if (o.green_gate) std::printf("GREEN gate moves %llu\n", bench.green_gate_moves());
     std::printf("ROLE be %s tasks_per_s %.0f check %s twin_launches %llu\n", o.be_kind.c_str(), r.be_rate,
                 r.problems.empty() ? "ok" : "FAILED", ptb::process_policy().launches());
     if (!r.problems.empty()) std::printf("  %s\n", r.problems.c_str());

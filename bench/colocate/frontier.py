@@ -9,6 +9,9 @@ rate. Rows are grouped into systems by their names; a system's knob is what vari
     time-slicing                      no MPS: the two processes time-slice
     mps-be<N>[-prio1]                 MPS, BE at N% of the threads (-prio1: BE at a lower client priority)
     green-be<K>                       BE in a green context of K SMs (colocate --green-sms)
+    green-gate<K>                     the vendor-only gate: BE's original kernels moved at kernel boundaries
+                                      between the whole GPU and a green context of K SMs, as ptb-qosd's gate
+                                      says (colocate --green-gate)
     qosd-gate..., qosd-static...,     ptb-qosd's policies, with their options in the name
     qosd-feedback..., qosd-gspace...  (not the rows with two BE processes, -2be-: another BE workload)
 
@@ -36,6 +39,8 @@ def system_of(name):
         return "MPS threads" + (", BE priority 1" if m.group(2) else "")
     if re.fullmatch(r"green-be\d+", name):
         return "green context"
+    if re.fullmatch(r"green-gate\d+", name):
+        return "green-context gate"
     if "-2be-" in name:
         return None  # two BE processes: another BE workload
     names = {"gate": "gate", "static": "static", "feedback": "feedback", "gspace": "G-Space"}

@@ -26,7 +26,9 @@
 # to 20,747, as the measured capacity varies).
 # PART=frontier (issue 42): each system along its knob in one run, the same arrivals: time-slicing, MPS with
 # BE at MPS_PCTS (default "10 25 50 75") % of the threads, BE in a green context of GREENS (default
-# "16 32 48 64 96") SMs, ptb-qosd's policies (GATES, with its own default), and LS alone at LS_PCTS (default
+# "16 32 48 64 96") SMs, the vendor-only gate (BE moved at kernel boundaries between the whole GPU and a green
+# context of GREEN_GATES, default "8 16 32", SMs as ptb-qosd's gate says), ptb-qosd's policies (GATES, with its
+# own default), and LS alone at LS_PCTS (default
 # "50 75 90") % of the threads; then bench/colocate/frontier.py writes frontier.md (BE's best share at each LS
 # p99 tolerance, per system, and the bounds) and frontier.png.
 # LS=colo: every row's LS is bench/colocate's client (colocate --role ls) instead of the PyTorch service, with its
@@ -219,6 +221,14 @@ if [ "$PART" = frontier ]; then # each peer along its knob: MPS's thread percent
   for pct in ${LS_PCTS:-50 75 90}; do LS_ENV="CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct" row mps-ls$pct "$LSK" none; done
   for pct in ${MPS_PCTS:-10 25 50 75}; do row mps-be$pct "$LSK" plain CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct; done
   for k in ${GREENS:-16 32 48 64 96}; do BE_ARGS="--green-sms $k" row green-be$k "$LSK" plain; done
+  # the vendor-only gate: ptb-qosd's gate and LS marks, BE's original kernels moved between the whole GPU and a
+  # green context of K SMs at kernel boundaries (colocate --green-gate K)
+  for k in ${GREEN_GATES:-8 16 32}; do
+    qosd_start --policy gate --poll-us 5 && {
+      LS_ENV="$MARK_ENV" BE_ARGS="--green-gate $k" row green-gate$k "$LSK" plain
+      qosd_stop
+    }
+  done
   GATES=${GATES:-"gate --poll-us 5|gate --poll-us 5 --between-per-sm 3|gate --poll-us 5 --between-after-us 200|gate --poll-us 5 --between-per-sm 3 --between-after-us 100|gate --poll-us 5 --between-per-sm 3 --between-after-us 200|static --be-sms 66 --poll-us 5|static --be-sms 33 --poll-us 5"}
   TWO_BE=${TWO_BE:-0} COLO=${COLO:-0}
 else

@@ -1,0 +1,104 @@
+// bench/colocate/green_gate.h: the vendor-only gate, a peer of ptb-qosd's gate (issue 42): BE's original
+// kernels, each launch sent either to the whole GPU or to a green context of K SMs, by what ptb-qosd publishes
+// for BE at that moment (every SM with no cap: the whole GPU; anything else, LS busy: the small context). The
+// same controller and the same LS marks as our gate, but BE moves only at kernel boundaries: a launch already
+// running keeps its SMs to its end. `colocate --role be --green-gate K` (processes.sh PART=frontier,
+// GREEN_GATES). Host only; the driver API for the green context, ptb/qos/segment.h for the policy.
+#pragma once
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <ptb/ptb.cuh>
+#include <ptb/qos/segment.h>
+
+#include <cstdio>
+#include <string>
+
+#include "util.h"
+
+namespace colo {
+
+// A green context of at least `want` SMs of device 0 (not made current); false after a message when the driver
+// refuses. `got`: its SM count; `total`: the device's.
+inline bool make_green_context(unsigned want, CUcontext* ctx, unsigned* got, unsigned* total) {
+  auto ok = [](CUresult r, const char* what) {
+    if (r == CUDA_SUCCESS) return true;
+    const char* s = nullptr;
+    cuGetErrorString(r, &s);
+    std::fprintf(stderr, "colocate: green context: %s failed: %s\n", what, s ? s : "?");
+    return false;
+  };
+  CUdevice dev;
+  CUdevResource all{}, part{}, rest{};
+  unsigned groups = 1;
+  CUdevResourceDesc desc;
+  CUgreenCtx green;
+  if (!ok(cuInit(0), "cuInit") || !ok(cuDeviceGet(&dev, 0), "cuDeviceGet") ||
+      !ok(cuDeviceGetDevResource(dev, &all, CU_DEV_RESOURCE_TYPE_SM), "cuDeviceGetDevResource") ||
+      !ok(cuDevSmResourceSplitByCount(&part, &groups, &all, &rest, 0, want), "cuDevSmResourceSplitByCount"))
+    return false;
+  if (groups != 1) {
+    std::fprintf(stderr, "colocate: green context: no group of %u SMs in the device's %u\n", want, all.sm.smCount);
+    return false;
+  }
+  if (!ok(cuDevResourceGenerateDesc(&desc, &part, 1), "cuDevResourceGenerateDesc") ||
+      !ok(cuGreenCtxCreate(&green, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM), "cuGreenCtxCreate") ||
+      !ok(cuCtxFromGreenCtx(ctx, green), "cuCtxFromGreenCtx"))
+    return false;
+  *got = part.sm.smCount;
+  *total = all.sm.smCount;
+  return true;
+}
+
+class GreenGate {
+ public:
+  enum Route { whole = 0, small = 1 };
+  // The whole GPU (the caller's context, the device's primary one) and a green context of `want` SMs, a stream
+  // and two events in each; the controller's segment of device 0 (PTB_QOSD_DIR). False after a message.
+  bool open(unsigned want) {
+    CK(cudaFree(nullptr));  // the primary context exists and is current
+    ctx_[whole] = current_context();
+    unsigned got = 0;
+    if (!ctx_[whole] || !make_green_context(want, &ctx_[small], &got, &total_)) return false;
+    for (int r : {whole, small}) {
+      if (cuCtxSetCurrent(ctx_[r]) != CUDA_SUCCESS) return false;
+      CK(cudaStreamCreateWithFlags(&stream_[r], cudaStreamNonBlocking));
+      for (auto& e : ev_[r]) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    }
+    adopt_context(ctx_[whole], "the green gate");
+    const std::string key = ptb::detail::gpu_key_of(0);
+    const std::string path = ptb::qos::shm::segment_path(ptb::qos::shm::segment_dir(), key);
+    const ptb::qos::shm::Status st = ptb::qos::shm::attach(path, seg_);
+    if (st != ptb::qos::shm::Status::ok) {
+      std::fprintf(stderr, "colocate: --green-gate: %s: %s\n", path.c_str(), ptb::qos::shm::describe(st));
+      return false;
+    }
+    std::printf("GREEN gate: %u SMs while LS is busy, all %u otherwise (the controller's segment %s)\n", got, total_,
+                path.c_str());
+    return true;
+  }
+  // Where the next launch goes: the whole GPU while the controller gives BE every SM with no cap, else the small
+  // context (LS busy, or the controller gone); a read that fell inside the controller's write keeps the last.
+  Route route() {
+    ptb::qos::shm::PolicyValue policy, safe;
+    std::uint64_t seq = 0;
+    const std::uint64_t now = ptb::qos::shm::now_ns();
+    if (ptb::qos::shm::controller_gone(*seg_, now)) return last_ = small;
+    if (!ptb::qos::shm::read_published(*seg_, policy, safe, seq)) return last_;
+    const ptb::SmSet gpu = ptb::SmSet::first(total_);
+    return last_ = ((policy.sms & gpu) == gpu && policy.per_sm == 0) ? whole : small;
+  }
+  CUcontext context(Route r) const { return ctx_[r]; }
+  cudaStream_t stream(Route r) const { return stream_[r]; }
+  cudaEvent_t event(Route r, unsigned i) const { return ev_[r][i % 2]; }
+  unsigned long long moves = 0;  // launches that went to the other context than the one before
+
+ private:
+  CUcontext ctx_[2] = {};
+  cudaStream_t stream_[2] = {};
+  cudaEvent_t ev_[2][2] = {};
+  unsigned total_ = 0;
+  ptb::qos::shm::Mapping seg_;
+  Route last_ = small;
+};
+
+}  // namespace colo
