@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "common.cuh"
+#include "fake_controller.cuh"
 
 namespace shm = ptb::qos::shm;
 
@@ -102,11 +103,6 @@ double wait_for(Cond cond, double limit_ms) {
 } // namespace
 
 int main() {
-  char tmpl[] = "/tmp/ptb-link-test.XXXXXX";
-  if (!mkdtemp(tmpl)) return 1;
-  const std::string dir = tmpl, key = "GPU-ptb-link-test";
-  setenv("PTB_QOSD_DIR", dir.c_str(), 1);
-  setenv("PTB_QOSD", key.c_str(), 1);
   CK(cudaSetDevice(0));
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -114,35 +110,12 @@ int main() {
   const unsigned total = static_cast<unsigned>(sms);
 
   // The controller's side.
-  shm::Mapping seg;
-  bool taken = false;
-  if (shm::create_or_take(shm::segment_path(dir, key), total, key, seg, taken) != shm::Status::ok) {
-    std::printf("FAIL: cannot create the segment in %s\n", dir.c_str());
-    return 1;
-  }
-  const std::uint64_t lease_ns = 50'000'000;
-  seg->controller.lease_ns.store(lease_ns);
-  std::atomic<bool> beating{true}, quit{false};
-  std::thread heart([&] {
-    while (!quit) {
-      if (beating) seg->controller.heartbeat_ns.store(shm::now_ns());
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  });
-  shm::PolicyValue safe;
-  safe.sms = ptb::SmSet::last(total / 4, total);
-  auto publish = [&](const ptb::SmSet& s, unsigned per_sm = 0) {
-    shm::PolicyValue p;
-    p.sms = s;
-    p.per_sm = per_sm;
-    shm::publish(*seg, p, safe);
-    return seg->controller.seq.load();
-  };
-  auto entry = [&]() -> shm::BeClient* {
-    for (auto& c : seg->be)
-      if (c.pid.load() == static_cast<std::uint64_t>(getpid())) return &c;
-    return nullptr;
-  };
+  FakeController ctl;
+  if (!ctl.open("ptb-link-test", total)) return 1;
+  const std::uint64_t lease_ns = ctl.lease;
+  const shm::PolicyValue& safe = ctl.safe;
+  auto publish = [&](const ptb::SmSet& s, unsigned per_sm = 0) { return ctl.publish(s, per_sm); };
+  auto entry = [&] { return ctl.entry(); };
 
   CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   CK(cudaMalloc(&d_cnt, kBlocks * 4));
@@ -190,7 +163,7 @@ int main() {
   }
 
   // 3. The controller dies (its heartbeat stops): the safe state within the lease and a poll.
-  beating = false;
+  ctl.beating = false;
   ms = wait_for([&] { return entry()->safe.load() == 1; }, 1000);
   std::printf("  heartbeat stopped: BE in its safe state after %.1f ms (lease %.0f ms)\n", ms, lease_ns / 1e6);
   EXPECT(ms >= 0 && ms <= lease_ns / 1e6 + 20, "safe state after %.1f ms", ms);
@@ -199,7 +172,7 @@ int main() {
   check_run(safe.sms, "safe state");
 
   // 4. It comes back: followed again.
-  beating = true;
+  ctl.beating = true;
   seq = publish(half);
   ms = wait_for([&] { return entry()->safe.load() == 0 && entry()->applied_seq.load() == seq; }, 1000);
   std::printf("  heartbeat back: followed again after %.2f ms\n", ms);
@@ -230,7 +203,7 @@ int main() {
   }
 
   // 6. A clean stop: the safe state at once (one poll).
-  seg->controller.stopped.store(1);
+  ctl.seg->controller.stopped.store(1);
   ms = wait_for([&] { return entry()->safe.load() == 1; }, 1000);
   std::printf("  controller stopped: safe state after %.2f ms\n", ms);
   EXPECT(ms >= 0 && ms < 10, "safe state after %.1f ms", ms);
@@ -242,8 +215,5 @@ int main() {
   const std::uint64_t beat = entry()->heartbeat_ns.load();
   EXPECT(shm::now_ns() - beat < 50'000'000ull, "BE heartbeat %.1f ms old", (shm::now_ns() - beat) / 1e6);
 
-  quit = true;
-  heart.join();
-  (void)std::system(("rm -rf '" + dir + "'").c_str());
   return finish("test_controller_link");
 }

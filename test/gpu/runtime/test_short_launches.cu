@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "common.cuh"
+#include "fake_controller.cuh"
 
 namespace shm = ptb::qos::shm;
 
@@ -82,11 +83,6 @@ void forms(unsigned long long& original_blocks, unsigned long long& twin_tasks) 
 } // namespace
 
 int main() {
-  char tmpl[] = "/tmp/ptb-short-test.XXXXXX";
-  if (!mkdtemp(tmpl)) return 1;
-  const std::string dir = tmpl, key = "GPU-ptb-short-test";
-  setenv("PTB_QOSD_DIR", dir.c_str(), 1);
-  setenv("PTB_QOSD", key.c_str(), 1);
   setenv("PTB_ORIGINAL_BELOW_US", "300", 1);
   unsetenv("PTB_MODE");
   CK(cudaSetDevice(0));
@@ -95,31 +91,12 @@ int main() {
   const std::vector<unsigned> raw = ptb::sm_ids();
   const unsigned total = static_cast<unsigned>(sms);
 
-  shm::Mapping seg;
-  bool taken = false;
-  if (shm::create_or_take(shm::segment_path(dir, key), total, key, seg, taken) != shm::Status::ok) {
-    std::printf("FAIL: cannot create the segment in %s\n", dir.c_str());
-    return 1;
-  }
-  seg->controller.lease_ns.store(50'000'000);
-  std::atomic<bool> quit{false};
-  std::thread heart([&] {
-    while (!quit) {
-      seg->controller.heartbeat_ns.store(shm::now_ns());
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  });
-  shm::PolicyValue safe;
-  safe.sms = ptb::SmSet::last(total / 4, total);
-  auto publish = [&](const ptb::SmSet& s) {
-    shm::PolicyValue p;
-    p.sms = s;
-    shm::publish(*seg, p, safe);
-    const std::uint64_t seq = seg->controller.seq.load();
-    // until the link applied it (its BE entry's applied sequence)
+  FakeController ctl;
+  if (!ctl.open("ptb-short-test", total)) return 1;
+  auto publish = [&](const ptb::SmSet& s) { // and wait until the link applied it (its BE entry says so)
+    const std::uint64_t seq = ctl.publish(s);
     for (int __i = 0; __i < 2000; ++__i) {
-      for (auto& c : seg->be)
-        if (c.pid.load() == static_cast<std::uint64_t>(getpid()) && c.applied_seq.load() == seq) return;
+      if (ctl.entry() && ctl.entry()->applied_seq.load() == seq) return;
       std::this_thread::sleep_for(std::chrono::microseconds(500));
     }
   };
@@ -194,8 +171,5 @@ int main() {
   forms(ob4, tt4);
   EXPECT(ob4 == ob3, "a captured launch ran as an original (%llu blocks)", ob4 - ob3);
 
-  quit = true;
-  heart.join();
-  (void)std::system(("rm -rf '" + dir + "'").c_str());
   return finish("test_short_launches");
 }

@@ -1,0 +1,70 @@
+// The controller's side for the runtime's GPU tests of a process that follows ptb-qosd (test_controller_link,
+// test_short_launches): a segment in a temporary PTB_QOSD_DIR, this process linked to it (PTB_QOSD), a heartbeat
+// every millisecond while `beating`, publish() and this process's BE entry. Host only.
+#pragma once
+#include <ptb/qos/segment.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+class FakeController {
+public:
+  // `name` makes the folder and the key; call before the process's first launch (the link starts there).
+  bool open(const char* name, unsigned total, std::uint64_t lease_ns = 50'000'000) {
+    std::string tmpl = std::string("/tmp/") + name + ".XXXXXX";
+    if (!mkdtemp(&tmpl[0])) return false;
+    dir = tmpl;
+    key = std::string("GPU-") + name;
+    setenv("PTB_QOSD_DIR", dir.c_str(), 1);
+    setenv("PTB_QOSD", key.c_str(), 1);
+    bool taken = false;
+    namespace shm = ptb::qos::shm;
+    if (shm::create_or_take(shm::segment_path(dir, key), total, key, seg, taken) != shm::Status::ok) {
+      std::printf("FAIL: cannot create the segment in %s\n", dir.c_str());
+      return false;
+    }
+    lease = lease_ns;
+    seg->controller.lease_ns.store(lease_ns);
+    safe.sms = ptb::SmSet::last(total / 4, total);
+    heart_ = std::thread([this] {
+      while (!quit_) {
+        if (beating) seg->controller.heartbeat_ns.store(shm::now_ns());
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+    return true;
+  }
+  ~FakeController() {
+    quit_ = true;
+    if (heart_.joinable()) heart_.join();
+    if (!dir.empty()) (void)!std::system(("rm -rf '" + dir + "'").c_str());
+  }
+  // Publishes BE's policy (and `safe`); the sequence number the BE entry's applied_seq will show.
+  std::uint64_t publish(const ptb::SmSet& sms, unsigned per_sm = 0) {
+    ptb::qos::shm::PolicyValue p;
+    p.sms = sms;
+    p.per_sm = per_sm;
+    ptb::qos::shm::publish(*seg, p, safe);
+    return seg->controller.seq.load();
+  }
+  ptb::qos::shm::BeClient* entry() {
+    for (auto& c : seg->be)
+      if (c.pid.load() == static_cast<std::uint64_t>(getpid())) return &c;
+    return nullptr;
+  }
+
+  std::string dir, key;
+  ptb::qos::shm::Mapping seg;
+  ptb::qos::shm::PolicyValue safe; // the safe state published with every policy: the highest quarter
+  std::uint64_t lease = 0;
+  std::atomic<bool> beating{true};
+
+private:
+  std::atomic<bool> quit_{false};
+  std::thread heart_;
+};
