@@ -280,25 +280,37 @@ class BeFeeder {
   // context the feeder first waits for the launches in the other one (BE's chain stays in order).
   void start(BeProgram& be, cudaStream_t s, unsigned* seq, GreenGate* gate = nullptr) {
     launches_ = 0;
+    moves_ = 0;
     stop_ = false;
     const CUcontext ctx = current_context();  // util.h
-    if (gate) {
-      th_ = std::thread([this, &be, seq, ctx, gate] { run_gated(be, seq, ctx, *gate); });
-      return;
-    }
-    th_ = std::thread([this, &be, s, seq, ctx] {
-      adopt_context(ctx, "the BE feeder");
+    th_ = std::thread([this, &be, s, seq, ctx, gate] {
+      // where launches go now: the caller's stream and context, or the gate's route
+      GreenGate::Route at = GreenGate::small;
+      cudaStream_t to_stream = gate ? gate->stream(at) : s;
+      adopt_context(gate ? gate->context(at) : ctx, "the BE feeder");
+      unsigned depth = 0;  // launches made into to_stream since the last change of context
       while (!stop_.load(std::memory_order_relaxed)) {
-        cudaEvent_t e = ev_[launches_ % 2];
-        if (launches_ >= 2) CK(cudaEventSynchronize(e));  // the launch before the previous one has ended
+        if (gate && gate->route() != at) {  // a kernel boundary: the launches in the other context end first
+          CK(cudaStreamSynchronize(to_stream));
+          at = at == GreenGate::small ? GreenGate::whole : GreenGate::small;
+          to_stream = gate->stream(at);
+          depth = 0;
+          ++moves_;
+          adopt_context(gate->context(at), "the BE feeder");
+        }
+        const cudaEvent_t e = gate ? gate->event(at, depth) : ev_[depth % 2];
+        if (depth >= 2) CK(cudaEventSynchronize(e));  // the launch before the previous one has ended
         last_seq_ = ++*seq;
-        be.launch(s, last_seq_);
+        be.launch(to_stream, last_seq_);
         CK(cudaGetLastError());
-        CK(cudaEventRecord(e, s));
+        CK(cudaEventRecord(e, to_stream));
+        ++depth;
         ++launches_;
       }
-      CK(cudaStreamSynchronize(s));
-      if (ctx && current_context() != ctx) {
+      CK(cudaStreamSynchronize(to_stream));
+      if (gate) {
+        adopt_context(ctx, "the BE feeder");
+      } else if (ctx && current_context() != ctx) {
         std::fprintf(stderr, "colocate: the feeder's context changed while it launched (not its starter's any more)\n");
         std::exit(1);
       }
@@ -313,32 +325,6 @@ class BeFeeder {
   unsigned last_seq() const { return last_seq_; }
 
  private:
-  void run_gated(BeProgram& be, unsigned* seq, CUcontext starter, GreenGate& gate) {
-    GreenGate::Route at = GreenGate::small;
-    unsigned depth = 0;  // launches made in `at` since the last change (their events: gate.event(at, n))
-    moves_ = 0;
-    adopt_context(gate.context(at), "the BE feeder (green gate)");
-    while (!stop_.load(std::memory_order_relaxed)) {
-      const GreenGate::Route to = gate.route();
-      if (to != at) {  // a kernel boundary: the launches in the other context end first
-        CK(cudaStreamSynchronize(gate.stream(at)));
-        at = to;
-        depth = 0;
-        ++moves_;
-        adopt_context(gate.context(at), "the BE feeder (green gate)");
-      }
-      if (depth >= 2) CK(cudaEventSynchronize(gate.event(at, depth)));  // two in flight at most, as above
-      last_seq_ = ++*seq;
-      be.launch(gate.stream(at), last_seq_);
-      CK(cudaGetLastError());
-      CK(cudaEventRecord(gate.event(at, depth), gate.stream(at)));
-      ++depth;
-      ++launches_;
-    }
-    CK(cudaStreamSynchronize(gate.stream(at)));
-    adopt_context(starter, "the BE feeder (green gate)");
-  }
-
   cudaEvent_t ev_[2]{};
   std::atomic<bool> stop_{false};
   std::thread th_;

@@ -8,6 +8,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <ptb/ptb.cuh>
+#include <ptb/qos/link_decision.h>
 #include <ptb/qos/segment.h>
 
 #include <cstdio>
@@ -77,13 +78,20 @@ class GreenGate {
     return true;
   }
   // Where the next launch goes: the whole GPU while the controller gives BE every SM with no cap, else the small
-  // context (LS busy, or the controller gone); a read that fell inside the controller's write keeps the last.
+  // context (LS busy, or the controller gone). What a look at the segment means is the BE link's rule
+  // (ptb/qos/link_decision.h): a read that fell inside the controller's write keeps the last route.
   Route route() {
-    ptb::qos::shm::PolicyValue policy, safe;
+    namespace shm = ptb::qos::shm;
+    shm::PolicyValue policy, safe;
     std::uint64_t seq = 0;
-    const std::uint64_t now = ptb::qos::shm::now_ns();
-    if (ptb::qos::shm::controller_gone(*seg_, now)) return last_ = small;
-    if (!ptb::qos::shm::read_published(*seg_, policy, safe, seq)) return last_;
+    const std::uint64_t now = shm::now_ns();
+    const bool got = shm::read_published(*seg_, policy, safe, seq);
+    switch (decision_.step(now, seg_->controller.stopped.load() != 0, shm::controller_gone(*seg_, now), got, seq,
+                           seg_->controller.lease_ns.load())) {
+      case ptb::qos::LinkDecision::Act::safe: return last_ = small;
+      case ptb::qos::LinkDecision::Act::keep: return last_;
+      case ptb::qos::LinkDecision::Act::follow: break;
+    }
     const ptb::SmSet gpu = ptb::SmSet::first(total_);
     return last_ = ((policy.sms & gpu) == gpu && policy.per_sm == 0) ? whole : small;
   }
@@ -98,6 +106,7 @@ class GreenGate {
   cudaEvent_t ev_[2][2] = {};
   unsigned total_ = 0;
   ptb::qos::shm::Mapping seg_;
+  ptb::qos::LinkDecision decision_;
   Route last_ = small;
 };
 
