@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole-program benchmark of issue 13, on the GPU machine (repository root; it has nvcc, not clang):
 #
-#   bash bench/programs/run_on_gpu.sh [--reps 7] [--only REGEX] [TRANSFORMED_DIR]
+#   bash bench/programs/run_on_gpu.sh [--reps 7] [--only REGEX] [--qosd] [TRANSFORMED_DIR]
 #
 # TRANSFORMED_DIR (default build/bench-programs) is what bench/programs/transform.sh wrote on the
 # development machine; carry it here. For every bench/programs/*.cu it compiles the original and the
@@ -13,7 +13,14 @@
 #   twin   the transformed build with PTB_MODE=ptb (every launch a PTB twin, all SMs)
 # Each run is a whole process; its time is what the program measures (cudaEvents from before its first
 # launch to after its last: the first launch's set-up counts) and every run checks its result against a
-# CPU reference. Medians per program and form. Afterwards one run per program confined with PTB_SMS=0-65
+# CPU reference. With --qosd (issue 41: a launch under a controller's policy) it also builds ptb-qosd (the
+# project's CMake with -DPTB_COMPILER=OFF), starts it with `--policy off` (BE has every SM, no cap: the
+# policy a controller publishes between LS requests) in a private PTB_QOSD_DIR, and adds two forms:
+#   linked the transformed build following the controller (PTB_QOSD=1): every launch a twin, which the
+#          controller may move
+#   short  the same with PTB_ORIGINAL_BELOW_US=$SHORT_US (default 200): a launch learned to end within that
+#          budget runs as its original (docs/design/short-launches.md)
+# and their summary lines. Medians per program and form. Afterwards one run per program confined with PTB_SMS=0-65
 # (twins inside 66 SMs; correctness only). One warm-up run of each original first (not counted). A run
 # is killed after 45 s; a program and form that failed once is not run again.
 #
@@ -31,11 +38,12 @@
 set -u
 cd "$(dirname "$0")/../.."
 T0=$(date +%s)
-REPS=7 ONLY="" TDIR=""
+REPS=7 ONLY="" TDIR="" QOSD=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) REPS="$2"; shift ;;
     --only) ONLY="$2"; shift ;;
+    --qosd) QOSD=1 ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d'; exit 0 ;;
     -*) echo "unknown option $1" >&2; exit 2 ;;
     *) TDIR="$1" ;;
@@ -95,10 +103,32 @@ for n in "${NAMES[@]}"; do
 done
 say "== built in $(( $(date +%s) - T0 )) s"
 
+# ---- with --qosd: the controller the linked forms follow (every SM, no cap), in a private folder
+FORMS=(orig auto twin)
+QOSD_PID=""
+if [ "$QOSD" = 1 ]; then
+  SHORT_US="${SHORT_US:-200}"
+  { cmake -S . -B "$BIN/qosd" -G Ninja -DPTB_COMPILER=OFF -DBUILD_TESTING=OFF && cmake --build "$BIN/qosd"; } \
+    >"$RES/qosd-build.log" 2>&1 || { say "BUILD FAILED: ptb-qosd"; tail -20 "$RES/qosd-build.log" | tee -a "$REPORT"; exit 1; }
+  export PTB_QOSD_DIR="$(mktemp -d -p /dev/shm)"
+  "$BIN/qosd/tools/ptb-qosd/ptb-qosd" run --device 0 --policy off --mps off >"$RES/qosd.log" 2>&1 &
+  QOSD_PID=$!
+  trap 'kill $QOSD_PID 2>/dev/null; rm -rf "$PTB_QOSD_DIR"' EXIT
+  up=0
+  for _ in $(seq 100); do
+    ls "$PTB_QOSD_DIR"/ptb-qos.* >/dev/null 2>&1 && "$BIN/qosd/tools/ptb-qosd/ptb-qosd" status --all >/dev/null 2>&1 &&
+      { up=1; break; }
+    sleep 0.05
+  done
+  [ $up = 1 ] || { say "ptb-qosd did not start: $(tail -3 "$RES/qosd.log")"; exit 1; }
+  say "== ptb-qosd $QOSD_PID up (--policy off: every SM, no cap); short form: PTB_ORIGINAL_BELOW_US=$SHORT_US"
+  FORMS+=(linked short)
+fi
+
 # ---- one run: run_form FORM NAME [ENV...] -> appends the time to $RES/NAME.FORM, or reports a failure
 # what the program must report: its form, and whether the PTB runtime set itself up (the automatic mode
 # with no policy must not: it launches the original kernels and touches nothing)
-expect_form() { case "$1" in orig) echo original ;; auto) echo ptb-auto ;; twin) echo ptb-ptb ;; conf) echo ptb-auto ;; esac; }
+expect_form() { case "$1" in orig) echo original ;; twin) echo ptb-ptb ;; *) echo ptb-auto ;; esac; }
 expect_rt() { case "$1" in orig|auto) echo none ;; *) echo set-up ;; esac; }
 run_form() {
   local form="$1" n="$2" exe log line ms got grt
@@ -107,7 +137,7 @@ run_form() {
   [ -x "$exe" ] || return 0
   [ -f "$RES/$n.$form.failed" ] && return 0  # failed once: not repeated (the first failure is reported)
   log="$RES/$n.$form.log"
-  timeout -s KILL 45 env -u PTB_MODE -u PTB_SMS -u PTB_BLOCKS_PER_SM "$@" "$exe" >"$log" 2>&1
+  timeout -s KILL 45 env -u PTB_MODE -u PTB_SMS -u PTB_BLOCKS_PER_SM -u PTB_QOSD -u PTB_ORIGINAL_BELOW_US "$@" "$exe" >"$log" 2>&1
   local rc=$?
   line="$(grep -m1 "^PROGRAM $n " "$log")"
   got="$(echo "$line" | awk '{print $8}')"
@@ -126,7 +156,8 @@ run_form() {
   echo "$line" >>"$RES/raw.txt"
   echo "$line" | awk '{print $6}' >"$RES/$n.launches"
 }
-declare -A ENVS=([orig]="" [auto]="PTB_MODE=auto" [twin]="PTB_MODE=ptb" [conf]="PTB_SMS=0-65")
+declare -A ENVS=([orig]="" [auto]="PTB_MODE=auto" [twin]="PTB_MODE=ptb" [conf]="PTB_SMS=0-65" [linked]="PTB_QOSD=1"
+                 [short]="PTB_QOSD=1 PTB_ORIGINAL_BELOW_US=${SHORT_US:-200}")
 
 # ---- warm-up, then the repeats, alternating the forms' order
 for n in "${NAMES[@]}"; do run_form orig "$n" && rm -f "$RES/$n.orig"; done
@@ -141,7 +172,12 @@ for ((r = 0; r < REPS; ++r)); do
   fi
   for n in "${NAMES[@]}"; do
     # shellcheck disable=SC2086
-    for form in ${ORDERS[$(( (r + ${#n}) % 6 ))]}; do run_form "$form" "$n" ${ENVS[$form]}; done
+    if [ "$QOSD" = 1 ]; then  # five forms: rotated
+      k=$(( (r + ${#n}) % ${#FORMS[@]} )); order="${FORMS[*]:k} ${FORMS[*]:0:k}"
+    else
+      order="${ORDERS[$(( (r + ${#n}) % 6 ))]}"
+    fi
+    for form in $order; do run_form "$form" "$n" ${ENVS[$form]}; done
   done
   done_reps=$((r + 1))
 done
@@ -159,7 +195,8 @@ TABLE="$RES/table.txt"
 for n in "${NAMES[@]}"; do
   o=$(med "$RES/$n.orig"); a=$(med "$RES/$n.auto"); t=$(med "$RES/$n.twin")
   L=$(cat "$RES/$n.launches" 2>/dev/null || echo 0)
-  echo "$n ${o:-NA} ${a:-NA} ${t:-NA} $L $(wc -l <"$RES/$n.orig" 2>/dev/null || echo 0)" >>"$TABLE"
+  k=$(med "$RES/$n.linked"); sh=$(med "$RES/$n.short")
+  echo "$n ${o:-NA} ${a:-NA} ${t:-NA} $L $(wc -l <"$RES/$n.orig" 2>/dev/null || echo 0) ${k:-NA} ${sh:-NA}" >>"$TABLE"
 done
 say ""
 awk '
@@ -167,6 +204,15 @@ awk '
   BEGIN { printf "%-18s %8s %11s %11s %11s %10s %10s %5s\n", "program", "launches", "orig ms", "auto ms", "twin ms",
           "auto/orig", "twin/orig", "runs" }
   { printf "%-18s %8s %11s %11s %11s %10s %10s %5s\n", $1, $5, $2, $3, $4, r($3, $2), r($4, $2), $6 }' "$TABLE" | tee -a "$REPORT"
+if [ "$QOSD" = 1 ]; then
+  say ""
+  say "under ptb-qosd --policy off (every SM, no cap): linked = PTB_QOSD=1, short = and PTB_ORIGINAL_BELOW_US=$SHORT_US"
+  awk '
+    function r(x, y) { return (x == "NA" || y == "NA" || y == 0) ? "NA" : sprintf("%.4f", x / y) }
+    BEGIN { printf "%-18s %8s %11s %11s %11s %12s %11s\n", "program", "launches", "orig ms", "linked ms", "short ms",
+            "linked/orig", "short/orig" }
+    { printf "%-18s %8s %11s %11s %11s %12s %11s\n", $1, $5, $2, $7, $8, r($7, $2), r($8, $2) }' "$TABLE" | tee -a "$REPORT"
+fi
 say ""
 summary() {  # summary COLUMN LABEL: geomean/worst of the form in COLUMN (3: auto, 4: twin) over orig
   awk -v c="$1" -v label="$2" '
@@ -182,6 +228,10 @@ summary() {  # summary COLUMN LABEL: geomean/worst of the form in COLUMN (3: aut
 # the worst program's name in parentheses is dropped from the last line, which keeps its exact form
 say "first-launch: (form - orig) of sobel_once, one launch, in us; per-launch: (form - orig) / launches of stencil2d_chain, in us"
 say "$(summary 4 'twins (PTB_MODE=ptb): ')"
+if [ "$QOSD" = 1 ]; then
+  say "$(summary 7 'linked (PTB_QOSD=1, every launch a twin): ')"
+  say "$(summary 8 "short (PTB_QOSD=1 PTB_ORIGINAL_BELOW_US=$SHORT_US): ")"
+fi
 say "$(summary 3 'default (automatic) mode: ')"
 if [ -n "${OUT:-}" ]; then
   cp "$REPORT" "$OUT/programs.txt"
