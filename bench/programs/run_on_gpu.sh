@@ -53,6 +53,7 @@ done
 TDIR="${TDIR:-build/bench-programs}"
 BUDGET_S="${BUDGET_S:-270}"
 . test/gpu/lib.sh
+. bench/programs/script_lib.sh
 NVCC="$(ptb_nvcc)" || exit 1
 BIN="build/bench-programs-bin"
 RES="$(mktemp -d)"
@@ -108,19 +109,8 @@ FORMS=(orig auto twin)
 QOSD_PID=""
 if [ "$QOSD" = 1 ]; then
   SHORT_US="${SHORT_US:-200}"
-  { cmake -S . -B "$BIN/qosd" -G Ninja -DPTB_COMPILER=OFF -DBUILD_TESTING=OFF && cmake --build "$BIN/qosd"; } \
-    >"$RES/qosd-build.log" 2>&1 || { say "BUILD FAILED: ptb-qosd"; tail -20 "$RES/qosd-build.log" | tee -a "$REPORT"; exit 1; }
-  export PTB_QOSD_DIR="$(mktemp -d -p /dev/shm)"
-  "$BIN/qosd/tools/ptb-qosd/ptb-qosd" run --device 0 --policy off --mps off >"$RES/qosd.log" 2>&1 &
-  QOSD_PID=$!
-  trap 'kill $QOSD_PID 2>/dev/null; rm -rf "$PTB_QOSD_DIR"' EXIT
-  up=0
-  for _ in $(seq 100); do
-    ls "$PTB_QOSD_DIR"/ptb-qos.* >/dev/null 2>&1 && "$BIN/qosd/tools/ptb-qosd/ptb-qosd" status --all >/dev/null 2>&1 &&
-      { up=1; break; }
-    sleep 0.05
-  done
-  [ $up = 1 ] || { say "ptb-qosd did not start: $(tail -3 "$RES/qosd.log")"; exit 1; }
+  start_qosd "$BIN/qosd" "$RES/qosd.log" 2>"$RES/qosd.err" ||
+    { say "BUILD OR START FAILED: ptb-qosd"; tee -a "$REPORT" <"$RES/qosd.err"; exit 1; }
   say "== ptb-qosd $QOSD_PID up (--policy off: every SM, no cap); short form: PTB_ORIGINAL_BELOW_US=$SHORT_US"
   FORMS+=(linked short)
 fi

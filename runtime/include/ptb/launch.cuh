@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "detail/dispatch.cuh"
+#include "detail/host_stamps.cuh"
 #include "detail/prepare.cuh"
 #include "fallback.cuh"
 #include "launch_config.cuh"
@@ -58,11 +59,13 @@ cudaError_t launch_tuple(const LaunchConfig& c, const void* original, typename T
   void* argv[] = {static_cast<void*>(&std::get<_Ip>(a))..., static_cast<void*>(&p.launch)};
   const cudaError_t e =
       cudaLaunchKernel(reinterpret_cast<const void*>(twin), dim3(p.workers), c.block, argv, c.shmem, c.stream);
+  host_stamp("launched");
   if (e != cudaSuccess) {
     release(p);
     return e;
   }
   commit(p, Relauncher<Params...>{twin, a, c.block, c.shmem});
+  host_stamp("committed");
   return cudaSuccess;
 }
 

@@ -37,6 +37,7 @@
 #include "../policy.cuh"
 #include "../qos/link_decision.h"
 #include "../qos/segment.h"
+#include "host_stamps.cuh"
 #include "last_error.cuh"
 
 namespace ptb {
@@ -198,6 +199,7 @@ inline bool start_controller_link() {
     sm_count = 0;
   if (key == ".") key = gpu_key_of(dev);
   guard.drop_ours();
+  host_stamp("link-key");
   if (key.empty() || !qos::shm::valid_key(key) || sm_count <= 0) {
     std::fprintf(stderr, "ptb: PTB_QOSD=%s: no GPU key (%s); this process follows no controller\n", setting.c_str(),
                  key.empty() ? "the device's UUID could not be read" : "not a key");
@@ -207,6 +209,7 @@ inline bool start_controller_link() {
     std::fprintf(stderr, "ptb: PTB_QOSD with PTB_MODE=original: launches run their original kernels, which no "
                          "controller can confine\n");
   static ControllerLink __link(key, static_cast<unsigned>(sm_count));
+  host_stamp("link");
   return true;
 }
 inline bool controller_linked() {

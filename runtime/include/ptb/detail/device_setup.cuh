@@ -10,6 +10,7 @@
 #include "context.cuh"
 #include "device_state.cuh"
 #include "discovery.cuh"
+#include "host_stamps.cuh"
 #include "launch_order.cuh"
 #include "policy_state.cuh"
 #include "pool.cuh"
@@ -59,14 +60,20 @@ inline DeviceState* device_locked(int dev, unsigned long long context = 0) {
   ok = ok && cudaDeviceGetAttribute(&d->max_grid[2], cudaDevAttrMaxGridDimZ, dev) == cudaSuccess;
   ok = ok && cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess;
   d->smem_optin = static_cast<size_t>(v);
+  host_stamp("attributes");
   ok = ok && cudaStreamCreateWithFlags(&d->ctl, cudaStreamNonBlocking) == cudaSuccess;
+  host_stamp("stream");
   ok = ok && cudaHostAlloc(&d->staging, kCapsBytes, cudaHostAllocDefault) == cudaSuccess;
+  host_stamp("staging");
   // Load the runtime's own kernel now, not in the middle of a running PTB kernel (lazy loading waits).
   cudaFuncAttributes fa;
   ok = ok && discovery_kernel().load() && cudaFuncGetAttributes(&fa, discovery_kernel().load()) == cudaSuccess;
+  host_stamp("module");
   ok = ok && grow_pool_locked(*d);
+  host_stamp("pool");
   PolicyState* pp = process_policy_state_locked();
   ok = ok && upload_caps_locked(*d, *pp);
+  host_stamp("caps");
   d->context = current_context_id();
   d->ok = ok;
   return ok ? d : nullptr;

@@ -9,6 +9,7 @@
 
 #include "config.cuh"
 #include "device_state.cuh"
+#include "host_stamps.cuh"
 #include "intrinsics.cuh"
 
 namespace ptb {
@@ -82,6 +83,7 @@ inline void discover_locked(DeviceState& d) {
     d.nsmid = static_cast<unsigned>(d.sms);
   }
   d.ndense = static_cast<unsigned>(std::min<int>(d.sms, kMaxSm));
+  host_stamp("discover");
 }
 
 } // namespace detail

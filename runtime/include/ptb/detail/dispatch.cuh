@@ -13,6 +13,7 @@
 #include "../launch_mode.cuh"
 #include "../policy.cuh"
 #include "controller_link.cuh"
+#include "host_stamps.cuh"
 #include "last_error.cuh"
 #include "policy_state.cuh"
 #include "runtime.cuh"
@@ -130,6 +131,7 @@ inline bool short_dispatch_applies(const Policy& given, cudaStream_t stream) {
 }
 
 inline Dispatch dispatch(const Policy& given, cudaStream_t stream, const void* original, dim3 grid) {
+  host_stamp("dispatch");
   Dispatch __d;
   __d.original = runs_original(given, stream);
   if (__d.original || !short_dispatch_applies(given, stream)) return __d;

@@ -22,6 +22,7 @@
 #include "last_error.cuh"
 #include "device_setup.cuh"
 #include "device_state.cuh"
+#include "host_stamps.cuh"
 #include "monitor.cuh"
 #include "policy_state.cuh"
 #include "pool.cuh"
@@ -215,6 +216,7 @@ inline unsigned long long launch_context(int dev) {
 // context's error for Fallback::context_error), with `policy` the policy that covered it where known.
 inline bool prepare(const LaunchConfig& c, const void* original, const void* twin, Prepared& p, Fallback& why,
                     cudaError_t& error, PolicyState*& policy) {
+  host_stamp("prepare");
   const LastErrorGuard guard;
   const auto fall = [&](Fallback f) {
     why = f;
@@ -244,13 +246,16 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   if (no_set_up && !(__r.devs[dev] && __r.devs[dev]->ok)) return fall(Fallback::device_setup);
   DeviceState* d = device_locked(dev, context);
   if (!d) return fall(Fallback::device_setup);
+  host_stamp("device");
   if (!fits_device(*d, c.grid, c.block) || c.shmem > d->smem_optin) return fall(Fallback::invalid_launch);
   const unsigned threads = c.block.x * c.block.y * c.block.z;
   const int occ = occupancy_locked(*d, original, twin, threads, c.shmem);
   if (occ < 0) return fall(Fallback::invalid_launch);
   if (occ == 0) return fall(Fallback::no_occupancy);
+  host_stamp("occupancy");
   PolicyState* pol = policy;
   if (!ready_policy_locked(*d, *pol, no_set_up)) return fall(Fallback::policy_upload);
+  host_stamp("policy");
   unsigned s = 0;
   if (!acquire_control_locked(*d, captured, s, !no_set_up)) return fall(Fallback::no_control_block);
   const unsigned long long full = static_cast<unsigned long long>(occ) * d->sms;
@@ -261,6 +266,7 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   p.policy = pol;
   fill_launch_locked(*d, *pol, s, captured, c.grid, p.workers, static_cast<unsigned>(occ), p.launch);
   take_turn_locked(*d, *pol, captured, c.stream, occ, ntasks, p);
+  host_stamp("prepared");
   return true;
 }
 
