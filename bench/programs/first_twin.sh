@@ -27,14 +27,17 @@ B=build/first-twin
 rm -rf $B && mkdir -p $B
 FLAGS=(-std=c++17 -O2 -arch=sm_90 -lineinfo -I bench/programs)
 echo "== first_twin.sh: $(date -u '+%F %T') UTC; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); tree $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+builds=()
 for n in $PROGRAMS; do
   mapfile -t TW < <(transformed_sources "$TDIR" "$n")
   "$NVCC" "${FLAGS[@]}" "bench/programs/$n.cu" -o "$B/$n.orig" >"$B/$n.orig.log" 2>&1 &
+  builds+=($!)
   "$NVCC" "${FLAGS[@]}" -I runtime/include -DPTB_DEBUG_HOST_STAMPS -include bench/programs/probes/host_stamps.cuh \
     "${TW[@]}" -o "$B/$n.ptb" >"$B/$n.ptb.log" 2>&1 &
+  builds+=($!)
 done
 start_qosd "$B/qosd" "$B/qosd.log" || exit 1
-wait
+wait "${builds[@]}" # (not the controller, which runs until the end)
 for n in $PROGRAMS; do
   for v in orig ptb; do [ -x "$B/$n.$v" ] || { echo "build of $n.$v failed:"; tail -20 "$B/$n.$v.log"; exit 1; }; done
 done
