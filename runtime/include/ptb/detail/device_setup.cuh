@@ -63,13 +63,11 @@ inline DeviceState* device_locked(int dev, unsigned long long context = 0) {
   host_stamp("attributes");
   ok = ok && cudaStreamCreateWithFlags(&d->ctl, cudaStreamNonBlocking) == cudaSuccess;
   host_stamp("stream");
-  ok = ok && cudaHostAlloc(&d->staging, kCapsBytes, cudaHostAllocDefault) == cudaSuccess;
-  host_stamp("staging");
   // Load the runtime's own kernel now, not in the middle of a running PTB kernel (lazy loading waits).
   cudaFuncAttributes fa;
   ok = ok && discovery_kernel().load() && cudaFuncGetAttributes(&fa, discovery_kernel().load()) == cudaSuccess;
   host_stamp("module");
-  ok = ok && grow_pool_locked(*d);
+  ok = ok && grow_pool_locked(*d); // (its first page also holds d->staging: pool.cuh)
   host_stamp("pool");
   PolicyState* pp = process_policy_state_locked();
   ok = ok && upload_caps_locked(*d, *pp);

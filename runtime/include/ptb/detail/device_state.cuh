@@ -80,7 +80,7 @@ struct DeviceState {
   cudaStream_t resume[kResumeStreams] = {};
   unsigned nresume = 0; // created
   unsigned resume_rr = 0;
-  unsigned char* staging = nullptr; // pinned, kCapsBytes bytes (a policy's caps and room)
+  unsigned char* staging = nullptr; // kCapsBytes bytes of the first pool page's registered words (pool.cuh)
   bool discovered = false;
   int dense_of[kMaxSm]; // %smid -> dense index, -1: not seen
   int raw_of[kMaxSms];  // dense index -> %smid

@@ -9,6 +9,7 @@
 
 #include "control_block.cuh"
 #include "device_state.cuh"
+#include "host_stamps.cuh"
 
 namespace ptb {
 
@@ -20,12 +21,19 @@ namespace detail {
 // reset its device under a restricting policy died so). Registered memory stays readable
 // after the registration is gone. It is never freed: a page lives as long as the process (kHostWordsBytes
 // per 256 control blocks), also after a reset retired its device state (device_setup.cuh).
+// The first page's registration also holds the device's staging bytes (a policy's caps and room on their way
+// to the device: caps.cuh), after the words: one registration instead of a cudaHostAlloc, which took 1.2-1.3 ms
+// on the H200 as the first pinned allocation of a process (bench/programs/first_twin.sh, 2026-11-29), the
+// largest step of a device's set-up.
 constexpr size_t kHostWordsBytes = 4096;
-static_assert(2 * sizeof(unsigned) * kPoolPageSize <= kHostWordsBytes, "a page's host words fit in one registration");
+constexpr size_t kStagingOffset = 2 * sizeof(unsigned) * kPoolPageSize;
+static_assert(kStagingOffset + kCapsBytes <= kHostWordsBytes,
+              "a page's host words and the staging fit in one registration");
 
 inline bool grow_pool_locked(DeviceState& d) {
   PoolPage b;
   if (cudaMalloc(&b.dev, sizeof(ControlBlock) * kPoolPageSize) != cudaSuccess) return false;
+  host_stamp("pool-malloc");
   if (cudaMemsetAsync(b.dev, 0, sizeof(ControlBlock) * kPoolPageSize, d.ctl) != cudaSuccess) return false;
   void* words = std::aligned_alloc(kHostWordsBytes, kHostWordsBytes);
   if (!words) return false;
@@ -34,11 +42,13 @@ inline bool grow_pool_locked(DeviceState& d) {
     std::free(words);
     return false;
   }
+  host_stamp("pool-register");
   b.hflags = static_cast<unsigned*>(words);
   b.hstrand = b.hflags + kPoolPageSize;
   if (cudaHostGetDevicePointer(reinterpret_cast<void**>(&b.dflags), b.hflags, 0) != cudaSuccess) return false;
   b.dstrand = b.dflags + kPoolPageSize;
   if (cudaStreamSynchronize(d.ctl) != cudaSuccess) return false;
+  if (d.pages.empty()) d.staging = static_cast<unsigned char*>(words) + kStagingOffset;
   d.pages.push_back(b);
   d.recs.resize(d.recs.size() + kPoolPageSize);
   return true;
