@@ -11,6 +11,8 @@
 #   twin    PTB_MODE=ptb: the launch runs as a twin, the device's runtime state is set up on it
 #   eager   the same with CUDA_MODULE_LOADING=EAGER (every module loaded with the context, before the timer)
 #   linked  PTB_QOSD=1 under ptb-qosd --policy off (every SM, no cap): the controller's link starts too
+#   twin-early, linked-early  twin and linked with PTB_EARLY_SETUP=1: the device set up on the runtime's thread
+#           once the program's context is active, before the launch (ptb/detail/early_setup.cuh)
 # Prints per program and form the median gpu_ms and its difference to orig in us, then the median time of
 # each host step of the first twin launch (ptb/detail/host_stamps.cuh names them; each is the time since the
 # step before) and the host's total from dispatch to the twin's launch committed. The rest of a form's extra
@@ -41,8 +43,9 @@ wait "${builds[@]}" # (not the controller, which runs until the end)
 for n in $PROGRAMS; do
   for v in orig ptb; do [ -x "$B/$n.$v" ] || { echo "build of $n.$v failed:"; tail -20 "$B/$n.$v.log"; exit 1; }; done
 done
-FORMS=(orig twin eager linked)
-declare -A ENVS=([orig]="" [twin]="PTB_MODE=ptb" [eager]="PTB_MODE=ptb CUDA_MODULE_LOADING=EAGER" [linked]="PTB_QOSD=1")
+FORMS=(orig twin eager linked twin-early linked-early)
+declare -A ENVS=([orig]="" [twin]="PTB_MODE=ptb" [eager]="PTB_MODE=ptb CUDA_MODULE_LOADING=EAGER" [linked]="PTB_QOSD=1"
+                 [twin-early]="PTB_MODE=ptb PTB_EARLY_SETUP=1" [linked-early]="PTB_QOSD=1 PTB_EARLY_SETUP=1")
 fail=0
 for n in $PROGRAMS; do
   "$B/$n.orig" >/dev/null 2>&1  # warm-up, not counted
@@ -51,7 +54,7 @@ for n in $PROGRAMS; do
     for f in "${FORMS[@]:k}" "${FORMS[@]:0:k}"; do
       exe="$B/$n.ptb"; [ "$f" = orig ] && exe="$B/$n.orig"
       # shellcheck disable=SC2086
-      out=$(env -u PTB_MODE -u PTB_QOSD ${ENVS[$f]} timeout 60 "$exe" 2>&1) || { echo "RUN FAILED: $n $f"; echo "$out" | tail -5; fail=1; continue; }
+      out=$(env -u PTB_MODE -u PTB_QOSD -u PTB_EARLY_SETUP ${ENVS[$f]} timeout 60 "$exe" 2>&1) || { echo "RUN FAILED: $n $f"; echo "$out" | tail -5; fail=1; continue; }
       echo "$out" | awk '/^PROGRAM/ {print $4}' >>"$B/$n.$f.ms"
       echo "$out" | grep '^HOSTSTAMPS' >>"$B/$n.$f.stamps"
     done
@@ -59,7 +62,7 @@ for n in $PROGRAMS; do
   o=$(median <"$B/$n.orig.ms")
   echo ""
   echo "$n: orig $o ms (median of $REPS)"
-  for f in twin eager linked; do
+  for f in "${FORMS[@]:1}"; do
     m=$(median <"$B/$n.$f.ms")
     echo "  $f: $m ms, $(awk -v m="$m" -v o="$o" 'BEGIN {printf "%+.1f", (m - o) * 1000}') us over orig"
     # the median of each step over the runs (the steps of one form come in the same order in every run)

@@ -20,6 +20,7 @@
 #          controller may move
 #   short  the same with PTB_ORIGINAL_BELOW_US=$SHORT_US (default 200): a launch learned to end within that
 #          budget runs as its original (docs/design/short-launches.md)
+#   early  short with PTB_EARLY_SETUP=1: the device set up on the runtime's thread before the first launch
 # and their summary lines. Medians per program and form. Afterwards one run per program confined with PTB_SMS=0-65
 # (twins inside 66 SMs; correctness only). One warm-up run of each original first (not counted). A run
 # is killed after 45 s; a program and form that failed once is not run again.
@@ -112,7 +113,7 @@ if [ "$QOSD" = 1 ]; then
   start_qosd "$BIN/qosd" "$RES/qosd.log" 2>"$RES/qosd.err" ||
     { say "BUILD OR START FAILED: ptb-qosd"; tee -a "$REPORT" <"$RES/qosd.err"; exit 1; }
   say "== ptb-qosd $QOSD_PID up (--policy off: every SM, no cap); short form: PTB_ORIGINAL_BELOW_US=$SHORT_US"
-  FORMS+=(linked short)
+  FORMS+=(linked short early)
 fi
 
 # ---- one run: run_form FORM NAME [ENV...] -> appends the time to $RES/NAME.FORM, or reports a failure
@@ -127,7 +128,7 @@ run_form() {
   [ -x "$exe" ] || return 0
   [ -f "$RES/$n.$form.failed" ] && return 0  # failed once: not repeated (the first failure is reported)
   log="$RES/$n.$form.log"
-  timeout -s KILL 45 env -u PTB_MODE -u PTB_SMS -u PTB_BLOCKS_PER_SM -u PTB_QOSD -u PTB_ORIGINAL_BELOW_US "$@" "$exe" >"$log" 2>&1
+  timeout -s KILL 45 env -u PTB_MODE -u PTB_SMS -u PTB_BLOCKS_PER_SM -u PTB_QOSD -u PTB_ORIGINAL_BELOW_US -u PTB_EARLY_SETUP "$@" "$exe" >"$log" 2>&1
   local rc=$?
   line="$(grep -m1 "^PROGRAM $n " "$log")"
   got="$(echo "$line" | awk '{print $8}')"
@@ -147,7 +148,8 @@ run_form() {
   echo "$line" | awk '{print $6}' >"$RES/$n.launches"
 }
 declare -A ENVS=([orig]="" [auto]="PTB_MODE=auto" [twin]="PTB_MODE=ptb" [conf]="PTB_SMS=0-65" [linked]="PTB_QOSD=1"
-                 [short]="PTB_QOSD=1 PTB_ORIGINAL_BELOW_US=${SHORT_US:-200}")
+                 [short]="PTB_QOSD=1 PTB_ORIGINAL_BELOW_US=${SHORT_US:-200}"
+                 [early]="PTB_QOSD=1 PTB_ORIGINAL_BELOW_US=${SHORT_US:-200} PTB_EARLY_SETUP=1")
 
 # ---- warm-up, then the repeats, alternating the forms' order
 for n in "${NAMES[@]}"; do run_form orig "$n" && rm -f "$RES/$n.orig"; done
@@ -185,8 +187,8 @@ TABLE="$RES/table.txt"
 for n in "${NAMES[@]}"; do
   o=$(med "$RES/$n.orig"); a=$(med "$RES/$n.auto"); t=$(med "$RES/$n.twin")
   L=$(cat "$RES/$n.launches" 2>/dev/null || echo 0)
-  k=$(med "$RES/$n.linked"); sh=$(med "$RES/$n.short")
-  echo "$n ${o:-NA} ${a:-NA} ${t:-NA} $L $(wc -l <"$RES/$n.orig" 2>/dev/null || echo 0) ${k:-NA} ${sh:-NA}" >>"$TABLE"
+  k=$(med "$RES/$n.linked"); sh=$(med "$RES/$n.short"); ea=$(med "$RES/$n.early")
+  echo "$n ${o:-NA} ${a:-NA} ${t:-NA} $L $(wc -l <"$RES/$n.orig" 2>/dev/null || echo 0) ${k:-NA} ${sh:-NA} ${ea:-NA}" >>"$TABLE"
 done
 say ""
 awk '
@@ -196,12 +198,13 @@ awk '
   { printf "%-18s %8s %11s %11s %11s %10s %10s %5s\n", $1, $5, $2, $3, $4, r($3, $2), r($4, $2), $6 }' "$TABLE" | tee -a "$REPORT"
 if [ "$QOSD" = 1 ]; then
   say ""
-  say "under ptb-qosd --policy off (every SM, no cap): linked = PTB_QOSD=1, short = and PTB_ORIGINAL_BELOW_US=$SHORT_US"
+  say "under ptb-qosd --policy off (every SM, no cap): linked = PTB_QOSD=1, short = and PTB_ORIGINAL_BELOW_US=$SHORT_US, early = short and PTB_EARLY_SETUP=1"
   awk '
     function r(x, y) { return (x == "NA" || y == "NA" || y == 0) ? "NA" : sprintf("%.4f", x / y) }
-    BEGIN { printf "%-18s %8s %11s %11s %11s %12s %11s\n", "program", "launches", "orig ms", "linked ms", "short ms",
-            "linked/orig", "short/orig" }
-    { printf "%-18s %8s %11s %11s %11s %12s %11s\n", $1, $5, $2, $7, $8, r($7, $2), r($8, $2) }' "$TABLE" | tee -a "$REPORT"
+    BEGIN { printf "%-18s %8s %11s %11s %11s %11s %12s %11s %11s\n", "program", "launches", "orig ms", "linked ms",
+            "short ms", "early ms", "linked/orig", "short/orig", "early/orig" }
+    { printf "%-18s %8s %11s %11s %11s %11s %12s %11s %11s\n", $1, $5, $2, $7, $8, $9, r($7, $2), r($8, $2),
+             r($9, $2) }' "$TABLE" | tee -a "$REPORT"
 fi
 say ""
 summary() {  # summary COLUMN LABEL: geomean/worst of the form in COLUMN (3: auto, 4: twin) over orig
@@ -221,6 +224,7 @@ say "$(summary 4 'twins (PTB_MODE=ptb): ')"
 if [ "$QOSD" = 1 ]; then
   say "$(summary 7 'linked (PTB_QOSD=1, every launch a twin): ')"
   say "$(summary 8 "short (PTB_QOSD=1 PTB_ORIGINAL_BELOW_US=$SHORT_US): ")"
+  say "$(summary 9 "early (short and PTB_EARLY_SETUP=1): ")"
 fi
 say "$(summary 3 'default (automatic) mode: ')"
 if [ -n "${OUT:-}" ]; then

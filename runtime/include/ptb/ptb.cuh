@@ -19,6 +19,7 @@
 #include "fallback.cuh"
 #include "launch_config.cuh"
 #include "launch.cuh"
+#include "detail/early_setup.cuh" // acts when the program is loaded, with PTB_EARLY_SETUP=1
 #include "runtime_state.cuh"
 #include "sm_identity.cuh"
 #include "fused.cuh"

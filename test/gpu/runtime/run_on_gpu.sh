@@ -16,11 +16,12 @@ declare -A SRC=(
   [test_fallback]=test/gpu/runtime/test_fallback.cu
   [test_controller_link]=test/gpu/runtime/test_controller_link.cu
   [test_short_launches]=test/gpu/runtime/test_short_launches.cu
+  [test_early_setup]=test/gpu/runtime/test_early_setup.cu
   [bench_overhead]=bench/runtime/bench_overhead.cu
   [bench_policy]=bench/runtime/bench_policy.cu
   [colocate]=build/examples-transformed/colocate.cu  # test/gpu/examples/transform.sh
 )
-ORDER="test_basic test_dispatch test_policy test_policy_subset test_fallback test_controller_link test_short_launches test_qos_feedback test_request_gate bench_overhead bench_policy colocate"
+ORDER="test_basic test_dispatch test_policy test_policy_subset test_fallback test_controller_link test_short_launches test_early_setup test_qos_feedback test_request_gate bench_overhead bench_policy colocate"
 TARGETS=${*:-$ORDER}
 {
   date -u; hostname; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader; $NVCC --version | tail -2
@@ -63,6 +64,14 @@ for t in $TARGETS; do
   if [ $t = test_policy ]; then  # the process policy from the environment
     ( cd "$OUT" && PTB_SMS=0-65 PTB_BLOCKS_PER_SM=2 timeout -s KILL 60 "$OLDPWD/build-rt/$t" --env ) 2>&1 | tee -a "$OUT/log.txt"
     r=${PIPESTATUS[0]}; echo "=== $t --env rc=$r" | tee -a "$OUT/log.txt"; [ $r -ne 0 ] && rc=1
+  fi
+  if [ $t = test_early_setup ]; then  # the device set up before the first launch, or not (test_early_setup.cu)
+    for e in "PTB_MODE=ptb PTB_EARLY_SETUP=1" "PTB_MODE=ptb" "PTB_EARLY_SETUP=1"; do
+      ( cd "$OUT" && timeout -s KILL 60 env -u PTB_MODE -u PTB_SMS -u PTB_BLOCKS_PER_SM -u PTB_QOSD -u PTB_EARLY_SETUP $e \
+          "$OLDPWD/build-rt/$t" ) 2>&1 | tee -a "$OUT/log.txt"
+      r=${PIPESTATUS[0]}; echo "=== $t [$e] rc=$r" | tee -a "$OUT/log.txt"; [ $r -ne 0 ] && rc=1
+    done
+    continue
   fi
   if [ $t = test_dispatch ]; then  # the form a launch with no policy runs under each environment
     for e in "PTB_SMS=0-65" "PTB_BLOCKS_PER_SM=2" "PTB_SMS=7 PTB_BLOCKS_PER_SM=1" "PTB_MODE=ptb" "PTB_MODE=original" \
