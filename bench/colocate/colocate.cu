@@ -1122,8 +1122,8 @@ int run_role(const Options& o) {
     x.rate = o.rate;
     x.seed = o.seed;
     const Result r = bench.measure(x);
-    std::printf("ROLE ls requests %zu p50 %.1f p99 %.1f p999 %.1f lag99 %.1f check %s\n", r.requests, r.p50, r.p99,
-                r.p999, r.lag99, r.problems.empty() ? "ok" : "FAILED");
+    std::printf("ROLE ls requests %zu p50 %.1f p99 %.1f p999 %.1f lag99 %.1f split %.3f check %s\n", r.requests, r.p50,
+                r.p99, r.p999, r.lag99, halves_spread(r.lat, 0.99), r.problems.empty() ? "ok" : "FAILED");
     if (!r.problems.empty()) std::printf("  %s\n", r.problems.c_str());
     return r.problems.empty() ? 0 : 1;
   }

@@ -21,7 +21,9 @@ tolerance, and the row that gave it; then the bounds on BE's share: time-sharing
 load (processes.sh runs LS at LOAD of its back-to-back capacity, so its busy fraction alone is LOAD), and,
 where the table has rows of LS alone with part of the GPU (mps-ls<P>: P% of the threads), spatial,
 (1 - rho) + rho (1 - s) at each tolerance, s the smallest such share that kept LS within it (1 when none
-did); last, ours (ptb-qosd's best) over the best peer's. --png draws each system's points and its frontier
+did); last, ours (ptb-qosd's best) over the best peer's. Rows whose LS p99 did not repeat between the two
+halves of their window (the table's "LS p99 split" above SPLIT_MAX, 1.10: issue 42 asks at most that) stay in
+and are named. --png draws each system's points and its frontier
 (needs matplotlib; without it the table is still printed and a line says why there is no picture).
 """
 import argparse
@@ -29,6 +31,7 @@ import re
 import sys
 
 TOLERANCES = (1.05, 1.10, 1.25, 1.5)
+SPLIT_MAX = 1.10
 
 
 def system_of(name):
@@ -51,15 +54,19 @@ def system_of(name):
 
 
 def read_rows(path):
-    """(rows, load, left_out, alone): rows are dicts with name, system, x, share; alone maps the share of the
-    GPU LS had alone (mps-ls<P>: P / 100) to its LS p99 x solo."""
-    rows, load, left_out, alone = [], None, [], {}
+    """(rows, load, left_out, alone): rows are dicts with name, system, x, share and split (None where the table
+    has no split); alone maps the share of the GPU LS had alone (mps-ls<P>: P / 100) to its LS p99 x solo."""
+    rows, load, left_out, alone, split_at = [], None, [], {}, None
     with open(path, encoding="utf-8") as f:
         for line in f:
             m = re.search(r"at ([0-9.]+) of its solo capacity", line)
             if m:
                 load = float(m.group(1))
-            if not line.startswith("| ") or line.startswith("| row ") or line.startswith("| ---"):
+            if line.startswith("| row "):
+                header = [c.strip() for c in line.strip().strip("|").split("|")]
+                split_at = header.index("LS p99 split") if "LS p99 split" in header else None
+                continue
+            if not line.startswith("| ") or line.startswith("| ---"):
                 continue
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             if len(cells) < 7:
@@ -75,7 +82,9 @@ def read_rows(path):
             if not x or not share or not checks.startswith("ok"):
                 left_out.append(name)
                 continue
-            rows.append({"name": name, "system": system, "x": float(x), "share": float(share)})
+            split = cells[split_at] if split_at is not None and split_at < len(cells) else ""
+            rows.append({"name": name, "system": system, "x": float(x), "share": float(share),
+                         "split": float(split) if split else None})
     return rows, load, left_out, alone
 
 
@@ -178,6 +187,10 @@ def main():
     print(table(rows, load, alone))
     if left_out:
         print(f"\nLeft out (a failed check or a missing number): {', '.join(left_out)}")
+    unsteady = [r for r in rows if r["split"] is not None and r["split"] > SPLIT_MAX]
+    if unsteady:
+        print(f"\nLS p99 not repeated between the halves of the window (split > {SPLIT_MAX:.2f}): "
+              + ", ".join(f"{r['name']} ({r['split']:.2f})" for r in unsteady))
     if a.png:
         draw(rows, load, a.png)
     return 0

@@ -57,4 +57,12 @@ inline double split_spread(const RepSamples& reps, double p) {
   return lo > 0 ? hi / lo : NAN;
 }
 
+// The same for one window's samples in time order: its first half against its second (what the LS role of
+// processes.sh prints, one window a process).
+inline double halves_spread(const std::vector<double>& v, double p) {
+  const std::vector<double> first(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2)),
+      second(v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return split_spread(RepSamples{&first, &second}, p);
+}
+
 }  // namespace colo
