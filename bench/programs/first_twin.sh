@@ -28,7 +28,7 @@ NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 B=build/first-twin
 rm -rf $B && mkdir -p $B
 FLAGS=(-std=c++17 -O2 -arch=sm_90 -lineinfo -I bench/programs)
-echo "== first_twin.sh: $(date -u '+%F %T') UTC; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); tree $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+run_header first_twin.sh
 builds=()
 for n in $PROGRAMS; do
   mapfile -t TW < <(transformed_sources "$TDIR" "$n")

@@ -32,7 +32,7 @@ NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 B=build/per-launch
 rm -rf $B && mkdir -p $B
 FLAGS=(-std=c++17 -O2 -arch=sm_90 -lineinfo -I bench/programs)
-echo "== per_launch.sh: $(date -u '+%F %T') UTC; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); tree $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+run_header per_launch.sh
 mapfile -t TW < <(transformed_sources "$TDIR" stencil2d_chain)
 "$NVCC" "${FLAGS[@]}" bench/programs/stencil2d_chain.cu -o $B/orig &
 "$NVCC" "${FLAGS[@]}" -I runtime/include "${TW[@]}" -o $B/ptb &

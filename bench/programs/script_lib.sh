@@ -33,3 +33,9 @@ start_qosd() {
   echo "ptb-qosd did not start:" >&2; tail -3 "$log" >&2
   return 1
 }
+
+# run_header NAME: the first line of a script's output: its name, the time (UTC), the GPU and driver, the tree.
+run_header() {
+  echo "== $1: $(date -u '+%F %T') UTC; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1);" \
+       "tree $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+}
