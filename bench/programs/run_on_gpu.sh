@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole-program benchmark of issue 13, on the GPU machine (repository root; it has nvcc, not clang):
 #
-#   bash bench/programs/run_on_gpu.sh [--reps 7] [--only REGEX] [--qosd] [TRANSFORMED_DIR]
+#   bash bench/programs/run_on_gpu.sh [--reps 7] [--only REGEX] [--qosd] [--half] [TRANSFORMED_DIR]
 #
 # TRANSFORMED_DIR (default build/bench-programs) is what bench/programs/transform.sh wrote on the
 # development machine; carry it here. For every bench/programs/*.cu it compiles the original and the
@@ -21,7 +21,11 @@
 #   short  the same with PTB_ORIGINAL_BELOW_US=$SHORT_US (default 200): a launch learned to end within that
 #          budget runs as its original (docs/design/short-launches.md)
 #   early  short with PTB_EARLY_SETUP=1: the device set up on the runtime's thread before the first launch
-# and their summary lines. Medians per program and form. Afterwards one run per program confined with PTB_SMS=0-65
+# and their summary lines. With --half (issue 41: confined to half of the GPU) two more forms:
+#   green  the original build in a green context of HALF_SMS (default 64) SMs (probes/green_preload.cpp,
+#          preloaded: the original given that part of the GPU, the reference)
+#   half   the transformed build confined to as many SMs (PTB_SMS=0-<HALF_SMS - 1>: twins inside them)
+# and the line "half ... over green". Medians per program and form. Afterwards one run per program confined with PTB_SMS=0-65
 # (twins inside 66 SMs; correctness only). One warm-up run of each original first (not counted). A run
 # is killed after 45 s; a program and form that failed once is not run again.
 #
@@ -39,12 +43,13 @@
 set -u
 cd "$(dirname "$0")/../.."
 T0=$(date +%s)
-REPS=7 ONLY="" TDIR="" QOSD=0
+REPS=7 ONLY="" TDIR="" QOSD=0 HALF=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) REPS="$2"; shift ;;
     --only) ONLY="$2"; shift ;;
     --qosd) QOSD=1 ;;
+    --half) HALF=1 ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d'; exit 0 ;;
     -*) echo "unknown option $1" >&2; exit 2 ;;
     *) TDIR="$1" ;;
@@ -115,16 +120,23 @@ if [ "$QOSD" = 1 ]; then
   say "== ptb-qosd $QOSD_PID up (--policy off: every SM, no cap); short form: PTB_ORIGINAL_BELOW_US=$SHORT_US"
   FORMS+=(linked short early)
 fi
+if [ "$HALF" = 1 ]; then
+  HALF_SMS="${HALF_SMS:-64}"
+  "$NVCC" -shared -cudart none -Xcompiler -fPIC bench/programs/probes/green_preload.cpp -lcuda -o "$BIN/green_preload.so" \
+    >"$RES/green.log" 2>&1 || { say "BUILD FAILED: green_preload.so"; tee -a "$REPORT" <"$RES/green.log"; exit 1; }
+  say "== --half: green = the original in a green context of $HALF_SMS SMs; half = PTB_SMS=0-$((HALF_SMS - 1))"
+  FORMS+=(green half)
+fi
 
 # ---- one run: run_form FORM NAME [ENV...] -> appends the time to $RES/NAME.FORM, or reports a failure
 # what the program must report: its form, and whether the PTB runtime set itself up (the automatic mode
 # with no policy must not: it launches the original kernels and touches nothing)
-expect_form() { case "$1" in orig) echo original ;; twin) echo ptb-ptb ;; *) echo ptb-auto ;; esac; }
-expect_rt() { case "$1" in orig|auto) echo none ;; *) echo set-up ;; esac; }
+expect_form() { case "$1" in orig | green) echo original ;; twin) echo ptb-ptb ;; *) echo ptb-auto ;; esac; }
+expect_rt() { case "$1" in orig | auto | green) echo none ;; *) echo set-up ;; esac; }
 run_form() {
   local form="$1" n="$2" exe log line ms got grt
   shift 2
-  case "$form" in orig) exe="$BIN/orig/$n" ;; *) exe="$BIN/ptb/$n" ;; esac
+  case "$form" in orig | green) exe="$BIN/orig/$n" ;; *) exe="$BIN/ptb/$n" ;; esac
   [ -x "$exe" ] || return 0
   [ -f "$RES/$n.$form.failed" ] && return 0  # failed once: not repeated (the first failure is reported)
   log="$RES/$n.$form.log"
@@ -149,7 +161,9 @@ run_form() {
 }
 declare -A ENVS=([orig]="" [auto]="PTB_MODE=auto" [twin]="PTB_MODE=ptb" [conf]="PTB_SMS=0-65" [linked]="PTB_QOSD=1"
                  [short]="PTB_QOSD=1 PTB_ORIGINAL_BELOW_US=${SHORT_US:-200}"
-                 [early]="PTB_QOSD=1 PTB_ORIGINAL_BELOW_US=${SHORT_US:-200} PTB_EARLY_SETUP=1")
+                 [early]="PTB_QOSD=1 PTB_ORIGINAL_BELOW_US=${SHORT_US:-200} PTB_EARLY_SETUP=1"
+                 [green]="LD_PRELOAD=$PWD/$BIN/green_preload.so GREEN_SMS=${HALF_SMS:-64}"
+                 [half]="PTB_SMS=0-$((${HALF_SMS:-64} - 1))")
 
 # ---- warm-up, then the repeats, alternating the forms' order
 for n in "${NAMES[@]}"; do run_form orig "$n" && rm -f "$RES/$n.orig"; done
@@ -164,7 +178,7 @@ for ((r = 0; r < REPS; ++r)); do
   fi
   for n in "${NAMES[@]}"; do
     # shellcheck disable=SC2086
-    if [ "$QOSD" = 1 ]; then  # five forms: rotated
+    if [ ${#FORMS[@]} != 3 ]; then  # more forms than the three: rotated
       k=$(( (r + ${#n}) % ${#FORMS[@]} )); order="${FORMS[*]:k} ${FORMS[*]:0:k}"
     else
       order="${ORDERS[$(( (r + ${#n}) % 6 ))]}"
@@ -187,8 +201,10 @@ TABLE="$RES/table.txt"
 for n in "${NAMES[@]}"; do
   o=$(med "$RES/$n.orig"); a=$(med "$RES/$n.auto"); t=$(med "$RES/$n.twin")
   L=$(cat "$RES/$n.launches" 2>/dev/null || echo 0)
-  k=$(med "$RES/$n.linked"); sh=$(med "$RES/$n.short"); ea=$(med "$RES/$n.early")
-  echo "$n ${o:-NA} ${a:-NA} ${t:-NA} $L $(wc -l <"$RES/$n.orig" 2>/dev/null || echo 0) ${k:-NA} ${sh:-NA} ${ea:-NA}" >>"$TABLE"
+  k=$(med "$RES/$n.linked"); sh=$(med "$RES/$n.short"); ea=$(med "$RES/$n.early"); g=$(med "$RES/$n.green")
+  h=$(med "$RES/$n.half")
+  echo "$n ${o:-NA} ${a:-NA} ${t:-NA} $L $(wc -l <"$RES/$n.orig" 2>/dev/null || echo 0) ${k:-NA} ${sh:-NA} ${ea:-NA}" \
+    "${g:-NA} ${h:-NA}" >>"$TABLE"
 done
 say ""
 awk '
@@ -207,11 +223,11 @@ if [ "$QOSD" = 1 ]; then
              r($9, $2) }' "$TABLE" | tee -a "$REPORT"
 fi
 say ""
-summary() {  # summary COLUMN LABEL: geomean/worst of the form in COLUMN (3: auto, 4: twin) over orig
-  awk -v c="$1" -v label="$2" '
-    $2 != "NA" && $c != "NA" && $2 > 0 { q = $c / $2; s += log(q); k++; if (q > w) { w = q; wn = $1 } }
-    $1 == "sobel_once" && $2 != "NA" && $c != "NA" { fl = sprintf("%+.1f", ($c - $2) * 1000) }
-    $1 == "stencil2d_chain" && $2 != "NA" && $c != "NA" && $5 > 0 { pl = sprintf("%+.2f", ($c - $2) * 1000 / $5) }
+summary() {  # summary COLUMN LABEL [REF]: geomean/worst of the form in COLUMN (3: auto, 4: twin) over REF (2: orig)
+  awk -v c="$1" -v label="$2" -v o="${3:-2}" '
+    $o != "NA" && $c != "NA" && $o > 0 { q = $c / $o; s += log(q); k++; if (q > w) { w = q; wn = $1 } }
+    $1 == "sobel_once" && $o != "NA" && $c != "NA" { fl = sprintf("%+.1f", ($c - $o) * 1000) }
+    $1 == "stencil2d_chain" && $o != "NA" && $c != "NA" && $5 > 0 { pl = sprintf("%+.2f", ($c - $o) * 1000 / $5) }
     END {
       if (!k) { print label "programs: 0 geomean: NA worst: NA first-launch: NA us per-launch: NA us"; exit }
       printf "%sprograms: %d geomean: %.4f worst: %.4f (%s) first-launch: %s us per-launch: %s us\n", label, k,
@@ -225,6 +241,17 @@ if [ "$QOSD" = 1 ]; then
   say "$(summary 7 'linked (PTB_QOSD=1, every launch a twin): ')"
   say "$(summary 8 "short (PTB_QOSD=1 PTB_ORIGINAL_BELOW_US=$SHORT_US): ")"
   say "$(summary 9 "early (short and PTB_EARLY_SETUP=1): ")"
+fi
+if [ "$HALF" = 1 ]; then
+  say ""
+  say "confined to $HALF_SMS SMs (half = PTB_SMS=0-$((HALF_SMS - 1))) against the original in a green context of as many (green)"
+  awk '
+    function r(x, y) { return (x == "NA" || y == "NA" || y == 0) ? "NA" : sprintf("%.4f", x / y) }
+    BEGIN { printf "%-18s %8s %11s %11s %11s %11s %11s\n", "program", "launches", "orig ms", "green ms", "half ms",
+            "green/orig", "half/green" }
+    { printf "%-18s %8s %11s %11s %11s %11s %11s\n", $1, $5, $2, $10, $11, r($10, $2), r($11, $10) }' "$TABLE" |
+    tee -a "$REPORT"
+  say "$(summary 11 "half (PTB_SMS=0-$((HALF_SMS - 1))) over green ($HALF_SMS-SM green context): " 10)"
 fi
 say "$(summary 3 'default (automatic) mode: ')"
 if [ -n "${OUT:-}" ]; then

@@ -1,0 +1,48 @@
+// The original given part of the GPU, as the reference of a confined twin (issue 41: "confined to half of the SMs,
+// <= 1.05x the original in a 64-SM green context"). Preloaded into an original program (run_on_gpu.sh --half:
+// LD_PRELOAD with GREEN_SMS=K), it makes a green context of K SMs of device 0 current on the loading thread before
+// the program's first CUDA call, so that the program's CUDA runtime, which uses the thread's current context,
+// runs every call and launch there. Single-threaded programs only (other threads would use the primary context).
+// Says "green_preload: K of N SMs" on standard error; exits 3 when the driver refuses, so that the run counts as
+// failed rather than as the whole GPU.
+#include <cuda.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+bool ok(CUresult r, const char* what) {
+  if (r == CUDA_SUCCESS) return true;
+  const char* s = nullptr;
+  cuGetErrorString(r, &s);
+  std::fprintf(stderr, "green_preload: %s failed: %s\n", what, s ? s : "?");
+  return false;
+}
+
+__attribute__((constructor)) void enter_green_context() {
+  const char* env = std::getenv("GREEN_SMS");
+  const unsigned want = env ? static_cast<unsigned>(std::strtoul(env, nullptr, 10)) : 0;
+  if (want == 0) {
+    std::fprintf(stderr, "green_preload: GREEN_SMS not set\n");
+    std::exit(3);
+  }
+  CUdevice dev;
+  CUdevResource all{}, part{}, rest{};
+  unsigned groups = 1;
+  CUdevResourceDesc desc;
+  CUgreenCtx green;
+  CUcontext ctx;
+  if (!ok(cuInit(0), "cuInit") || !ok(cuDeviceGet(&dev, 0), "cuDeviceGet") ||
+      !ok(cuDeviceGetDevResource(dev, &all, CU_DEV_RESOURCE_TYPE_SM), "cuDeviceGetDevResource") ||
+      !ok(cuDevSmResourceSplitByCount(&part, &groups, &all, &rest, 0, want), "cuDevSmResourceSplitByCount") ||
+      groups != 1 || !ok(cuDevResourceGenerateDesc(&desc, &part, 1), "cuDevResourceGenerateDesc") ||
+      !ok(cuGreenCtxCreate(&green, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM), "cuGreenCtxCreate") ||
+      !ok(cuCtxFromGreenCtx(&ctx, green), "cuCtxFromGreenCtx") || !ok(cuCtxSetCurrent(ctx), "cuCtxSetCurrent")) {
+    std::fprintf(stderr, "green_preload: no green context of %u SMs\n", want);
+    std::exit(3);
+  }
+  std::fprintf(stderr, "green_preload: %u of %u SMs\n", part.sm.smCount, all.sm.smCount);
+}
+
+}  // namespace
