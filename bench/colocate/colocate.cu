@@ -1056,7 +1056,7 @@ __global__ void green_seen(unsigned* seen) {
 bool enter_green_context(unsigned want) {
   CUcontext ctx;
   unsigned got = 0, total = 0;
-  if (!make_green_context(want, &ctx, &got, &total)) return false;  // green_gate.h
+  if (!make_green_context("colocate", want, &ctx, &got, &total)) return false;  // green_context.h
   if (cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
     std::fprintf(stderr, "colocate: --green-sms: cuCtxSetCurrent failed\n");
     return false;

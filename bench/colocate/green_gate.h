@@ -14,41 +14,10 @@
 #include <cstdio>
 #include <string>
 
+#include "green_context.h"
 #include "util.h"
 
 namespace colo {
-
-// A green context of at least `want` SMs of device 0 (not made current); false after a message when the driver
-// refuses. `got`: its SM count; `total`: the device's.
-inline bool make_green_context(unsigned want, CUcontext* ctx, unsigned* got, unsigned* total) {
-  auto ok = [](CUresult r, const char* what) {
-    if (r == CUDA_SUCCESS) return true;
-    const char* s = nullptr;
-    cuGetErrorString(r, &s);
-    std::fprintf(stderr, "colocate: green context: %s failed: %s\n", what, s ? s : "?");
-    return false;
-  };
-  CUdevice dev;
-  CUdevResource all{}, part{}, rest{};
-  unsigned groups = 1;
-  CUdevResourceDesc desc;
-  CUgreenCtx green;
-  if (!ok(cuInit(0), "cuInit") || !ok(cuDeviceGet(&dev, 0), "cuDeviceGet") ||
-      !ok(cuDeviceGetDevResource(dev, &all, CU_DEV_RESOURCE_TYPE_SM), "cuDeviceGetDevResource") ||
-      !ok(cuDevSmResourceSplitByCount(&part, &groups, &all, &rest, 0, want), "cuDevSmResourceSplitByCount"))
-    return false;
-  if (groups != 1) {
-    std::fprintf(stderr, "colocate: green context: no group of %u SMs in the device's %u\n", want, all.sm.smCount);
-    return false;
-  }
-  if (!ok(cuDevResourceGenerateDesc(&desc, &part, 1), "cuDevResourceGenerateDesc") ||
-      !ok(cuGreenCtxCreate(&green, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM), "cuGreenCtxCreate") ||
-      !ok(cuCtxFromGreenCtx(ctx, green), "cuCtxFromGreenCtx"))
-    return false;
-  *got = part.sm.smCount;
-  *total = all.sm.smCount;
-  return true;
-}
 
 class GreenGate {
  public:
@@ -59,7 +28,7 @@ class GreenGate {
     CK(cudaFree(nullptr));  // the primary context exists and is current
     ctx_[whole] = current_context();
     unsigned got = 0;
-    if (!ctx_[whole] || !make_green_context(want, &ctx_[small], &got, &total_)) return false;
+    if (!ctx_[whole] || !make_green_context("colocate", want, &ctx_[small], &got, &total_)) return false;
     for (int r : {whole, small}) {
       if (cuCtxSetCurrent(ctx_[r]) != CUDA_SUCCESS) return false;
       CK(cudaStreamCreateWithFlags(&stream_[r], cudaStreamNonBlocking));
@@ -98,7 +67,6 @@ class GreenGate {
   CUcontext context(Route r) const { return ctx_[r]; }
   cudaStream_t stream(Route r) const { return stream_[r]; }
   cudaEvent_t event(Route r, unsigned i) const { return ev_[r][i % 2]; }
-  unsigned long long moves = 0;  // launches that went to the other context than the one before
 
  private:
   CUcontext ctx_[2] = {};

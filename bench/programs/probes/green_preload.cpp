@@ -4,21 +4,15 @@
 // the program's first CUDA call, so that the program's CUDA runtime, which uses the thread's current context,
 // runs every call and launch there. Single-threaded programs only (other threads would use the primary context).
 // Says "green_preload: K of N SMs" on standard error; exits 3 when the driver refuses, so that the run counts as
-// failed rather than as the whole GPU.
+// failed rather than as the whole GPU. The green context: bench/colocate/green_context.h.
 #include <cuda.h>
 
 #include <cstdio>
 #include <cstdlib>
 
-namespace {
+#include "../../colocate/green_context.h"
 
-bool ok(CUresult r, const char* what) {
-  if (r == CUDA_SUCCESS) return true;
-  const char* s = nullptr;
-  cuGetErrorString(r, &s);
-  std::fprintf(stderr, "green_preload: %s failed: %s\n", what, s ? s : "?");
-  return false;
-}
+namespace {
 
 __attribute__((constructor)) void enter_green_context() {
   const char* env = std::getenv("GREEN_SMS");
@@ -27,22 +21,13 @@ __attribute__((constructor)) void enter_green_context() {
     std::fprintf(stderr, "green_preload: GREEN_SMS not set\n");
     std::exit(3);
   }
-  CUdevice dev;
-  CUdevResource all{}, part{}, rest{};
-  unsigned groups = 1;
-  CUdevResourceDesc desc;
-  CUgreenCtx green;
   CUcontext ctx;
-  if (!ok(cuInit(0), "cuInit") || !ok(cuDeviceGet(&dev, 0), "cuDeviceGet") ||
-      !ok(cuDeviceGetDevResource(dev, &all, CU_DEV_RESOURCE_TYPE_SM), "cuDeviceGetDevResource") ||
-      !ok(cuDevSmResourceSplitByCount(&part, &groups, &all, &rest, 0, want), "cuDevSmResourceSplitByCount") ||
-      groups != 1 || !ok(cuDevResourceGenerateDesc(&desc, &part, 1), "cuDevResourceGenerateDesc") ||
-      !ok(cuGreenCtxCreate(&green, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM), "cuGreenCtxCreate") ||
-      !ok(cuCtxFromGreenCtx(&ctx, green), "cuCtxFromGreenCtx") || !ok(cuCtxSetCurrent(ctx), "cuCtxSetCurrent")) {
+  unsigned got = 0, total = 0;
+  if (!colo::make_green_context("green_preload", want, &ctx, &got, &total) || cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
     std::fprintf(stderr, "green_preload: no green context of %u SMs\n", want);
     std::exit(3);
   }
-  std::fprintf(stderr, "green_preload: %u of %u SMs\n", part.sm.smCount, all.sm.smCount);
+  std::fprintf(stderr, "green_preload: %u of %u SMs\n", got, total);
 }
 
 }  // namespace
