@@ -67,9 +67,7 @@ mkdir -p "$BIN"
 } 2>&1 | tee "$OUT/env.txt"
 if [ "${SKIP_BUILD:-0}" != 1 ]; then # SKIP_BUILD=1: built by the caller (BUILD_ONLY=1 builds and stops)
   bash bench/colocate/run_on_gpu.sh --build-only "$BIN" "$TDIR" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
-  # ptb-qosd and libptb-ls.so: the project's CMake without the compiler tools (no clang here)
-  { cmake -S . -B "$BIN/qosd" -G Ninja -DPTB_COMPILER=OFF -DBUILD_TESTING=OFF && cmake --build "$BIN/qosd"; } \
-    >>"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
+  ptb_build_qosd "$BIN/qosd" >>"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; } # test/gpu/lib.sh
   cp "$BIN/qosd/tools/ptb-qosd/ptb-qosd" "$BIN/qosd/runtime/ls/libptb-ls.so" "$BIN/"
   g++ -std=c++17 -O2 -I runtime/include test/gpu/qosd/controller_fault.cpp -o "$BIN/controller_fault" >>"$OUT/build.log" 2>&1 ||
     { cat "$OUT/build.log"; exit 1; }

@@ -19,6 +19,7 @@
 # time is on the device (the twin's own run) or in CUDA's calls after the launch.
 set -u
 cd "$(dirname "$0")/../.."
+. test/gpu/lib.sh
 . bench/programs/script_lib.sh
 REPS=7 TDIR=build/bench-programs PROGRAMS="sobel_once matmul_naive"
 while [ $# -gt 0 ]; do

@@ -12,14 +12,14 @@ transformed_sources() {
   return 0
 }
 
-# start_qosd BUILD_DIR LOG: builds ptb-qosd (the project's CMake without the compiler tools: no clang on the
-# GPU machine) into BUILD_DIR, starts it on CUDA's device 0 with `--policy off` (BE has every SM, no cap: what a
+# start_qosd BUILD_DIR LOG: builds ptb-qosd into BUILD_DIR (ptb_build_qosd, test/gpu/lib.sh, which the caller
+# sources), starts it on CUDA's device 0 with `--policy off` (BE has every SM, no cap: what a
 # controller publishes between LS requests) in a private PTB_QOSD_DIR (exported), and waits until its segment
 # is up. Sets QOSD_PID; removes the folder and stops the controller at exit. Returns 1, with the log's tail on
 # standard error, when it cannot build or start it.
 start_qosd() {
   local dir=$1 log=$2
-  { cmake -S . -B "$dir" -G Ninja -DPTB_COMPILER=OFF -DBUILD_TESTING=OFF && cmake --build "$dir"; } >"$log" 2>&1 ||
+  ptb_build_qosd "$dir" >"$log" 2>&1 ||
     { echo "ptb-qosd: build failed" >&2; tail -20 "$log" >&2; return 1; }
   PTB_QOSD_DIR="$(mktemp -d -p /dev/shm)"
   export PTB_QOSD_DIR

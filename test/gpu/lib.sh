@@ -36,3 +36,10 @@ ptb_same_sources() {
   echo "       run $script again on the development machine and carry $dir" >&2
   return 1
 }
+
+# ptb_build_qosd DIR: builds ptb-qosd and libptb-ls.so with the project's CMake without the compiler tools (the
+# GPU machine has no clang) into DIR: DIR/tools/ptb-qosd/ptb-qosd, DIR/runtime/ls/libptb-ls.so. CMake's and the
+# build's output go to standard output; fails when either fails.
+ptb_build_qosd() {
+  cmake -S . -B "$1" -G Ninja -DPTB_COMPILER=OFF -DBUILD_TESTING=OFF && cmake --build "$1"
+}
