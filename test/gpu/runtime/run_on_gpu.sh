@@ -35,6 +35,17 @@ done
 wait "${pids[@]}"
 cat build-rt/*.buildlog > "$OUT/build.txt" 2>/dev/null; cat "$OUT/build.txt"
 rc=0
+# run_env TEST LABEL [VAR=VALUE ...] [ARGS...]: TEST in $OUT with no PTB_* setting from outside but the VAR=VALUE
+# words, then its other words as arguments; logs "=== TEST LABEL rc=N" and sets rc to 1 when N is not 0.
+run_env() {
+  local test=$1 label=$2 envs=() r
+  shift 2
+  while [ $# -gt 0 ] && [[ $1 == *=* ]]; do envs+=("$1"); shift; done
+  ( cd "$OUT" && timeout -s KILL 60 env -u PTB_MODE -u PTB_SMS -u PTB_BLOCKS_PER_SM -u PTB_QOSD -u PTB_EARLY_SETUP \
+      ${envs[@]+"${envs[@]}"} "$OLDPWD/build-rt/$test" "$@" ) 2>&1 | tee -a "$OUT/log.txt"
+  r=${PIPESTATUS[0]}; echo "=== $test $label rc=$r" | tee -a "$OUT/log.txt"; [ $r -ne 0 ] && rc=1
+  return 0
+}
 for t in $TARGETS; do
   [ -x build-rt/$t ] || continue
   lim=90; case $t in bench_*) lim=100;; esac
@@ -57,27 +68,21 @@ for t in $TARGETS; do
     fi
     continue
   fi
+  if [ $t = test_early_setup ]; then  # the device set up before the first launch, or not (test_early_setup.cu)
+    for e in "PTB_MODE=ptb PTB_EARLY_SETUP=1" "PTB_MODE=ptb" "PTB_EARLY_SETUP=1"; do run_env "$t" "[$e]" $e; done
+    continue
+  fi
   # test_dispatch checks the default (automatic) launch mode: no PTB_* policy or mode from outside
   clean=(); [ $t = test_dispatch ] && clean=(env -u PTB_MODE -u PTB_SMS -u PTB_BLOCKS_PER_SM)
   ( cd "$OUT" && timeout -s KILL $lim ${clean[@]+"${clean[@]}"} "$OLDPWD/build-rt/$t" ) 2>&1 | tee -a "$OUT/log.txt"
   r=${PIPESTATUS[0]}; echo "=== $t rc=$r" | tee -a "$OUT/log.txt"; [ $r -ne 0 ] && rc=1
   if [ $t = test_policy ]; then  # the process policy from the environment
-    ( cd "$OUT" && PTB_SMS=0-65 PTB_BLOCKS_PER_SM=2 timeout -s KILL 60 "$OLDPWD/build-rt/$t" --env ) 2>&1 | tee -a "$OUT/log.txt"
-    r=${PIPESTATUS[0]}; echo "=== $t --env rc=$r" | tee -a "$OUT/log.txt"; [ $r -ne 0 ] && rc=1
-  fi
-  if [ $t = test_early_setup ]; then  # the device set up before the first launch, or not (test_early_setup.cu)
-    for e in "PTB_MODE=ptb PTB_EARLY_SETUP=1" "PTB_MODE=ptb" "PTB_EARLY_SETUP=1"; do
-      ( cd "$OUT" && timeout -s KILL 60 env -u PTB_MODE -u PTB_SMS -u PTB_BLOCKS_PER_SM -u PTB_QOSD -u PTB_EARLY_SETUP $e \
-          "$OLDPWD/build-rt/$t" ) 2>&1 | tee -a "$OUT/log.txt"
-      r=${PIPESTATUS[0]}; echo "=== $t [$e] rc=$r" | tee -a "$OUT/log.txt"; [ $r -ne 0 ] && rc=1
-    done
-    continue
+    run_env "$t" --env PTB_SMS=0-65 PTB_BLOCKS_PER_SM=2 --env
   fi
   if [ $t = test_dispatch ]; then  # the form a launch with no policy runs under each environment
     for e in "PTB_SMS=0-65" "PTB_BLOCKS_PER_SM=2" "PTB_SMS=7 PTB_BLOCKS_PER_SM=1" "PTB_MODE=ptb" "PTB_MODE=original" \
              "PTB_MODE=auto" "PTB_MODE=auto PTB_SMS=66-131"; do
-      ( cd "$OUT" && timeout -s KILL 60 env -u PTB_MODE -u PTB_SMS -u PTB_BLOCKS_PER_SM $e "$OLDPWD/build-rt/$t" --env ) 2>&1 | tee -a "$OUT/log.txt"
-      r=${PIPESTATUS[0]}; echo "=== $t --env [$e] rc=$r" | tee -a "$OUT/log.txt"; [ $r -ne 0 ] && rc=1
+      run_env "$t" "--env [$e]" $e --env
     done
   fi
 done
