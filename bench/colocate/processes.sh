@@ -39,6 +39,7 @@
 # DEVICE=N runs on GPU N only; MPS_EXTERNAL=1 uses the MPS daemon of the caller (bench/colocate/two_gpus.sh: one
 # daemon, one run per GPU). GATES: the controller's rows, "|"-separated ptb-qosd options, each optionally
 # followed by ": VAR=VALUE ..." for BE's environment (e.g. "gate --poll-us 5 : PTB_CHECK_CYCLES=4096").
+# STATUS_MID=1 saves each controller row's `ptb-qosd status`, taken 10 s into the row, in its .fault.log.
 # COLO_SECS (default 8): the window of the rows with bench/colocate's LS client (26,000 requests at 8 s).
 # Everything goes to $OUT (default build/processes-out): processes.md (the table), run.log, per-row logs.
 set -u
@@ -75,7 +76,9 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then # SKIP_BUILD=1: built by the caller (BUILD_
 fi
 [ "${BUILD_ONLY:-0}" = 1 ] && exit 0
 
-export PTB_QOSD_DIR="$(mktemp -d -p /dev/shm)" # tmpfs: the LS library registers the segment with CUDA
+# tmpfs: the LS library registers the segment with CUDA. A caller's PTB_QOSD_DIR is kept (two_gpus.sh: one
+# folder for every GPU's segment, as on a node).
+export PTB_QOSD_DIR="${PTB_QOSD_DIR:-$(mktemp -d -p /dev/shm)}"
 SEGMENT="" GPU_KEY="" # known once the first controller made its segment (the key of CUDA's device 0)
 LSLIB="$PWD/$BIN/libptb-ls.so"
 # How the LS program gets libptb-ls: preloaded (LS_WITH=preload, the default: interposed entry points) or
@@ -90,10 +93,13 @@ QOSD_PID=""
 qosd_start() { # ptb-qosd options...
   "$BIN/ptb-qosd" run --device 0 --metrics-file "$OUT/metrics.prom" "$@" >>"$OUT/qosd.log" 2>&1 &
   QOSD_PID=$!
-  for _ in $(seq 200); do
-    SEGMENT=$(ls "$PTB_QOSD_DIR"/ptb-qos.GPU-* 2>/dev/null | head -1)
-    GPU_KEY=${SEGMENT##*/ptb-qos.}
-    [ -n "$SEGMENT" ] && "$BIN/ptb-qosd" status --gpu "$GPU_KEY" 2>/dev/null | grep -q "controller pid $QOSD_PID " && return 0
+  local s
+  for _ in $(seq 200); do # this controller's segment: the one whose status names its pid
+    for s in "$PTB_QOSD_DIR"/ptb-qos.GPU-*; do
+      [ -e "$s" ] || continue
+      "$BIN/ptb-qosd" status --gpu "${s##*/ptb-qos.}" 2>/dev/null | grep -q "controller pid $QOSD_PID " &&
+        { SEGMENT=$s GPU_KEY=${s##*/ptb-qos.}; return 0; }
+    done
     sleep 0.05
   done
   say "ptb-qosd did not start: $(tail -3 "$OUT/qosd.log")"; return 1
@@ -253,7 +259,10 @@ for spec in "${gates[@]}"; do
   [ ${#benv[@]} = 0 ] && name=${name%-}
   poll=$(sed -n 's/.*--poll-us \([0-9][0-9]*\).*/\1/p' <<<"$pol"); poll=${poll:-20} # BE polls as the controller
   qosd_start --policy $pol && {
+    # STATUS_MID=1: the controller's status 10 s into the row ($name.fault.log): which processes it serves
+    [ "${STATUS_MID:-0}" = 1 ] && FAULT_CMD="sleep 10; \"$BIN/ptb-qosd\" status --gpu $GPU_KEY"
     LS_ENV="$MARK_ENV" row "$name" "$LSK" follow PTB_QOSD=1 PTB_QOSD_POLL_US=$poll "${benv[@]}"
+    FAULT_CMD=""
     qosd_stop
   }
 done
