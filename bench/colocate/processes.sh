@@ -211,6 +211,10 @@ if [ "${MPS_EXTERNAL:-0}" = 1 ]; then # a daemon the caller started (CUDA_MPS_PI
 else
   export CUDA_MPS_PIPE_DIRECTORY="$(mktemp -d)" CUDA_MPS_LOG_DIRECTORY="$(mktemp -d)"
   if ! nvidia-cuda-mps-control -d >"$OUT/mps-start.log" 2>&1; then say "MPS: the daemon did not start"; exit 1; fi
+  # The daemon was started with CUDA_VISIBLE_DEVICES=$DEVICE and sees that GPU alone; an MPS client's
+  # CUDA_VISIBLE_DEVICES counts the daemon's GPUs, so its GPU is now device 0 (seen on the H200 x2,
+  # 2026-11-29: DEVICE=1 clients found no GPU).
+  [ -n "${DEVICE:-}" ] && export CUDA_VISIBLE_DEVICES=0
   trap 'qosd_stop; [ -n "$CLK_PID" ] && kill "$CLK_PID"; echo quit | nvidia-cuda-mps-control; rm -rf "$TMP"' EXIT
 fi
 SOLO_REF=""
