@@ -21,8 +21,8 @@
 #   - the fault: ptb-qosd killed (SIGKILL) while both run: BE's time to its safe state, the restarted
 #     controller's time to be followed (test/gpu/qosd/controller_fault.cpp); LS must finish and pass its check;
 #   - a second ptb-qosd on the GPU must be refused.
-# PART=goal runs only the rows the issue's goal compares (LS solo, BE solo, MPS at 25%, the gate through the
-# controller, the in-process gate), for long windows (SECS=47: about 21,900 PyTorch requests; 43 s gave 19,846
+# PART=goal runs only the rows the issue's goal compares (time-slicing with its references in TS_SECS windows,
+# LS solo, BE solo, MPS at 25%, the gate through the controller, the in-process gate), for long windows (SECS=47: about 21,900 PyTorch requests; 43 s gave 19,846
 # to 20,747, as the measured capacity varies).
 # PART=frontier (issue 42): each system along its knob in one run, the same arrivals: time-slicing, MPS with
 # BE at MPS_PCTS (default "10 25 50 75") % of the threads, BE in a green context of GREENS (default
@@ -141,7 +141,8 @@ row() {
   touch "$go"
   local t0=$EPOCHREALTIME
   [ -n "$FAULT_CMD" ] && eval "$FAULT_CMD" >"$OUT/$name.fault.log" 2>&1
-  [ -n "$lspid" ] && wait "$lspid"; local lsrc=$?
+  local lsrc=0
+  [ -n "$lspid" ] && { wait "$lspid"; lsrc=$?; }
   local berc=0 p
   for p in "${bepids[@]}"; do wait "$p" || berc=$?; done
   local clk="" mhz="" watts="" # the GPU's mean SM clock and power over the row (CLOCKS=1)
@@ -199,9 +200,14 @@ COLO_CAP=$(timeout 120 "$BIN/colocate" --role capacity ${LS_ARGS:-} | awk '/^ROL
 RATE=$(awk -v c="$CAP" -v l="$LOAD" 'BEGIN {printf "%.1f", c * l}')
 COLO_RATE=$(awk -v c="$COLO_CAP" -v l="$LOAD" 'BEGIN {printf "%.1f", c * l}')
 say "LS $MODEL capacity $CAP requests/s -> rate $RATE; colocate's LS capacity $COLO_CAP -> $COLO_RATE"
-if [ "$PART" = all ] || [ "$PART" = frontier ]; then
-  row no-mps-ls-solo "$LSK" none; SOLO_REF=$LAST_P99
-  row no-mps-be-solo none plain; BE_SOLO=$LAST_BE
+if [ "${MPS_EXTERNAL:-0}" = 1 ]; then # the caller's daemon runs already: no row can go without MPS
+  say "no time-slicing rows: MPS_EXTERNAL=1 (the caller's MPS daemon serves this GPU)"
+else
+  # PART=goal: the time-slicing row too (the goal is measured in the same run), its references in windows of
+  # TS_SECS (default 8) s
+  sx=$SECS; [ "$PART" = goal ] && sx=${TS_SECS:-8}
+  SECS=$sx row no-mps-ls-solo "$LSK" none; SOLO_REF=$LAST_P99
+  SECS=$sx row no-mps-be-solo none plain; BE_SOLO=$LAST_BE
   SECS=3 row time-slicing "$LSK" plain # LS waits for BE's time slices: a short window
 fi
 
