@@ -90,19 +90,10 @@ case "${LS_WITH:-preload}" in
 esac
 TMP="$(mktemp -d)"
 QOSD_PID=""
-qosd_start() { # ptb-qosd options...
-  "$BIN/ptb-qosd" run --device 0 --metrics-file "$OUT/metrics.prom" "$@" >>"$OUT/qosd.log" 2>&1 &
-  QOSD_PID=$!
-  local s
-  for _ in $(seq 200); do # this controller's segment: the one whose status names its pid
-    for s in "$PTB_QOSD_DIR"/ptb-qos.GPU-*; do
-      [ -e "$s" ] || continue
-      "$BIN/ptb-qosd" status --gpu "${s##*/ptb-qos.}" 2>/dev/null | grep -q "controller pid $QOSD_PID " &&
-        { SEGMENT=$s GPU_KEY=${s##*/ptb-qos.}; return 0; }
-    done
-    sleep 0.05
-  done
-  say "ptb-qosd did not start: $(tail -3 "$OUT/qosd.log")"; return 1
+qosd_start() { # ptb-qosd options... (ptb_qosd_up: test/gpu/lib.sh)
+  ptb_qosd_up "$BIN/ptb-qosd" "$OUT/qosd.log" --metrics-file "$OUT/metrics.prom" "$@" 2>>"$LOG" ||
+    { say "ptb-qosd did not start (qosd.log)"; return 1; }
+  SEGMENT=$QOSD_SEGMENT GPU_KEY=$QOSD_KEY
 }
 qosd_stop() { [ -n "$QOSD_PID" ] && kill "$QOSD_PID" 2>/dev/null && wait "$QOSD_PID" 2>/dev/null; QOSD_PID=""; }
 

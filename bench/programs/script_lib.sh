@@ -15,23 +15,18 @@ transformed_sources() {
 # start_qosd BUILD_DIR LOG: builds ptb-qosd into BUILD_DIR (ptb_build_qosd, test/gpu/lib.sh, which the caller
 # sources), starts it on CUDA's device 0 with `--policy off` (BE has every SM, no cap: what a
 # controller publishes between LS requests) in a private PTB_QOSD_DIR (exported), and waits until its segment
-# is up. Sets QOSD_PID; removes the folder and stops the controller at exit. Returns 1, with the log's tail on
-# standard error, when it cannot build or start it.
+# is up (ptb_qosd_up). Sets QOSD_PID; removes the folder and stops the controller at exit. Returns 1, with the
+# log's tail on standard error, when it cannot build or start it.
 start_qosd() {
   local dir=$1 log=$2
   ptb_build_qosd "$dir" >"$log" 2>&1 ||
     { echo "ptb-qosd: build failed" >&2; tail -20 "$log" >&2; return 1; }
   PTB_QOSD_DIR="$(mktemp -d -p /dev/shm)"
   export PTB_QOSD_DIR
-  "$dir/tools/ptb-qosd/ptb-qosd" run --device 0 --policy off --mps off >>"$log" 2>&1 &
-  QOSD_PID=$!
+  ptb_qosd_up "$dir/tools/ptb-qosd/ptb-qosd" "$log" --policy off --mps off
+  local rc=$?
   trap 'kill $QOSD_PID 2>/dev/null; rm -rf "$PTB_QOSD_DIR"' EXIT
-  for _ in $(seq 100); do
-    ls "$PTB_QOSD_DIR"/ptb-qos.* >/dev/null 2>&1 && "$dir/tools/ptb-qosd/ptb-qosd" status --all >/dev/null 2>&1 && return 0
-    sleep 0.05
-  done
-  echo "ptb-qosd did not start:" >&2; tail -3 "$log" >&2
-  return 1
+  return $rc
 }
 
 # run_header NAME: the first line of a script's output: its name, the time (UTC), the GPU and driver, the tree.

@@ -43,3 +43,26 @@ ptb_same_sources() {
 ptb_build_qosd() {
   cmake -S . -B "$1" -G Ninja -DPTB_COMPILER=OFF -DBUILD_TESTING=OFF && cmake --build "$1"
 }
+
+# ptb_qosd_up QOSD LOG ARGS...: starts `QOSD run --device 0 ARGS...` in the background (output appended to LOG)
+# and waits up to 10 s (less when it exits) until its segment in $PTB_QOSD_DIR is up: the segment whose `status` names this
+# controller's pid (other GPUs' segments may share the folder). Sets QOSD_PID, QOSD_SEGMENT and QOSD_KEY (the
+# GPU's key, for `status --gpu`). Fails, with LOG's tail on standard error, when it did not come up (QOSD_PID
+# is then still set: the caller stops what may be left).
+ptb_qosd_up() {
+  local qosd=$1 log=$2 s
+  shift 2
+  "$qosd" run --device 0 "$@" >>"$log" 2>&1 &
+  QOSD_PID=$! QOSD_SEGMENT="" QOSD_KEY=""
+  for _ in $(seq 200); do
+    for s in "$PTB_QOSD_DIR"/ptb-qos.GPU-*; do
+      [ -e "$s" ] || continue
+      "$qosd" status --gpu "${s##*/ptb-qos.}" 2>/dev/null | grep -q "controller pid $QOSD_PID " &&
+        { QOSD_SEGMENT=$s QOSD_KEY=${s##*/ptb-qos.}; return 0; }
+    done
+    kill -0 "$QOSD_PID" 2>/dev/null || break # it exited (a refusal, a bad option): no need to wait
+    sleep 0.05
+  done
+  echo "ptb-qosd did not start: $(tail -3 "$log")" >&2
+  return 1
+}
