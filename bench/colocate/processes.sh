@@ -96,6 +96,14 @@ qosd_start() { # ptb-qosd options... (ptb_qosd_up: test/gpu/lib.sh)
   SEGMENT=$QOSD_SEGMENT GPU_KEY=$QOSD_KEY
 }
 qosd_stop() { [ -n "$QOSD_PID" ] && kill "$QOSD_PID" 2>/dev/null && wait "$QOSD_PID" 2>/dev/null; QOSD_PID=""; }
+# qosd_row "PTB-QOSD OPTIONS" ROW-ARGUMENTS...: one row under a controller started with those options for it
+qosd_row() {
+  local opts=$1
+  shift
+  qosd_start $opts || return 1
+  row "$@"
+  qosd_stop
+}
 
 # One row: NAME LS_KIND(torch|colo|none) BE_FORM(plain|follow|none) [ENV for BE...] ; LS_ENV for the LS side.
 # Prints "| name | ls p99 | x solo | BE share | checks |" into processes.md.
@@ -231,10 +239,7 @@ if [ "$PART" = frontier ]; then # each peer along its knob: MPS's thread percent
   # the vendor-only gate: ptb-qosd's gate and LS marks, BE's original kernels moved between the whole GPU and a
   # green context of K SMs at kernel boundaries (colocate --green-gate K)
   for k in ${GREEN_GATES:-8 16 32}; do
-    qosd_start --policy gate --poll-us 5 && {
-      LS_ENV="$MARK_ENV" BE_ARGS="--green-gate $k" row green-gate$k "$LSK" plain
-      qosd_stop
-    }
+    LS_ENV="$MARK_ENV" BE_ARGS="--green-gate $k" qosd_row "--policy gate --poll-us 5" green-gate$k "$LSK" plain
   done
   GATES=${GATES:-"gate --poll-us 5|gate --poll-us 5 --between-per-sm 3|gate --poll-us 5 --between-after-us 200|gate --poll-us 5 --between-per-sm 3 --between-after-us 100|gate --poll-us 5 --between-per-sm 3 --between-after-us 200|static --be-sms 66 --poll-us 5|static --be-sms 33 --poll-us 5"}
   TWO_BE=${TWO_BE:-0} COLO=${COLO:-0}
@@ -246,10 +251,8 @@ if [ "$PART" = all ]; then
   row mps-be100-prio1 "$LSK" plain CUDA_MPS_CLIENT_PRIORITY=1
   row mps-be25-prio1 "$LSK" plain CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 CUDA_MPS_CLIENT_PRIORITY=1
 fi
-[ "$PART" = all ] && qosd_start --policy off && {
-  row qosd-off-be-solo none follow PTB_QOSD=1 # the cost of following (twins on every SM)
-  qosd_stop
-}
+# the cost of following (twins on every SM)
+[ "$PART" = all ] && qosd_row "--policy off" qosd-off-be-solo none follow PTB_QOSD=1
 # The gate through the controller; poll5: the controller and the BE link poll every 5 us instead of 20.
 GATES=${GATES:-"gate|gate --between-per-sm 2|gate --poll-us 5|gate --between-per-sm 2 --poll-us 5"}
 IFS='|' read -r -a gates <<<"$GATES"
@@ -270,10 +273,8 @@ done
 # Two BE processes under the gate: BE's room shared by both, or split between them (be_share).
 if [ "${TWO_BE:-1}" = 1 ]; then
   for share in shared split; do
-    qosd_start --policy gate --poll-us 5 --be-share $share && {
-      BE_PROCS=2 LS_ENV="$MARK_ENV" row qosd-gate-2be-$share "$LSK" follow PTB_QOSD=1 PTB_QOSD_POLL_US=5
-      qosd_stop
-    }
+    BE_PROCS=2 LS_ENV="$MARK_ENV" qosd_row "--policy gate --poll-us 5 --be-share $share" qosd-gate-2be-$share "$LSK" \
+      follow PTB_QOSD=1 PTB_QOSD_POLL_US=5
   done
 fi
 if [ "${COLO:-1}" = 1 ]; then
@@ -281,10 +282,8 @@ if [ "${COLO:-1}" = 1 ]; then
   SOLO_REF=""
   SECS=$COLO_SECS row mps-colo-ls-solo colo none; SOLO_REF=$LAST_P99
   for poll in 20 5; do
-    qosd_start --policy gate --poll-us $poll && {
-      SECS=$COLO_SECS LS_ENV="$MARK_ENV" row qosd-gate-colo-ls-poll$poll colo follow PTB_QOSD=1 PTB_QOSD_POLL_US=$poll
-      qosd_stop
-    }
+    SECS=$COLO_SECS LS_ENV="$MARK_ENV" qosd_row "--policy gate --poll-us $poll" qosd-gate-colo-ls-poll$poll colo follow \
+      PTB_QOSD=1 PTB_QOSD_POLL_US=$poll
   done
   mkdir -p "$OUT/inprocess"
   timeout 200 "$BIN/colocate" --be "$BE" --configs gate --loads "$LOAD" --reps 1 --secs "$COLO_SECS" --no-trace ${LS_ARGS:-} --out "$OUT/inprocess" \
