@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """The frontier of LS p99 against BE throughput, per system, from processes.sh's table (issue 42).
 
-    python3 bench/colocate/frontier.py OUT/processes.md [--png FILE]
+    python3 bench/colocate/frontier.py OUT/processes.md [MORE/processes.md ...] [--png FILE]
 
 Each row of processes.md is one point: its LS p99 over LS solo's (same run) and BE's share of its solo
-rate. Rows are grouped into systems by their names; a system's knob is what varies between its rows:
+rate. Several tables (runs that each measured their own solo references, e.g. one device call each, so that
+every row can have 20,000 requests) are read as one: every ratio stays within its own run. They must be of one
+workload (their lines naming LS, its load and BE must be the same); a row name that comes again gets "@N" (N:
+its table, from 1). Rows are grouped into systems by their names; a system's knob is what varies between its rows:
 
     time-slicing                      no MPS: the two processes time-slice
     mps-be<N>[-prio1]                 MPS, BE at N% of the threads (-prio1: BE at a lower client priority)
@@ -23,7 +26,7 @@ where the table has rows of LS alone with part of the GPU (mps-ls<P>: P% of the 
 (1 - rho) + rho (1 - s) at each tolerance, s the smallest such share that kept LS within it (1 when none
 did); last, ours (ptb-qosd's best) over the best peer's. Rows whose LS p99 did not repeat between the two
 halves of their window (the table's "LS p99 split" above SPLIT_MAX, 1.10: issue 42 asks at most that) stay in
-and are named. --png draws each system's points and its frontier
+and are named, and so are the rows of fewer than MIN_REQUESTS (20,000) LS requests, the issue's least. --png draws each system's points and its frontier
 (needs matplotlib; without it the table is still printed and a line says why there is no picture).
 """
 import argparse
@@ -32,6 +35,7 @@ import sys
 
 TOLERANCES = (1.05, 1.10, 1.25, 1.5)
 SPLIT_MAX = 1.10
+MIN_REQUESTS = 20000
 
 
 def system_of(name):
@@ -54,14 +58,15 @@ def system_of(name):
 
 
 def read_rows(path):
-    """(rows, load, left_out, alone): rows are dicts with name, system, x, share and split (None where the table
-    has no split); alone maps the share of the GPU LS had alone (mps-ls<P>: P / 100) to its LS p99 x solo."""
-    rows, load, left_out, alone, split_at = [], None, [], {}, None
+    """(rows, load, left_out, alone, what): rows are dicts with name, system, x, share and split (None where the table
+    has no split); alone maps the share of the GPU LS had alone (mps-ls<P>: P / 100) to its LS p99 x solo; what is
+    the table's line that names LS, its load and BE ("" when it has none)."""
+    rows, load, left_out, alone, split_at, what = [], None, [], {}, None, ""
     with open(path, encoding="utf-8") as f:
         for line in f:
             m = re.search(r"at ([0-9.]+) of its solo capacity", line)
             if m:
-                load = float(m.group(1))
+                load, what = float(m.group(1)), line.strip()
             if line.startswith("| row "):
                 header = [c.strip() for c in line.strip().strip("|").split("|")]
                 split_at = header.index("LS p99 split") if "LS p99 split" in header else None
@@ -71,7 +76,7 @@ def read_rows(path):
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             if len(cells) < 7:
                 continue
-            name, x, share, checks = cells[0], cells[4], cells[6], cells[-1]
+            name, requests, x, share, checks = cells[0], cells[1], cells[4], cells[6], cells[-1]
             m = re.fullmatch(r"mps-ls(\d+)", name)
             if m and x and checks.startswith("ok"):
                 alone[int(m.group(1)) / 100] = float(x)
@@ -84,8 +89,9 @@ def read_rows(path):
                 continue
             split = cells[split_at] if split_at is not None and split_at < len(cells) else ""
             rows.append({"name": name, "system": system, "x": float(x), "share": float(share),
-                         "split": float(split) if split else None})
-    return rows, load, left_out, alone
+                         "split": float(split) if split else None,
+                         "requests": int(requests) if requests.isdigit() else None})
+    return rows, load, left_out, alone, what
 
 
 def best_within(rows, tolerance):
@@ -171,18 +177,44 @@ def draw(rows, load, path):
     return True
 
 
+def read_tables(paths):
+    """read_rows over every table, as one: (rows, load, left_out, alone). Raises ValueError when the tables are not
+    of one workload (their lines naming LS, its load and BE differ). A row name seen in an earlier table gets "@N" (its table's number); LS alone on a share of the GPU
+    keeps its worst p99 over the tables."""
+    rows, load, left_out, alone, seen, first = [], None, [], {}, set(), None
+    for n, path in enumerate(paths, 1):
+        r, l, lo, al, what = read_rows(path)
+        if what:
+            if first is not None and what != first[1]:
+                raise ValueError(f"{path}: another workload than {first[0]}'s: \"{what}\" against \"{first[1]}\"")
+            first = first or (path, what)
+            load = l
+        for row in r:
+            if row["name"] in seen:
+                row["name"] += f"@{n}"
+            seen.add(row["name"])
+            rows.append(row)
+        left_out += lo
+        for share, x in al.items():
+            alone[share] = max(x, alone.get(share, x))
+    return rows, load, left_out, alone
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("table", help="processes.sh's processes.md")
+    ap.add_argument("tables", nargs="+", metavar="table", help="processes.sh's processes.md (one or more runs)")
     ap.add_argument("--png", help="draw the frontiers here")
     a = ap.parse_args()
     try:
-        rows, load, left_out, alone = read_rows(a.table)
+        rows, load, left_out, alone = read_tables(a.tables)
     except OSError as e:
-        print(f"frontier.py: {a.table}: {e.strerror}", file=sys.stderr)
+        print(f"frontier.py: {e.filename}: {e.strerror}", file=sys.stderr)
+        return 1
+    except ValueError as e:
+        print(f"frontier.py: {e}", file=sys.stderr)
         return 1
     if not rows:
-        print(f"frontier.py: {a.table}: no row of a system with both numbers", file=sys.stderr)
+        print(f"frontier.py: {', '.join(a.tables)}: no row of a system with both numbers", file=sys.stderr)
         return 1
     print(table(rows, load, alone))
     if left_out:
@@ -191,6 +223,10 @@ def main():
     if unsteady:
         print(f"\nLS p99 not repeated between the halves of the window (split > {SPLIT_MAX:.2f}): "
               + ", ".join(f"{r['name']} ({r['split']:.2f})" for r in unsteady))
+    few = [r for r in rows if r["requests"] is not None and r["requests"] < MIN_REQUESTS]
+    if few:
+        print(f"\nFewer than {MIN_REQUESTS:,} LS requests (issue 42 asks at least that): "
+              + ", ".join(f"{r['name']} ({r['requests']:,})" for r in few))
     if a.png:
         draw(rows, load, a.png)
     return 0
