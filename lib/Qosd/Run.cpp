@@ -79,9 +79,16 @@ int checkMps(const std::string &mode) {
     return kExitOk;
   }
   if (mode == "start") {
-    if (std::system("nvidia-cuda-mps-control -d") != 0)
+    // The daemon serves every GPU of the node, so it starts without this process's CUDA_VISIBLE_DEVICES: a
+    // daemon serves only the GPUs it sees, and its clients' CUDA_VISIBLE_DEVICES then count those GPUs, not
+    // the node's (seen on an H200 x2, 2026-11-29: a daemon started for GPU 1 alone left clients that named
+    // device 1 with no GPU; NVIDIA's MPS guide says clients should not set it).
+    const char *visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    if (std::system("env -u CUDA_VISIBLE_DEVICES nvidia-cuda-mps-control -d") != 0)
       return fail(kExitFailure, "mps = start: nvidia-cuda-mps-control -d failed");
-    logLine("MPS control daemon started (pipe directory " + pipe.substr(0, pipe.size() - 8) + ")");
+    logLine("MPS control daemon started (pipe directory " + pipe.substr(0, pipe.size() - 8) + ")" +
+            (visible ? std::string(" for every GPU of the node, without this process's CUDA_VISIBLE_DEVICES=") + visible
+                     : std::string()));
     return kExitOk;
   }
   logLine("warning: no MPS control daemon (" + pipe +
