@@ -26,6 +26,7 @@ test_policy_subset test/gpu/runtime/test_policy_subset.cu
 test_controller_link test/gpu/runtime/test_controller_link.cu
 test_short_launches test/gpu/runtime/test_short_launches.cu
 test_early_setup test/gpu/runtime/test_early_setup.cu
+test_link_devices test/gpu/runtime/test_link_devices.cu
 bench_overhead bench/runtime/bench_overhead.cu
 bench_policy bench/runtime/bench_policy.cu
 probe_forms bench/ptb_overhead/probe_forms.cu

@@ -17,11 +17,12 @@ declare -A SRC=(
   [test_controller_link]=test/gpu/runtime/test_controller_link.cu
   [test_short_launches]=test/gpu/runtime/test_short_launches.cu
   [test_early_setup]=test/gpu/runtime/test_early_setup.cu
+  [test_link_devices]=test/gpu/runtime/test_link_devices.cu  # two GPUs (SKIP on one)
   [bench_overhead]=bench/runtime/bench_overhead.cu
   [bench_policy]=bench/runtime/bench_policy.cu
   [colocate]=build/examples-transformed/colocate.cu  # test/gpu/examples/transform.sh
 )
-ORDER="test_basic test_dispatch test_policy test_policy_subset test_fallback test_controller_link test_short_launches test_early_setup test_qos_feedback test_request_gate bench_overhead bench_policy colocate"
+ORDER="test_basic test_dispatch test_policy test_policy_subset test_fallback test_controller_link test_short_launches test_early_setup test_link_devices test_qos_feedback test_request_gate bench_overhead bench_policy colocate"
 TARGETS=${*:-$ORDER}
 {
   date -u; hostname; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader; $NVCC --version | tail -2

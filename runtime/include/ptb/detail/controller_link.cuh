@@ -184,6 +184,13 @@ private:
   std::thread thread_;
 };
 
+// The device current at the process's first launch, whose controller (or PTB_QOSD's key) the process follows;
+// -1 before.
+inline std::atomic<int>& linked_device() {
+  static std::atomic<int> __d{-1};
+  return __d;
+}
+
 // Whether this process follows a controller (PTB_QOSD); the first call (the first launch) starts the link
 // on the current GPU. The link lives until the program's static objects are destroyed (before CUDA's own
 // teardown, which was set up earlier).
@@ -209,8 +216,30 @@ inline bool start_controller_link() {
     std::fprintf(stderr, "ptb: PTB_QOSD with PTB_MODE=original: launches run their original kernels, which no "
                          "controller can confine\n");
   static ControllerLink __link(key, static_cast<unsigned>(sm_count));
+  linked_device().store(dev, std::memory_order_relaxed);
   host_stamp("link");
   return true;
+}
+
+// A process follows one controller, through the process policy, which every launch without a policy of its
+// own runs under, on whichever device. A launch on another device than the linked one would follow that
+// controller's SMs and not its own GPU's: said once on stderr (docs/design/qos-controller.md, "Several GPUs").
+inline void note_launch_device() {
+  static std::atomic<bool> __said{false};
+  if (__said.load(std::memory_order_relaxed)) return;
+  const LastErrorGuard guard;
+  int __dev = 0;
+  if (cudaGetDevice(&__dev) != cudaSuccess) {
+    guard.drop_ours();
+    return;
+  }
+  const int __linked = linked_device().load(std::memory_order_relaxed);
+  if (__linked < 0 || __dev == __linked || __said.exchange(true)) return;
+  std::fprintf(stderr,
+               "ptb: this process follows the controller of device %d's GPU (current at its first launch); this "
+               "launch is on device %d, and it and every later launch there follow the same controller's policy, "
+               "not the controller of device %d's GPU: run one BE process per GPU\n",
+               __linked, __dev, __dev);
 }
 inline bool controller_linked() {
   static const bool __on = start_controller_link();

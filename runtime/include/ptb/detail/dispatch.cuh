@@ -42,6 +42,7 @@ inline bool needs_twin(const Policy& given, cudaStream_t stream) {
 // starts the link.
 inline bool runs_original(const Policy& given, cudaStream_t stream) {
   const bool linked = controller_linked();
+  if (linked) note_launch_device();
   const int __m = mode_word().load(std::memory_order_relaxed);
   if (__m == kModeOriginal) return true;
   if (__m == kModePtb || linked) return false;
