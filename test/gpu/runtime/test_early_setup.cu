@@ -9,6 +9,7 @@
 // (fresh random inputs, poisoned output, every block once), and the form every launch ran as.
 #include <ptb/ptb.cuh>
 #include "common.cuh"
+#include "scale_add.cuh"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,25 +17,6 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
-
-// Integer arithmetic (wrapping), so that the CPU's reference is exact.
-__global__ void scale_add(int n, unsigned a, const unsigned* x, unsigned* y, unsigned* seen) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (threadIdx.x == 0) atomicAdd(&seen[blockIdx.x], 1u);
-  if (i < n) y[i] = a * x[i] + 1u;
-}
-static __device__ __forceinline__ void scale_add__ptb_task(const uint3 blockIdx, const dim3 gridDim, int n, unsigned a,
-                                                           const unsigned* x, unsigned* y, unsigned* seen) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (threadIdx.x == 0) atomicAdd(&seen[blockIdx.x], 1u);
-  if (i < n) y[i] = a * x[i] + 1u;
-}
-__global__ void scale_add__ptb(int n, unsigned a, const unsigned* x, unsigned* y, unsigned* seen,
-                               const ::ptb::Launch ptb_launch) {
-  ::ptb::run_tasks(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) {
-    scale_add__ptb_task(ptb_block, ptb_grid, n, a, x, y, seen);
-  });
-}
 
 static bool env_is(const char* name, const char* value) {
   const char* e = std::getenv(name);
@@ -57,14 +39,7 @@ int main() {
          "a child forked before the first CUDA call could not use CUDA (status %d)", status);
 
   // The program's own set-up: the context becomes active here.
-  const int n = 1 << 20, threads = 256, blocks = (n + threads - 1) / threads;
-  std::vector<unsigned> hx(n);
-  for (unsigned& v : hx) v = rnd(0, 0xffffffffu);
-  unsigned *x = nullptr, *y = nullptr, *seen = nullptr;
-  CK(cudaMalloc(&x, n * sizeof(unsigned)));
-  CK(cudaMalloc(&y, n * sizeof(unsigned)));
-  CK(cudaMalloc(&seen, blocks * sizeof(unsigned)));
-  CK(cudaMemcpy(x, hx.data(), n * sizeof(unsigned), cudaMemcpyHostToDevice));
+  ScaleAdd work;
   // Wait up to 2 s for the early set-up (it takes about 1 ms on an H200); without it, 100 ms of nothing.
   bool set_up = false;
   const auto t0 = std::chrono::steady_clock::now();
@@ -77,27 +52,11 @@ int main() {
   if (early) std::printf("  set up %.1f ms after the context's first allocations\n", waited_ms);
 
   for (int rep = 0; rep < 3; ++rep) {
-    const unsigned a = rnd(3, 0xffffffffu) | 1u;
-    CK(cudaMemset(y, 0xa5, n * sizeof(unsigned))); // poisoned
-    CK(cudaMemset(seen, 0, blocks * sizeof(unsigned)));
-    ptb::launch(ptb::LaunchConfig(dim3(blocks), dim3(threads)), scale_add, scale_add__ptb, n, a,
-                static_cast<const unsigned*>(x), y, seen);
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    std::vector<unsigned> hy(n);
-    std::vector<unsigned> hs(blocks);
-    CK(cudaMemcpy(hy.data(), y, n * sizeof(unsigned), cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(hs.data(), seen, blocks * sizeof(unsigned), cudaMemcpyDeviceToHost));
-    int bad = 0, once = 0;
-    for (int i = 0; i < n; ++i) bad += hy[i] != a * hx[i] + 1u;
-    for (int b = 0; b < blocks; ++b) once += hs[b] == 1;
-    EXPECT(bad == 0, "launch %d: %d wrong outputs", rep, bad);
-    EXPECT(once == blocks, "launch %d: %d of %d blocks ran once", rep, once, blocks);
+    char what[32];
+    std::snprintf(what, sizeof(what), "launch %d", rep);
+    work.launch_and_check(what);
   }
   EXPECT(ptb::runtime_set_up(0) == twins, "set up after the launches: %d, expected %d", ptb::runtime_set_up(0), twins);
-  CK(cudaFree(x));
-  CK(cudaFree(y));
-  CK(cudaFree(seen));
   if (g_failures) {
     std::printf("test_early_setup: FAIL (%d)\n", g_failures);
     return 1;

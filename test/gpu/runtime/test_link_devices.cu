@@ -7,6 +7,7 @@
 // while every launch was on the first device.
 #include <ptb/ptb.cuh>
 #include "common.cuh"
+#include "scale_add.cuh"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -17,55 +18,14 @@
 #include <sstream>
 #include <string>
 
-// Integer arithmetic (wrapping), so that the CPU's reference is exact.
-__global__ void scale_add(int n, unsigned a, const unsigned* x, unsigned* y, unsigned* seen) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (threadIdx.x == 0) atomicAdd(&seen[blockIdx.x], 1u);
-  if (i < n) y[i] = a * x[i] + 1u;
-}
-static __device__ __forceinline__ void scale_add__ptb_task(const uint3 blockIdx, const dim3 gridDim, int n, unsigned a,
-                                                           const unsigned* x, unsigned* y, unsigned* seen) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (threadIdx.x == 0) atomicAdd(&seen[blockIdx.x], 1u);
-  if (i < n) y[i] = a * x[i] + 1u;
-}
-__global__ void scale_add__ptb(int n, unsigned a, const unsigned* x, unsigned* y, unsigned* seen,
-                               const ::ptb::Launch ptb_launch) {
-  ::ptb::run_tasks(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) {
-    scale_add__ptb_task(ptb_block, ptb_grid, n, a, x, y, seen);
-  });
-}
-
 // Two launches on the current device, each checked.
 static void launches_here(int dev) {
-  const int n = 1 << 20, threads = 256, blocks = (n + threads - 1) / threads;
-  std::vector<unsigned> hx(n);
-  for (unsigned& v : hx) v = rnd(0, 0xffffffffu);
-  unsigned *x = nullptr, *y = nullptr, *seen = nullptr;
-  CK(cudaMalloc(&x, n * sizeof(unsigned)));
-  CK(cudaMalloc(&y, n * sizeof(unsigned)));
-  CK(cudaMalloc(&seen, blocks * sizeof(unsigned)));
-  CK(cudaMemcpy(x, hx.data(), n * sizeof(unsigned), cudaMemcpyHostToDevice));
+  ScaleAdd work;
   for (int rep = 0; rep < 2; ++rep) {
-    const unsigned a = rnd(3, 0xffffffffu) | 1u;
-    CK(cudaMemset(y, 0xa5, n * sizeof(unsigned))); // poisoned
-    CK(cudaMemset(seen, 0, blocks * sizeof(unsigned)));
-    ptb::launch(ptb::LaunchConfig(dim3(blocks), dim3(threads)), scale_add, scale_add__ptb, n, a,
-                static_cast<const unsigned*>(x), y, seen);
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    std::vector<unsigned> hy(n), hs(blocks);
-    CK(cudaMemcpy(hy.data(), y, n * sizeof(unsigned), cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(hs.data(), seen, blocks * sizeof(unsigned), cudaMemcpyDeviceToHost));
-    int bad = 0, once = 0;
-    for (int i = 0; i < n; ++i) bad += hy[i] != a * hx[i] + 1u;
-    for (int b = 0; b < blocks; ++b) once += hs[b] == 1;
-    EXPECT(bad == 0, "device %d, launch %d: %d wrong outputs", dev, rep, bad);
-    EXPECT(once == blocks, "device %d, launch %d: %d of %d blocks ran once", dev, rep, once, blocks);
+    char what[48];
+    std::snprintf(what, sizeof(what), "device %d, launch %d", dev, rep);
+    work.launch_and_check(what);
   }
-  CK(cudaFree(x));
-  CK(cudaFree(y));
-  CK(cudaFree(seen));
 }
 
 static std::string read_file(const char* path) {
