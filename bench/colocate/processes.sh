@@ -22,8 +22,8 @@
 #     controller's time to be followed (test/gpu/qosd/controller_fault.cpp); LS must finish and pass its check;
 #   - a second ptb-qosd on the GPU must be refused.
 # PART=goal runs only the rows the issue's goal compares (time-slicing with its references in TS_SECS windows,
-# LS solo, BE solo, MPS at 25%, the gate through the controller, the in-process gate), for long windows (SECS=47: about 21,900 PyTorch requests; 43 s gave 19,846
-# to 20,747, as the measured capacity varies).
+# default 8 s; LS solo, BE solo, MPS at 25%, the gate through the controller, the in-process gate), for long
+# windows (SECS=47: about 21,900 PyTorch requests; 43 s gave 19,846 to 20,747, as the measured capacity varies).
 # PART=frontier (issue 42): each system along its knob in one run, the same arrivals: time-slicing, MPS with
 # BE at MPS_PCTS (default "10 25 50 75") % of the threads, BE in a green context of GREENS (default
 # "16 32 48 64 96") SMs, the vendor-only gate (BE moved at kernel boundaries between the whole GPU and a green
