@@ -31,11 +31,8 @@ if config.nvcc and os.path.exists(config.nvcc):
     config.available_features.add("nvcc")
     # nvcc itself, without the flags %nvcc adds (the launcher tests give their own).
     config.substitutions.append(("%cuda-nvcc", config.nvcc))
-    # %nvcc compiles host code at -O0 (nvcc's default is -O3): these tests check that the tools' output compiles,
-    # links and, in a few, runs; nvcc's -O is the host compiler's level, and the device code is the same at any
-    # (docs/results/ci-time.md).
     config.substitutions.append(
-        ("%nvcc", "%s -std=c++17 -O0 -arch=sm_90 -I %s" % (config.nvcc, config.runtime_include)))
+        ("%nvcc", "%s -std=c++17 -arch=sm_90 -I %s" % (config.nvcc, config.runtime_include)))
 
 # Tests that make device nodes (mknod) or give files away (chown) need root.
 if hasattr(os, "geteuid") and os.geteuid() == 0:
