@@ -14,7 +14,7 @@ rm -rf "$OUT" && mkdir -p "$OUT"
 # main output and its twins part, compiled apart and linked into one program (a host definition made by
 # both would not link). Host code at -O0: this check is that the code compiles and links (the GPU scripts
 # build at -O2 and run it); nvcc's -O is the host compiler's level, the device code is still optimised by
-# ptxas as at -O2, and the host optimiser was a quarter of the check's CPU time (docs/results/ci-time.md).
+# ptxas as at -O2, and the host optimiser was about a sixth of the check's CPU time (docs/results/ci-time.md).
 export NVCC OUT
 ls "$OUT"/src/*.cu | grep -v '\.twins\.cu$' | xargs -P "$(nproc)" -I{} sh -c '
   f={}; b=$(basename "$f" .cu); t="$OUT/src/$b.twins.cu"; log="$OUT/$b.log"
