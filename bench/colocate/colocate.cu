@@ -1053,14 +1053,9 @@ __global__ void green_seen(unsigned* seen) {
 // Makes a green context of at least `want` SMs of device 0 current to this thread, before any runtime call,
 // so that the runtime's calls and launches run in it; prints what it got and how many SMs a wide grid
 // reached there. False (after a message) when the driver refuses.
-bool enter_green_context(unsigned want) {
-  CUcontext ctx;
+bool enter_green_sms(unsigned want) {
   unsigned got = 0, total = 0;
-  if (!make_green_context("colocate", want, &ctx, &got, &total)) return false;  // green_context.h
-  if (cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
-    std::fprintf(stderr, "colocate: --green-sms: cuCtxSetCurrent failed\n");
-    return false;
-  }
+  if (!colo::enter_green_context("colocate", want, &got, &total)) return false;  // green_context.h
   unsigned* seen = nullptr;
   unsigned host[32] = {};
   CK(cudaMalloc(&seen, sizeof host));
@@ -1163,7 +1158,7 @@ int main(int argc, char** argv) {
   // that never started while BE was paused by the request gate (docs/design/qos.md). A value given by the caller wins.
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   const colo::Options o = colo::parse(argc, argv);
-  if (o.green_sms && (o.role.empty() || !colo::enter_green_context(o.green_sms))) {
+  if (o.green_sms && (o.role.empty() || !colo::enter_green_sms(o.green_sms))) {
     std::fprintf(stderr, "colocate: --green-sms needs --role and a green context of that size\n");
     return 1;
   }

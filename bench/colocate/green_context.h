@@ -1,6 +1,6 @@
 // bench/colocate/green_context.h: a green context of part of device 0's SMs, through the driver API alone (no
 // runtime, no ptb): what bench/colocate's --green-sms and --green-gate (green_gate.h) and bench/programs'
-// green_preload.cpp make. Header only.
+// green_preload.cpp make and enter. Header only.
 #pragma once
 #include <cuda.h>
 
@@ -37,6 +37,18 @@ inline bool make_green_context(const char* who, unsigned want, CUcontext* ctx, u
     return false;
   *got = part.sm.smCount;
   *total = all.sm.smCount;
+  return true;
+}
+
+// make_green_context, then the context made current to the calling thread (before any runtime call, the CUDA
+// runtime's calls and launches on this thread then run in it); false after a message, prefixed with `who`.
+inline bool enter_green_context(const char* who, unsigned want, unsigned* got, unsigned* total) {
+  CUcontext ctx;
+  if (!make_green_context(who, want, &ctx, got, total)) return false;
+  if (cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
+    std::fprintf(stderr, "%s: green context: cuCtxSetCurrent failed\n", who);
+    return false;
+  }
   return true;
 }
 

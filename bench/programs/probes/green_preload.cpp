@@ -14,16 +14,15 @@
 
 namespace {
 
-__attribute__((constructor)) void enter_green_context() {
+__attribute__((constructor)) void enter_at_load() {
   const char* env = std::getenv("GREEN_SMS");
   const unsigned want = env ? static_cast<unsigned>(std::strtoul(env, nullptr, 10)) : 0;
   if (want == 0) {
     std::fprintf(stderr, "green_preload: GREEN_SMS not set\n");
     std::exit(3);
   }
-  CUcontext ctx;
   unsigned got = 0, total = 0;
-  if (!colo::make_green_context("green_preload", want, &ctx, &got, &total) || cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
+  if (!colo::enter_green_context("green_preload", want, &got, &total)) {
     std::fprintf(stderr, "green_preload: no green context of %u SMs\n", want);
     std::exit(3);
   }
