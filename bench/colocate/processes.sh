@@ -39,7 +39,7 @@
 # DEVICE=N runs on GPU N only; MPS_EXTERNAL=1 uses the MPS daemon of the caller (bench/colocate/two_gpus.sh: one
 # daemon, one run per GPU). GATES: the controller's rows, "|"-separated ptb-qosd options, each optionally
 # followed by ": VAR=VALUE ..." for BE's environment (e.g. "gate --poll-us 5 : PTB_CHECK_CYCLES=4096").
-# STATUS_MID=1 saves each controller row's `ptb-qosd status`, taken 10 s into the row, in its .fault.log.
+# STATUS_MID=1 saves each controller row's `ptb-qosd status`, taken 10 s into the row, in its .status.txt.
 # COLO_SECS (default 8): the window of the rows with bench/colocate's LS client (26,000 requests at 8 s).
 # Everything goes to $OUT (default build/processes-out): processes.md (the table), run.log, per-row logs.
 set -u
@@ -140,6 +140,9 @@ row() {
   touch "$go"
   local t0=$EPOCHREALTIME
   [ -n "$FAULT_CMD" ] && eval "$FAULT_CMD" >"$OUT/$name.fault.log" 2>&1
+  # STATUS_MID=1, a controller up: its status 10 s into the row ($name.status.txt): which processes it serves
+  [ "${STATUS_MID:-0}" = 1 ] && [ -n "$QOSD_PID" ] &&
+    { sleep 10; "$BIN/ptb-qosd" status --gpu "$GPU_KEY" >"$OUT/$name.status.txt" 2>&1; }
   local lsrc=0
   [ -n "$lspid" ] && { wait "$lspid"; lsrc=$?; }
   local berc=0 p
@@ -262,13 +265,7 @@ for spec in "${gates[@]}"; do
   name="qosd-$(echo "$pol" | tr -d ' ' | sed 's/--/-/g')$(printf -- '-%s' "${benv[@]}" | tr -d ' ' | tr = -)"
   [ ${#benv[@]} = 0 ] && name=${name%-}
   poll=$(sed -n 's/.*--poll-us \([0-9][0-9]*\).*/\1/p' <<<"$pol"); poll=${poll:-20} # BE polls as the controller
-  qosd_start --policy $pol && {
-    # STATUS_MID=1: the controller's status 10 s into the row ($name.fault.log): which processes it serves
-    [ "${STATUS_MID:-0}" = 1 ] && FAULT_CMD="sleep 10; \"$BIN/ptb-qosd\" status --gpu $GPU_KEY"
-    LS_ENV="$MARK_ENV" row "$name" "$LSK" follow PTB_QOSD=1 PTB_QOSD_POLL_US=$poll "${benv[@]}"
-    FAULT_CMD=""
-    qosd_stop
-  }
+  LS_ENV="$MARK_ENV" qosd_row "--policy $pol" "$name" "$LSK" follow PTB_QOSD=1 PTB_QOSD_POLL_US=$poll "${benv[@]}"
 done
 # Two BE processes under the gate: BE's room shared by both, or split between them (be_share).
 if [ "${TWO_BE:-1}" = 1 ]; then

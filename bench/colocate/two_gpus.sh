@@ -40,10 +40,10 @@ for d in 0 1; do wait "${pids[$d]}" || rc=1; done
     echo; echo "## GPU $d: $(nvidia-smi -i $d --query-gpu=name,uuid --format=csv,noheader)"; echo
     cat "$OUT/gpu$d/processes.md" 2>/dev/null || echo "(no table: see gpu$d.log)"
     uuid=$(nvidia-smi -i $d --query-gpu=uuid --format=csv,noheader)
-    for f in "$OUT/gpu$d"/qosd-*.fault.log; do
+    for f in "$OUT/gpu$d"/qosd-*.status.txt; do
       [ -s "$f" ] || continue
       be=$(grep -c "^    BE pid" "$f") ls=$(grep -c "^    LS pid" "$f")
-      echo; echo "Status 10 s into $(basename "$f" .fault.log): $be BE and $ls LS process(es)"
+      echo; echo "Status 10 s into $(basename "$f" .status.txt): $be BE and $ls LS process(es)"
       if ! grep -q "^$uuid:" "$f" || [ "$be" != 1 ] || [ "$ls" != 1 ]; then
         echo "NOT APART: GPU $d's controller should serve exactly one BE and one LS process of GPU $uuid"; rc=1
       fi

@@ -45,8 +45,8 @@ ptb_build_qosd() {
 }
 
 # ptb_qosd_up QOSD LOG ARGS...: starts `QOSD run --device 0 ARGS...` in the background (output appended to LOG)
-# and waits up to 10 s (less when it exits) until its segment in $PTB_QOSD_DIR is up: the segment whose `status` names this
-# controller's pid (other GPUs' segments may share the folder). Sets QOSD_PID, QOSD_SEGMENT and QOSD_KEY (the
+# and waits up to 10 s (less when it exits) until its segment in $PTB_QOSD_DIR is up: the segment whose `status`
+# names this controller's pid (other GPUs' segments may share the folder). Sets QOSD_PID, QOSD_SEGMENT and QOSD_KEY (the
 # GPU's key, for `status --gpu`). Fails, with LOG's tail on standard error, when it did not come up (QOSD_PID
 # is then still set: the caller stops what may be left).
 ptb_qosd_up() {
