@@ -135,7 +135,8 @@ std::string describe(const shm::PolicyValue &v, unsigned smCount) {
 
 Daemon::Daemon(const Config &config, shm::Segment &seg, unsigned smCount, Log log)
     : config(config), seg(seg), smCount(smCount), log(std::move(log)),
-      gate(static_cast<std::uint64_t>(config.holdLimitUs) * 1000,
+      gate(static_cast<std::uint64_t>(config.stuckLimitUs) * 1000,
+           static_cast<std::uint64_t>(config.holdLimitUs) * 1000,
            static_cast<std::uint64_t>(config.betweenAfterUs) * 1000) {
   const ptb::SmSet all = ptb::SmSet::first(smCount);
   safe.sms = parseSms(config.safeSms, shm::default_safe(smCount).sms) & all;
@@ -248,9 +249,14 @@ void Daemon::step(std::uint64_t now) {
   }
   const std::uint64_t releases = gate.releases();
   const shm::PolicyValue want = decide(now, look);
-  publish(want, config.policy != "gate"       ? "policy"
-                : gate.releases() != releases ? "the gate's hold limit: LS stuck, or BE held too long"
-                                              : nullptr);
+  const char *why = nullptr;
+  if (config.policy != "gate")
+    why = "policy";
+  else if (gate.releases() != releases)
+    why = gate.last_release() == qos::GateState::Release::stuck
+              ? "the gate's stuck limit: an LS stream made no progress"
+              : "the gate's hold limit: BE held that long without a break";
+  publish(want, why);
   seg.stats.ls_busy.store(look.busy ? 1 : 0);
   seg.stats.ls_clients.store(look.clients);
   if (now >= nextStats) {

@@ -72,6 +72,7 @@ const std::map<std::string, Setter> &setters() {
       {"during_sms", [](Config &c, const std::string &v) { return sms(v, c.duringSms); }},
       {"during_per_sm", [](Config &c, const std::string &v) { return parseWhole(v, c.duringPerSm); }},
       {"between_per_sm", [](Config &c, const std::string &v) { return parseWhole(v, c.betweenPerSm); }},
+      {"stuck_limit_us", [](Config &c, const std::string &v) { return positive(v, c.stuckLimitUs); }},
       {"hold_limit_us", [](Config &c, const std::string &v) { return positive(v, c.holdLimitUs); }},
       {"between_after_us", [](Config &c, const std::string &v) { return parseWhole(v, c.betweenAfterUs); }},
       {"be_sms", [](Config &c, const std::string &v) { return parseWhole(v, c.beSms); }},

@@ -17,7 +17,8 @@ struct Config {
   std::string duringSms = "none"; // gate: BE's SMs while LS has work in flight
   unsigned duringPerSm = 0;       // gate: BE's cap there (0: none)
   unsigned betweenPerSm = 0;      // gate: BE's cap on every SM while LS is idle (0: none)
-  unsigned holdLimitUs = 20000;   // gate: the hold limits (qos/gate_state.h)
+  unsigned stuckLimitUs = 20000;  // gate: an LS stream without progress this long gives BE its SMs back
+  unsigned holdLimitUs = 200000;  // gate: BE held this long without a break gets its SMs back (qos/gate_state.h)
   unsigned betweenAfterUs = 0;    // gate: LS idle this long before BE gets `between` (0: at once)
   unsigned beSms = 0;             // static: BE's SMs, the highest ones (required there)
   unsigned floor = 1;             // feedback: BE's fewest SMs

@@ -65,7 +65,7 @@ std::string prometheus(const shm::Segment &seg, std::uint64_t now, bool headers)
       gpu);
   put({"ptb_qosd_yields_total", "counter", "times BE was told to leave its SMs for LS"},
       static_cast<double>(st.yields.load()), gpu);
-  put({"ptb_qosd_releases_total", "counter", "times a hold limit gave BE its SMs back"},
+  put({"ptb_qosd_releases_total", "counter", "times the gate's stuck or hold limit gave BE its SMs back"},
       static_cast<double>(st.releases.load()), gpu);
   put({"ptb_qosd_policy_changes_total", "counter", "times BE's policy was rewritten"},
       static_cast<double>(st.policy_changes.load()), gpu);

@@ -87,7 +87,7 @@ TEST(QosdConfig, CapDuringRequestsIsWarned) {
 
 TEST(QosdGate, HoldsWhileBusyWithBothLimits) {
   using Want = ptb::qos::GateState::Want;
-  ptb::qos::GateState g(20 * kMs);
+  ptb::qos::GateState g(20 * kMs, 20 * kMs);
   std::uint64_t t = 1000 * kMs;
   EXPECT_EQ(g.step(t, false, 0), Want::between);
   EXPECT_EQ(g.step(t += kMs, true, 0), Want::during); // LS work began
@@ -109,9 +109,35 @@ TEST(QosdGate, HoldsWhileBusyWithBothLimits) {
   EXPECT_EQ(g.releases(), 2u);
 }
 
+TEST(QosdGate, StuckAndHoldLimitsApart) {
+  using Want = ptb::qos::GateState::Want;
+  using Release = ptb::qos::GateState::Release;
+  ptb::qos::GateState g(20 * kMs, 200 * kMs); // the controller's defaults
+  std::uint64_t t = 1000 * kMs;
+  EXPECT_EQ(g.step(t, true, 0), Want::during);
+  // A long busy period with progress (a service's queue): held past the stuck limit, no release.
+  for (int i = 0; i < 150; ++i) ASSERT_EQ(g.step(t += kMs, true, kMs), Want::during) << i;
+  EXPECT_EQ(g.releases(), 0u);
+  EXPECT_EQ(g.last_release(), Release::none);
+  // A stream stuck past the stuck limit: released; held again a tenth of the stuck limit after.
+  EXPECT_EQ(g.step(t += kMs, true, 21 * kMs), Want::between);
+  EXPECT_EQ(g.last_release(), Release::stuck);
+  EXPECT_EQ(g.step(t += kMs, true, kMs), Want::between);
+  EXPECT_EQ(g.step(t += 2 * kMs, true, kMs), Want::during);
+  // Held for the hold limit without a break: released for a tenth of it (20 ms), not of the stuck limit.
+  unsigned held = 0;
+  while (g.step(t += kMs, true, kMs) == Want::during) ++held;
+  EXPECT_EQ(held, 200u);
+  EXPECT_EQ(g.last_release(), Release::held);
+  EXPECT_EQ(g.releases(), 2u);
+  unsigned rest = 0; // looks after the release's, 1 ms apart
+  while (g.step(t += kMs, true, kMs) == Want::between) ++rest;
+  EXPECT_EQ(rest, 20u);
+}
+
 TEST(QosdGate, BetweenAfterHoldsThroughShortIdleGaps) {
   using Want = ptb::qos::GateState::Want;
-  ptb::qos::GateState g(20 * kMs, 200 * kUs);
+  ptb::qos::GateState g(20 * kMs, 20 * kMs, 200 * kUs);
   std::uint64_t t = 1000 * kMs;
   EXPECT_EQ(g.step(t, false, 0), Want::between); // idle from the start: nothing to hold
   EXPECT_EQ(g.step(t += kUs, true, 0), Want::during);

@@ -1,9 +1,14 @@
 // ptb/qos/gate_state.h: the request gate's decision for a controller that sees LS work from outside (ptb-qosd):
-// BE holds `during` while LS has work in flight and gets `between` when LS is idle, with the two hold limits of
-// ptb::qos::RequestGate (request_gate.cuh): BE gets `between` back while some LS stream has made no progress
-// for `hold_limit` (an LS launch queued behind a paused BE launch in a shared hardware queue would otherwise
-// wait forever), and when BE has been held for `hold_limit` without a break (BE's floor under an LS service
-// that is never idle); it holds again once no stream is stuck and BE has had a tenth of the limit.
+// BE holds `during` while LS has work in flight and gets `between` when LS is idle, with two limits that give
+// BE `between` back early:
+// - the stuck limit: some LS stream in flight has made no progress for that long (an LS launch queued behind a
+//   paused BE launch in a shared hardware queue would otherwise wait forever); BE holds again once no stream is
+//   stuck and BE has had a tenth of the stuck limit;
+// - the hold limit: BE has been held that long without a break (BE's floor under an LS service that is never
+//   idle); BE holds again once it has had a tenth of the hold limit.
+// Unlike ptb::qos::RequestGate (request_gate.cuh), where one limit is both, the two are apart: on the H200
+// (2026-11-29) a 20 ms hold limit released BE 28 to 84 times in a one-minute row, in the long busy periods of a PyTorch
+// service at half load, the periods that make its p99 (docs/design/qos-request-gate.md).
 // `between_after`: BE gets `between` only once LS has stayed idle that long (0: at once), so that requests which
 // follow one another closely (a service's queue) are one hold, not a yield and a give-back each; the hold limit
 // counts through those gaps.
@@ -17,8 +22,9 @@ namespace ptb::qos {
 class GateState {
 public:
   enum class Want { between, during };
-  explicit GateState(std::uint64_t hold_limit_ns, std::uint64_t between_after_ns = 0)
-      : limit_(hold_limit_ns), after_(between_after_ns) {}
+  enum class Release { none, stuck, held }; // why the last release gave BE its SMs back
+  GateState(std::uint64_t stuck_limit_ns, std::uint64_t hold_limit_ns, std::uint64_t between_after_ns = 0)
+      : stuck_limit_(stuck_limit_ns), hold_limit_(hold_limit_ns), after_(between_after_ns) {}
 
   // One look at LS: `busy` when some LS work is in flight, `stuck_ns` the longest time any LS stream in flight
   // has gone without progress (0 when idle). Returns what BE should have now.
@@ -44,14 +50,16 @@ public:
       ++yields_;
       return want_ = Want::during;
     }
-    const bool stuck = stuck_ns > limit_;
-    if (!released_ && (stuck || now - held_since_ > limit_)) {
+    const bool stuck = stuck_ns > stuck_limit_;
+    if (!released_ && (stuck || now - held_since_ > hold_limit_)) {
       released_ = true;
       released_at_ = now;
+      release_ = stuck ? Release::stuck : Release::held;
       ++releases_;
       return want_ = Want::between;
     }
-    if (released_ && !stuck && now - released_at_ > limit_ / 10) {
+    const std::uint64_t rest = (release_ == Release::stuck ? stuck_limit_ : hold_limit_) / 10;
+    if (released_ && !stuck && now - released_at_ > rest) {
       released_ = false;
       held_since_ = now;
       ++yields_;
@@ -61,11 +69,13 @@ public:
   }
   Want want() const { return want_; }
   std::uint64_t yields() const { return yields_; }     // BE told to leave (work began, or a hold resumed)
-  std::uint64_t releases() const { return releases_; } // a hold limit gave BE its SMs back
+  std::uint64_t releases() const { return releases_; } // a limit gave BE its SMs back
+  Release last_release() const { return release_; }
 
 private:
-  std::uint64_t limit_;
+  std::uint64_t stuck_limit_, hold_limit_;
   std::uint64_t after_;
+  Release release_ = Release::none;
   bool holding_ = false, released_ = false, idle_ = false;
   std::uint64_t held_since_ = 0, released_at_ = 0, idle_since_ = 0;
   std::uint64_t yields_ = 0, releases_ = 0;

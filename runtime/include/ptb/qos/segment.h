@@ -92,7 +92,7 @@ struct StatsWords {
   Word ls_target_ns;                    // 0: none
   Word be_sms, be_per_sm;               // BE's allocation now (SM count, cap)
   Word yields;                          // times BE was told to leave SMs for LS
-  Word releases;                        // times a hold limit gave BE its SMs back
+  Word releases;                        // times the gate's stuck or hold limit gave BE its SMs back
   Word policy_changes;                  // times `policy` was rewritten
   Word ls_clients, be_clients;          // live client entries
   Word be_launches;                     // the BE entries' twin launches, summed
