@@ -6,6 +6,10 @@ for bench/colocate/processes.sh. It knows nothing of ptb: processes.sh injects l
   python3 ls_torch.py --model resnet50|encoder [--eager] --capacity
       back-to-back requests: prints "TORCH capacity <requests/s> us <mean us>"
   python3 ls_torch.py --model resnet50 --rate R --secs S [--settle S] [--seed N]
+  ... [--flush-mb M]
+      after each request, write M MiB on the request's stream and wait for it (outside the request's timing in
+      --capacity, where each request is timed alone): the L2 cache as a BE job that ran between two requests
+      leaves it, with no BE at all (H100 and H200: 50 MB of L2; ResNet-50 in fp16: 51 MB of weights)
       Poisson arrivals at R requests/s for settle + secs seconds, one request at a time in arrival order
       (a request that arrives while another runs waits: that wait counts), latency = end - arrival on the
       host clock (the request's stream synchronized); prints
@@ -52,7 +56,8 @@ def build(model_name):
 
 
 class Service:
-    def __init__(self, model_name, eager):
+    def __init__(self, model_name, eager, flush_mb=0):
+        self.scratch = torch.zeros(flush_mb << 20, dtype=torch.uint8, device="cuda") if flush_mb else None
         torch.backends.cudnn.benchmark = False
         torch.manual_seed(1)
         self.model, self.x = build(model_name)
@@ -70,6 +75,12 @@ class Service:
                     self.graph.replay()
                 self.stream.synchronize()
         self.reference = self.out.clone()
+
+    def flush(self):
+        if self.scratch is not None:
+            with torch.cuda.stream(self.stream):
+                self.scratch.add_(1)
+            self.stream.synchronize()
 
     def request(self):
         with torch.inference_mode(), torch.cuda.stream(self.stream):
@@ -110,8 +121,9 @@ def main():
     ap.add_argument("--secs", type=float, default=5)
     ap.add_argument("--settle", type=float, default=0.5)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--flush-mb", type=int, default=0)
     a = ap.parse_args()
-    svc = Service(a.model, a.eager)
+    svc = Service(a.model, a.eager, a.flush_mb)
     # processes.sh: say ready (COLO_READY: a file to create), wait for the go (COLO_GO: a file), as colocate does
     if os.environ.get("COLO_READY"):
         open(os.environ["COLO_READY"], "w").close()
@@ -124,11 +136,18 @@ def main():
     if a.capacity:
         for _ in range(20):
             svc.request()
-        t0 = time.perf_counter()
-        n = 200
-        for _ in range(n):
-            svc.request()
-        us = (time.perf_counter() - t0) / n * 1e6
+        n, us = 200, 0.0
+        if a.flush_mb:  # each request timed alone, after its flush
+            for _ in range(n):
+                svc.flush()
+                t0 = time.perf_counter()
+                svc.request()
+                us += (time.perf_counter() - t0) * 1e6 / n
+        else:
+            t0 = time.perf_counter()
+            for _ in range(n):
+                svc.request()
+            us = (time.perf_counter() - t0) / n * 1e6
         print(f"TORCH capacity {1e6 / us:.3f} us {us:.1f}", flush=True)
         return 0
     if a.rate <= 0:
@@ -149,6 +168,7 @@ def main():
         svc.request()
         if at >= a.settle:
             lat.append((time.perf_counter() - (start + at)) * 1e6)
+        svc.flush()
         if i % 64 == 0:
             rel = svc.check()
             worst, checked, exact = max(worst, rel), checked + 1, exact + (rel == 0.0)
