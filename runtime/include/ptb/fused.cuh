@@ -170,7 +170,7 @@ bool launch_fused(const void* fused, const FusedPart (&parts)[_Np], _Args... arg
     if (threads > static_cast<unsigned>(d->max_threads) || dyn > d->smem_optin) return fail(Fallback::no_occupancy);
     occ = detail::fused_occupancy_locked(*d, fused, threads, dyn);
     if (occ <= 0) return fail(Fallback::no_occupancy);
-    detail::PolicyState* pol = detail::policy_for_locked(parts[0].config);
+    detail::PolicyState* pol = detail::policy_for_locked(parts[0].config, dev);
     if (!detail::ready_policy_locked(*d, *pol, no_set_up)) return fail(Fallback::policy_upload);
     // No more fused blocks than the part with the most tasks per slot can use.
     unsigned long long need = 0;

@@ -1,5 +1,5 @@
 // The controller's side for the runtime's GPU tests of a process that follows ptb-qosd (test_controller_link,
-// test_short_launches): a segment in a temporary PTB_QOSD_DIR, this process linked to it (PTB_QOSD), a heartbeat
+// test_short_launches, test_link_devices): a segment in a temporary PTB_QOSD_DIR, this process linked to it (PTB_QOSD), a heartbeat
 // every millisecond while `beating`, publish() and this process's BE entry. Host only.
 #pragma once
 #include <ptb/qos/segment.h>
@@ -18,10 +18,16 @@ public:
   bool open(const char* name, unsigned total, std::uint64_t lease_ns = 50'000'000) {
     std::string tmpl = std::string("/tmp/") + name + ".XXXXXX";
     if (!mkdtemp(&tmpl[0])) return false;
-    dir = tmpl;
-    key = std::string("GPU-") + name;
-    setenv("PTB_QOSD_DIR", dir.c_str(), 1);
-    setenv("PTB_QOSD", key.c_str(), 1);
+    owns_dir_ = true;
+    setenv("PTB_QOSD_DIR", tmpl.c_str(), 1);
+    setenv("PTB_QOSD", (std::string("GPU-") + name).c_str(), 1);
+    return serve(tmpl, std::string("GPU-") + name, total, lease_ns);
+  }
+  // The segment of GPU key `gpu_key` in `folder` (the caller sets PTB_QOSD_DIR and PTB_QOSD), beating from now.
+  bool serve(const std::string& folder, const std::string& gpu_key, unsigned total,
+             std::uint64_t lease_ns = 50'000'000) {
+    dir = folder;
+    key = gpu_key;
     bool taken = false;
     namespace shm = ptb::qos::shm;
     if (shm::create_or_take(shm::segment_path(dir, key), total, key, seg, taken) != shm::Status::ok) {
@@ -42,7 +48,7 @@ public:
   ~FakeController() {
     quit_ = true;
     if (heart_.joinable()) heart_.join();
-    if (!dir.empty()) (void)!std::system(("rm -rf '" + dir + "'").c_str());
+    if (owns_dir_ && !dir.empty()) (void)!std::system(("rm -rf '" + dir + "'").c_str());
   }
   // Publishes BE's policy (and `safe`); the sequence number the BE entry's applied_seq will show.
   std::uint64_t publish(const ptb::SmSet& sms, unsigned per_sm = 0) {
@@ -66,5 +72,6 @@ public:
 
 private:
   std::atomic<bool> quit_{false};
+  bool owns_dir_ = false;
   std::thread heart_;
 };

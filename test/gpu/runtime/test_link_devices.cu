@@ -1,85 +1,221 @@
-// A BE process that follows a controller (PTB_QOSD) and launches on two GPUs (controller_link.cuh): it follows
-// one controller, the one of the device current at its first launch, and says so once, on stderr, at its
-// first launch on the other device. Needs two GPUs (prints SKIP on one). No controller runs: PTB_QOSD names
-// a key with no segment, so the process keeps to its safe state (the highest quarter of the SMs), where the
-// twins still run every block once. Checks: the launches on both devices exact against a CPU reference
-// (fresh random inputs, poisoned output, every block once); the message once, naming both devices; none
-// while every launch was on the first device.
+// A BE process that follows ptb-qosd (PTB_QOSD) and launches on two GPUs (controller_link.cuh). Needs two GPUs
+// (prints SKIP on one).
+//
+// 1. PTB_QOSD=1: each device's launches follow the controller of that device's GPU. This test plays both
+//    controllers: a segment for each GPU's real key in one PTB_QOSD_DIR, each beating and publishing its own SMs
+//    (device 0: the lowest 16, device 1: 16 from the middle). Checks: launches on device 0, then 1, then 0 again
+//    run every block once with exact outputs, each only on its own device's published SMs; each segment has this
+//    process's BE entry, with its own device's launches counted and its policy applied; the process policy
+//    shows device 0's controller (the first device linked).
+// 2. PTB_QOSD=GPU-... (one key, no controller for it), in a child process made before this one touches CUDA:
+//    the launches on device 0 (current at the first launch) follow that key's link (its safe state here); the
+//    launches on device 1 follow none, said once on stderr; outputs exact on both.
 #include <ptb/ptb.cuh>
+#include <ptb/qos/segment.h>
 #include "common.cuh"
+#include "fake_controller.cuh"
 #include "scale_add.cuh"
 
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
-// Two launches on the current device, each checked.
-static void launches_here(int dev) {
-  ScaleAdd work;
-  for (int rep = 0; rep < 2; ++rep) {
-    char what[48];
-    std::snprintf(what, sizeof(what), "device %d, launch %d", dev, rep);
-    work.launch_and_check(what);
+namespace {
+
+__global__ void where(unsigned* cnt, unsigned* sm, unsigned* out) {
+  const unsigned id = blockIdx.x;
+  if (threadIdx.x == 0) {
+    atomicAdd(&cnt[id], 1u);
+    sm[id] = ptb::detail::smid();
   }
+  out[id * blockDim.x + threadIdx.x] = id ^ (threadIdx.x << 20);
+}
+__device__ __forceinline__ void where__ptb_task(const uint3 blockIdx, const dim3, unsigned* cnt, unsigned* sm,
+                                                unsigned* out) {
+  const unsigned id = blockIdx.x;
+  if (threadIdx.x == 0) {
+    atomicAdd(&cnt[id], 1u);
+    sm[id] = ptb::detail::smid();
+  }
+  out[id * blockDim.x + threadIdx.x] = id ^ (threadIdx.x << 20);
+}
+__global__ void where__ptb(unsigned* cnt, unsigned* sm, unsigned* out, const ::ptb::Launch ptb_launch) {
+  ::ptb::run_tasks(ptb_launch, [&](const uint3 ptb_block, const dim3 ptb_grid) {
+    where__ptb_task(ptb_block, ptb_grid, cnt, sm, out);
+  });
 }
 
-static std::string read_file(const char* path) {
+constexpr unsigned kBlocks = 4096, kThreads = 128;
+
+// One device's buffers and its dense SM index -> %smid table.
+struct OnDevice {
+  int dev = 0;
+  std::vector<unsigned> raw;
+  unsigned *cnt = nullptr, *sm = nullptr, *out = nullptr;
+  void open(int d) {
+    dev = d;
+    CK(cudaSetDevice(d));
+    raw = ptb::sm_ids();
+    CK(cudaMalloc(&cnt, kBlocks * 4));
+    CK(cudaMalloc(&sm, kBlocks * 4));
+    CK(cudaMalloc(&out, kBlocks * kThreads * 4));
+  }
+  void launch() {
+    CK(cudaSetDevice(dev));
+    CK(cudaMemset(cnt, 0, kBlocks * 4));
+    CK(cudaMemset(out, 0xff, kBlocks * kThreads * 4));
+    ptb::launch(ptb::LaunchConfig{dim3(kBlocks), dim3(kThreads)}, where, where__ptb, cnt, sm, out);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+  }
+  // Every block once, outputs exact, each on an SM of `allowed` (dense indices of this device).
+  void check(const ptb::SmSet& allowed, const char* phase) {
+    std::vector<unsigned> c(kBlocks), s(kBlocks), o(kBlocks * kThreads);
+    CK(cudaMemcpy(c.data(), cnt, c.size() * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(s.data(), sm, s.size() * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(o.data(), out, o.size() * 4, cudaMemcpyDeviceToHost));
+    unsigned bad = 0, off = 0;
+    for (unsigned i = 0; i < kBlocks; ++i) bad += c[i] != 1;
+    for (unsigned i = 0; i < kBlocks * kThreads; ++i) bad += o[i] != ((i / kThreads) ^ ((i % kThreads) << 20));
+    std::set<unsigned> ok;
+    for (unsigned i = 0; i < raw.size(); ++i)
+      if (allowed.contains(i)) ok.insert(raw[i]);
+    for (unsigned w : s) off += !ok.count(w);
+    EXPECT(bad == 0, "%s: %u blocks not run exactly once or outputs wrong", phase, bad);
+    EXPECT(off == 0, "%s: %u of %u blocks off the SMs %s", phase, off, kBlocks, allowed.str().c_str());
+    std::printf("  %s: %u blocks on SMs %s, each once\n", phase, kBlocks, allowed.str().c_str());
+  }
+};
+
+template <typename Cond>
+bool wait_for(Cond cond, double limit_ms) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while (!cond()) {
+    if (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() > limit_ms)
+      return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return true;
+}
+
+std::string read_file(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
 }
 
-static int count_of(const std::string& text, const std::string& what) {
+int count_of(const std::string& text, const std::string& what) {
   int n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
 }
 
-int main() {
+// Part 2, in the child: one key named, launches on both devices. Exit status: 0 pass, 1 fail, 77 one GPU.
+int one_key_child() {
   int count = 0;
-  CK(cudaGetDeviceCount(&count));
-  if (count < 2) {
-    std::printf("SKIP test_link_devices: %d GPU(s), two needed\n", count);
-    return 0;
-  }
-  // No controller has this key: the link keeps the process in its safe state.
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) return 77;
   char dir[] = "/tmp/ptb-link-devices.XXXXXX";
   EXPECT(mkdtemp(dir) != nullptr, "mkdtemp failed");
   setenv("PTB_QOSD_DIR", dir, 1);
-  setenv("PTB_QOSD", "GPU-ptb-link-devices-test", 1);
-  // The runtime's messages go to a file, to be read back.
+  setenv("PTB_QOSD", "GPU-ptb-link-devices-test", 1); // no controller has this key: device 0 keeps its safe state
   const std::string log = std::string(dir) + "/stderr.txt";
   std::fflush(stderr);
   const int saved = dup(2);
   const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   EXPECT(saved >= 0 && fd >= 0 && dup2(fd, 2) == 2, "cannot send stderr to %s", log.c_str());
-
-  CK(cudaSetDevice(0));
-  launches_here(0);
+  for (const int dev : {0, 1, 0}) {
+    CK(cudaSetDevice(dev));
+    ScaleAdd work;
+    char what[48];
+    std::snprintf(what, sizeof(what), "one key, device %d", dev);
+    work.launch_and_check(what);
+  }
   std::fflush(stderr);
-  const std::string before = read_file(log.c_str());
-  CK(cudaSetDevice(1));
-  launches_here(1);
-  CK(cudaSetDevice(0));
-  launches_here(0);
-  std::fflush(stderr);
-  const std::string after = read_file(log.c_str());
+  const std::string said = read_file(log);
   dup2(saved, 2);
   close(fd);
-  std::fputs(after.c_str(), stderr); // what the runtime said, for the log
-
-  const std::string message = "this process follows the controller of device 0's GPU";
-  EXPECT(count_of(before, message) == 0, "said before any launch on device 1");
-  EXPECT(count_of(after, message) == 1, "said %d times, expected once", count_of(after, message));
-  EXPECT(count_of(after, "this launch is on device 1") == 1, "the message does not name device 1");
+  std::fputs(said.c_str(), stderr); // what the runtime said, for the log
+  const std::string message = "launches on device 1 follow no controller";
+  EXPECT(count_of(said, message) == 1, "'%s' said %d times, expected once", message.c_str(), count_of(said, message));
+  EXPECT(count_of(said, "no controller for GPU-ptb-link-devices-test") == 1,
+         "device 0's link did not say once that no controller runs for its key");
   unlink(log.c_str());
   rmdir(dir);
+  return g_failures ? 1 : 0;
+}
+
+} // namespace
+
+int main() {
+  // Part 2 first: its child must be made before this process touches CUDA.
+  std::fflush(stdout);
+  const pid_t child = fork();
+  if (child == 0) {
+    const int rc = one_key_child();
+    std::fflush(stdout);
+    _exit(rc);
+  }
+  int status = 0;
+  EXPECT(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status), "the one-key child did not end");
+  const int child_rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  if (child_rc == 77) {
+    std::printf("SKIP test_link_devices: fewer than two GPUs\n");
+    return 0;
+  }
+  EXPECT(child_rc == 0, "one key: the child failed (rc %d)", child_rc);
+
+  // Part 1: PTB_QOSD=1, a controller per GPU (played here), one folder.
+  char dir[] = "/tmp/ptb-link-each.XXXXXX";
+  EXPECT(mkdtemp(dir) != nullptr, "mkdtemp failed");
+  setenv("PTB_QOSD_DIR", dir, 1);
+  setenv("PTB_QOSD", "1", 1);
+  FakeController ctl[2];
+  OnDevice on[2];
+  ptb::SmSet mine[2];
+  std::uint64_t seq[2] = {};
+  for (int d = 0; d < 2; ++d) {
+    on[d].open(d);
+    int sms = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d));
+    const unsigned total = static_cast<unsigned>(sms);
+    const std::string key = ptb::detail::gpu_key_of(d);
+    EXPECT(!key.empty(), "device %d: no GPU key", d);
+    if (!ctl[d].serve(dir, key, total)) return 1;
+    mine[d] = d == 0 ? ptb::SmSet::first(16) : ptb::SmSet::range(total / 2, total / 2 + 16);
+    seq[d] = ctl[d].publish(mine[d]);
+  }
+  // The first launch on each device starts its link; wait until each applied its own controller's policy.
+  for (int d = 0; d < 2; ++d) {
+    on[d].launch();
+    EXPECT(wait_for([&] { return ctl[d].entry() && ctl[d].entry()->applied_seq.load() == seq[d]; }, 2000),
+           "device %d: its controller's policy was never applied (no BE entry in its segment, or another seq)", d);
+  }
+  on[0].launch();
+  on[0].check(mine[0], "PTB_QOSD=1, device 0");
+  on[1].launch();
+  on[1].check(mine[1], "PTB_QOSD=1, device 1");
+  on[0].launch();
+  on[0].check(mine[0], "PTB_QOSD=1, device 0 again");
+  EXPECT(ptb::process_policy().sms() == mine[0], "the process policy is not device 0's controller's (%s)",
+         ptb::process_policy().sms().str().c_str());
+  // Each controller sees this process, with its own device's launches (3 on device 0, 2 on device 1).
+  EXPECT(wait_for([&] { return ctl[0].entry()->launches.load() >= 3 && ctl[1].entry()->launches.load() >= 2; }, 1000),
+         "BE entries count %llu and %llu launches", (unsigned long long)ctl[0].entry()->launches.load(),
+         (unsigned long long)ctl[1].entry()->launches.load());
+  EXPECT(ctl[1].entry()->launches.load() < 3, "device 1's entry counts device 0's launches too (%llu)",
+         (unsigned long long)ctl[1].entry()->launches.load());
+  (void)!std::system((std::string("rm -rf '") + dir + "'").c_str()); // the segments (the fakes do not own it)
   if (g_failures) {
     std::printf("test_link_devices: FAIL (%d)\n", g_failures);
     return 1;

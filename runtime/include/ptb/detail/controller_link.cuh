@@ -5,9 +5,15 @@
 // Part of the header-only runtime; include <ptb/ptb.cuh>, not this file.
 //
 //   PTB_QOSD unset, empty, "0" or "off": no link (nothing here runs; a launch costs what it cost).
-//   PTB_QOSD=1 (or "on"): the controller of the GPU that is current at the process's first launch.
-//   PTB_QOSD=GPU-...: the controller of that GPU key (as ptb-qosd --gpu names it).
-//   PTB_QOSD_POLL_US: how often the thread looks (default 20 us).
+//   PTB_QOSD=1 (or "on"): each device's launches follow the controller of that device's GPU; the link to it starts
+//                         at the first launch on the device.
+//   PTB_QOSD=GPU-...: the controller of that GPU key (as ptb-qosd --gpu names it), followed by the launches on the
+//                     device current at the process's first launch; launches on other devices follow none (said once).
+//   PTB_QOSD_POLL_US: how often each link's thread looks (default 20 us).
+//
+// A link sets a policy that every launch on its device without a policy of its own (the launch's, its stream's)
+// runs under: for the first device linked, the process policy (so process_policy() shows what the controller
+// decided); for each other device, a policy of the link's own (Runtime::linked).
 //
 // While linked, every launch the runtime can run as a twin runs as one (the controller may take SMs at any
 // moment; an original kernel could not give them back), as under PTB_MODE=ptb; PTB_MODE=original still
@@ -30,6 +36,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -39,6 +47,8 @@
 #include "../qos/segment.h"
 #include "host_stamps.cuh"
 #include "last_error.cuh"
+#include "policy_state.cuh"
+#include "runtime.cuh"
 
 namespace ptb {
 
@@ -53,12 +63,20 @@ inline std::string gpu_key_of(int dev) {
 
 class ControllerLink {
 public:
-  ControllerLink(std::string key, unsigned sm_count) : key_(std::move(key)), sm_count_(sm_count) {
+  // `policy`: what the link sets (the process policy, or one of its own for a second device); `dev`: the device
+  // whose launches follow it. Made by the thread of the device's first launch, with `dev` current.
+  ControllerLink(std::string key, unsigned sm_count, int dev, Policy policy)
+      : key_(std::move(key)), sm_count_(sm_count), dev_(dev), policy_(policy) {
     path_ = qos::shm::segment_path(qos::shm::segment_dir(), key_);
     safe_ = qos::shm::default_safe(sm_count);
     if (const char* env = std::getenv("PTB_QOSD_POLL_US"))
       poll_us_ = static_cast<unsigned>(std::strtoul(env, nullptr, 10));
     if (poll_us_ == 0) poll_us_ = 20;
+    {
+      std::lock_guard<std::mutex> __g(rt().__m);
+      rt().linked[dev] = policy_.state();
+      restricts_.store(restricted(*policy_.state()), std::memory_order_release);
+    }
     thread_ = std::thread([this] { loop(); });
   }
   ControllerLink(const ControllerLink&) = delete;
@@ -68,6 +86,10 @@ public:
     if (thread_.joinable()) thread_.join();
     release_entry();
   }
+  // Whether the policy the link set restricts now (short launches run as originals only while it does not).
+  bool restricts_now() const { return restricts_.load(std::memory_order_acquire); }
+  PolicyState* policy_state() const { return policy_.state(); }
+  int device() const { return dev_; }
 
 private:
   void say(const char* what, const std::string& more) const {
@@ -81,10 +103,11 @@ private:
     }
     entry_ = qos::shm::kBeClients;
   }
-  // Sets the process policy (outside any lock of ours: Policy::set takes the runtime's).
+  // Sets the link's policy (outside any lock of ours: Policy::set takes the runtime's).
   void apply(const qos::shm::PolicyValue& value, bool safe) {
     if (applied_once_ && value == applied_ && safe == in_safe_) return;
-    process_policy().set(value.sms, value.per_sm, value.capped);
+    policy_.set(value.sms, value.per_sm, value.capped);
+    restricts_.store(restricts(value.sms, value.per_sm, value.capped), std::memory_order_release);
     applied_ = value;
     applied_once_ = true;
     in_safe_ = safe;
@@ -156,7 +179,7 @@ private:
       }
     }
     if (entry_ < qos::shm::kBeClients) {
-      seg.be[entry_].launches.store(process_policy().launches());
+      seg.be[entry_].launches.store(policy_.launches());
       seg.be[entry_].heartbeat_ns.store(now);
     }
   }
@@ -171,6 +194,9 @@ private:
 
   std::string key_, path_;
   unsigned sm_count_ = 0;
+  int dev_ = 0;
+  Policy policy_;
+  std::atomic<bool> restricts_{false};
   unsigned poll_us_ = 20;
   qos::shm::Mapping map_;
   unsigned entry_ = qos::shm::kBeClients;
@@ -184,66 +210,91 @@ private:
   std::thread thread_;
 };
 
-// The device current at the process's first launch, whose controller (or PTB_QOSD's key) the process follows;
-// -1 before.
-inline std::atomic<int>& linked_device() {
-  static std::atomic<int> __d{-1};
-  return __d;
+// The links of this process, one per device whose launches follow a controller. Made on first use, after the
+// runtime's state (so destroyed before it: a link's last apply still finds the runtime).
+struct Links {
+  Links() {
+    (void)rt();
+    for (auto& __s : state) __s.store(0, std::memory_order_relaxed);
+  }
+  std::mutex __m;                                // starts links
+  std::atomic<unsigned char> state[kMaxDevices]; // 0: not looked at yet; 1: follows a controller; 2: follows none
+  ControllerLink* link[kMaxDevices] = {};        // while state is 1
+  std::unique_ptr<ControllerLink> owned[kMaxDevices];
+  int keyed = -1;    // PTB_QOSD=GPU-...: the device whose launches follow that controller
+  bool told = false; // the message for launches on another device than `keyed`, said once
+};
+inline Links& links() {
+  static Links __l;
+  return __l;
 }
 
-// Whether this process follows a controller (PTB_QOSD); the first call (the first launch) starts the link
-// on the current GPU. The link lives until the program's static objects are destroyed (before CUDA's own
-// teardown, which was set up earlier).
-inline bool start_controller_link() {
+// Starts the link of device `dev` (current), or decides it follows none. Under links().__m.
+inline ControllerLink* start_link_locked(Links& __l, int dev) {
   const std::string setting = qosd_setting();
-  if (setting.empty()) return false;
+  __l.state[dev].store(2, std::memory_order_release); // until the link is made
+  if (setting != "." && __l.keyed >= 0) {
+    if (!__l.told)
+      std::fprintf(stderr,
+                   "ptb: PTB_QOSD=%s names one GPU's controller, which the launches on device %d (current at the "
+                   "first launch) follow; launches on device %d follow no controller (PTB_QOSD=1 follows each "
+                   "GPU's own)\n",
+                   setting.c_str(), __l.keyed, dev);
+    __l.told = true;
+    return nullptr;
+  }
   const LastErrorGuard guard;
-  int dev = 0;
   std::string key = setting;
   int sm_count = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-    sm_count = 0;
+  if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) sm_count = 0;
   if (key == ".") key = gpu_key_of(dev);
   guard.drop_ours();
   host_stamp("link-key");
   if (key.empty() || !qos::shm::valid_key(key) || sm_count <= 0) {
-    std::fprintf(stderr, "ptb: PTB_QOSD=%s: no GPU key (%s); this process follows no controller\n", setting.c_str(),
-                 key.empty() ? "the device's UUID could not be read" : "not a key");
-    return false;
+    std::fprintf(stderr, "ptb: PTB_QOSD=%s: no GPU key for device %d (%s); its launches follow no controller\n",
+                 setting.c_str(), dev, key.empty() ? "the device's UUID could not be read" : "not a key");
+    return nullptr;
   }
-  if (mode_word().load(std::memory_order_relaxed) == kModeOriginal)
+  bool __first = true;
+  for (unsigned __i = 0; __i < kMaxDevices; ++__i) __first = __first && __l.link[__i] == nullptr;
+  if (__first && mode_word().load(std::memory_order_relaxed) == kModeOriginal)
     std::fprintf(stderr, "ptb: PTB_QOSD with PTB_MODE=original: launches run their original kernels, which no "
                          "controller can confine\n");
-  static ControllerLink __link(key, static_cast<unsigned>(sm_count));
-  linked_device().store(dev, std::memory_order_relaxed);
+  // A second device's policy is made without touching the device (unlike Policy::create): this may be a launch
+  // in a stream capture, and the launch puts the policy's caps there as its capture allows (prepare.cuh).
+  Policy __policy = __first ? process_policy() : Policy();
+  if (!__first) {
+    std::lock_guard<std::mutex> __g(rt().__m);
+    rt().policies.push_back(new PolicyState()); // lives as long as the process, as every policy
+    __policy = Policy(rt().policies.back());
+  }
+  __l.owned[dev] = std::make_unique<ControllerLink>(key, static_cast<unsigned>(sm_count), dev, __policy);
+  __l.link[dev] = __l.owned[dev].get();
+  if (setting != ".") __l.keyed = dev;
+  __l.state[dev].store(1, std::memory_order_release);
   host_stamp("link");
-  return true;
+  return __l.link[dev];
 }
 
-// A process follows one controller, through the process policy, which every launch without a policy of its
-// own runs under, on whichever device. A launch on another device than the linked one would follow that
-// controller's SMs and not its own GPU's: said once on stderr (docs/design/qos-controller.md, "Several GPUs").
-inline void note_launch_device() {
-  static std::atomic<bool> __said{false};
-  if (__said.load(std::memory_order_relaxed)) return;
+// The link the launches on the current device follow (PTB_QOSD), or null; the first launch on a device starts
+// its link. The links live until the program's static objects are destroyed (before CUDA's own teardown, which
+// was set up earlier). Without PTB_QOSD: one load, no CUDA call.
+inline ControllerLink* link_here() {
+  static const bool __on = !qosd_setting().empty();
+  if (!__on) return nullptr;
   const LastErrorGuard guard;
-  int __dev = 0;
-  if (cudaGetDevice(&__dev) != cudaSuccess) {
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= static_cast<int>(kMaxDevices)) {
     guard.drop_ours();
-    return;
+    return nullptr;
   }
-  const int __linked = linked_device().load(std::memory_order_relaxed);
-  if (__linked < 0 || __dev == __linked || __said.exchange(true)) return;
-  std::fprintf(stderr,
-               "ptb: this process follows the controller of device %d's GPU (current at its first launch); this "
-               "launch is on device %d, and it and every later launch there follow the same controller's policy, "
-               "not the controller of device %d's GPU: run one BE process per GPU\n",
-               __linked, __dev, __dev);
-}
-inline bool controller_linked() {
-  static const bool __on = start_controller_link();
-  return __on;
+  Links& __l = links();
+  const unsigned char __s = __l.state[dev].load(std::memory_order_acquire);
+  if (__s == 1) return __l.link[dev];
+  if (__s == 2) return nullptr;
+  std::lock_guard<std::mutex> __g(__l.__m);
+  if (__l.state[dev].load(std::memory_order_acquire) != 0) return __l.link[dev];
+  return start_link_locked(__l, dev);
 }
 
 } // namespace detail

@@ -37,16 +37,17 @@ inline bool needs_twin(const Policy& given, cudaStream_t stream) {
   return __r.stream_policies.find(stream) != __r.stream_policies.end();
 }
 
-// Whether this launch runs the original kernel (launch mode and, in automatic mode, needs_twin). A process
-// that follows a controller (PTB_QOSD, controller_link.cuh) runs twins as PTB_MODE=ptb does; its first launch
-// starts the link.
-inline bool runs_original(const Policy& given, cudaStream_t stream) {
-  const bool linked = controller_linked();
-  if (linked) note_launch_device();
+// Whether this launch runs the original kernel (launch mode and, in automatic mode, needs_twin). Launches on a
+// device that follows a controller (PTB_QOSD, controller_link.cuh; `link`) run twins as PTB_MODE=ptb does.
+inline bool runs_original(const Policy& given, cudaStream_t stream, const ControllerLink* link) {
   const int __m = mode_word().load(std::memory_order_relaxed);
   if (__m == kModeOriginal) return true;
-  if (__m == kModePtb || linked) return false;
+  if (__m == kModePtb || link) return false;
   return !needs_twin(given, stream);
+}
+// The same on the current device; the first launch on a device starts its link.
+inline bool runs_original(const Policy& given, cudaStream_t stream) {
+  return runs_original(given, stream, link_here());
 }
 
 // ---- Short launches as originals (PTB_ORIGINAL_BELOW_US; short_launches.h, docs/design/short-launches.md)
@@ -111,14 +112,14 @@ struct Dispatch {
   std::uint64_t blocks = 0;
 };
 
-// Whether a launch that would run as a twin only because the process follows a controller may run as its
-// original when it is short: the budget is set, the mode is automatic, the controller allows every SM with
-// no cap now (the process policy does not restrict), and neither the launch nor its stream has a policy of
+// Whether a launch that would run as a twin only because its device follows a controller (`link`) may run as
+// its original when it is short: the budget is set, the mode is automatic, the controller allows every SM with
+// no cap now (the link's policy does not restrict), and neither the launch nor its stream has a policy of
 // its own, and the stream is not being captured (a graph replays its nodes long after this decision).
-inline bool short_dispatch_applies(const Policy& given, cudaStream_t stream) {
-  if (original_below_us() <= 0 || given) return false;
-  if (mode_word().load(std::memory_order_relaxed) != kModeAutomatic || !controller_linked()) return false;
-  if (process_restricts_word().load(std::memory_order_acquire)) return false;
+inline bool short_dispatch_applies(const Policy& given, cudaStream_t stream, const ControllerLink* link) {
+  if (original_below_us() <= 0 || given || !link) return false;
+  if (mode_word().load(std::memory_order_relaxed) != kModeAutomatic) return false;
+  if (link->restricts_now()) return false;
   if (stream_policy_count().load(std::memory_order_acquire) != 0) {
     Runtime& __r = rt();
     std::lock_guard<std::mutex> __g(__r.__m);
@@ -134,8 +135,9 @@ inline bool short_dispatch_applies(const Policy& given, cudaStream_t stream) {
 inline Dispatch dispatch(const Policy& given, cudaStream_t stream, const void* original, dim3 grid) {
   host_stamp("dispatch");
   Dispatch __d;
-  __d.original = runs_original(given, stream);
-  if (__d.original || !short_dispatch_applies(given, stream)) return __d;
+  ControllerLink* const __link = link_here();
+  __d.original = runs_original(given, stream, __link);
+  if (__d.original || !short_dispatch_applies(given, stream, __link)) return __d;
   __d.kernel = original;
   __d.blocks = static_cast<std::uint64_t>(grid.x) * grid.y * grid.z;
   ShortDispatch& __s = short_dispatch();
@@ -148,10 +150,10 @@ inline Dispatch dispatch(const Policy& given, cudaStream_t stream, const void* o
   const ShortLaunches::Plan __p = __s.table.plan(original, __d.blocks);
   __d.original = __p.form == ShortLaunches::Form::original;
   __d.timed = __p.timed;
-  if (__d.original) { // counted with the process policy's launches: the controller reads BE's rate from them
+  if (__d.original) { // counted with the link's policy's launches: the controller reads BE's rate from them
     Runtime& __r = rt();
     std::lock_guard<std::mutex> __g2(__r.__m);
-    ++process_policy_state_locked()->launches;
+    ++__link->policy_state()->launches;
   }
   return __d;
 }

@@ -68,21 +68,28 @@ struct Prepared {
   Launch launch{};
 };
 
-// The policy a launch in `stream` runs under: the launch's own, the stream's, or the process's.
-inline PolicyState* policy_for_locked(const LaunchConfig& c) {
+// The policy a launch in `stream` on device `dev` runs under: the launch's own, the stream's, the policy of the
+// controller the device's launches follow (PTB_QOSD: controller_link.cuh), or the process's.
+inline PolicyState* policy_for_locked(const LaunchConfig& c, int dev) {
   Runtime& __r = rt();
   PolicyState* pol = c.policy.state();
   if (!pol && !__r.stream_policies.empty()) {
     auto it = __r.stream_policies.find(c.stream);
     if (it != __r.stream_policies.end()) pol = it->second;
   }
+  if (!pol && dev >= 0 && dev < static_cast<int>(kMaxDevices)) pol = __r.linked[dev];
   return pol ? pol : process_policy_state_locked();
 }
 
-// The same, for a caller that does not hold the runtime's lock (a fallback's count: fallback.cuh).
+// The same on the current device, for a caller that does not hold the runtime's lock (a fallback's count:
+// fallback.cuh). The program's last error is left as it was.
 inline PolicyState* covering_policy(const LaunchConfig& c) {
+  const LastErrorGuard guard;
+  int dev = -1;
+  if (cudaGetDevice(&dev) != cudaSuccess) dev = -1;
+  guard.drop_ours();
   std::lock_guard<std::mutex> __g(rt().__m);
-  return policy_for_locked(c);
+  return policy_for_locked(c, dev);
 }
 
 // The policy's caps on device d (uploaded on first use; during a capture only if already there) and
@@ -242,7 +249,7 @@ inline bool prepare(const LaunchConfig& c, const void* original, const void* twi
   const bool no_set_up = captured && !relaxed.on();
   Runtime& __r = rt();
   std::lock_guard<std::mutex> __g(__r.__m);
-  policy = policy_for_locked(c);
+  policy = policy_for_locked(c, dev);
   if (no_set_up && !(__r.devs[dev] && __r.devs[dev]->ok)) return fall(Fallback::device_setup);
   DeviceState* d = device_locked(dev, context);
   if (!d) return fall(Fallback::device_setup);

@@ -23,6 +23,8 @@ struct Runtime {
   std::mutex __m;
   DeviceState* devs[kMaxDevices] = {};
   PolicyState* process = nullptr;
+  // the policy of the controller each device's launches follow, or null (controller_link.cuh)
+  PolicyState* linked[kMaxDevices] = {};
   std::vector<PolicyState*> policies; // every policy made, the process policy too (they live as long as the process)
   std::unordered_map<cudaStream_t, PolicyState*> stream_policies;
   std::thread monitor;
