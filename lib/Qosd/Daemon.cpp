@@ -1,10 +1,12 @@
 #include "Daemon.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstring>
 
 #include "ptb/qos/feedback.h"
 #include "ptb/qos/gspace.h"
@@ -166,7 +168,36 @@ Daemon::Daemon(const Config &config, shm::Segment &seg, unsigned smCount, Log lo
   }
 }
 
-Daemon::~Daemon() = default;
+Daemon::~Daemon() {
+  if (decisions) std::fclose(decisions);
+}
+
+bool Daemon::recordDecisions(const std::string &path, std::string &error) {
+  decisions = std::fopen(path.c_str(), "a");
+  if (!decisions) {
+    error = "decisions_file " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  decisionsPath = path;
+  std::fprintf(decisions,
+               "# ptb-qosd %d: one line per published policy: CLOCK_MONOTONIC ns, sequence, BE's SMs, "
+               "cap per SM (0: none), why\n",
+               static_cast<int>(getpid()));
+  return true;
+}
+
+// One line of the decisions file. A failed write is said once, and recording stops.
+void Daemon::record(std::uint64_t now, const shm::PolicyValue &value, const char *why) {
+  if (!decisions) return;
+  const int written = std::fprintf(decisions, "%llu\t%llu\t%s\t%u\t%s\n", static_cast<unsigned long long>(now),
+                                   static_cast<unsigned long long>(seg.controller.seq.load()),
+                                   (value.sms & ptb::SmSet::first(smCount)).str().c_str(), value.per_sm, why);
+  if (written < 0 || std::ferror(decisions)) {
+    if (log) log("decisions_file " + decisionsPath + ": a write failed; no more decisions are recorded");
+    std::fclose(decisions);
+    decisions = nullptr;
+  }
+}
 
 shm::PolicyValue Daemon::placement(const qos::Allocation &a) const {
   const qos::BePlacement p = qos::be_placement(a);
@@ -178,13 +209,15 @@ shm::PolicyValue Daemon::placement(const qos::Allocation &a) const {
 }
 
 // `why` null: not logged (the gate's yield and give-back come with every LS request; they are counted).
-void Daemon::publish(const shm::PolicyValue &value, const char *why) {
+void Daemon::publish(std::uint64_t now, const shm::PolicyValue &value, const char *why) {
   if (published && value == current) return;
   shm::publish(seg, value, safe);
   current = value;
   if (published) ++changes;
   published = true;
   if (log && why) log(std::string("BE: ") + describe(value, smCount) + " (" + why + ")");
+  // The gate's yields and give-backs are not logged (one a request), only recorded.
+  record(now, value, why ? why : gate.want() == qos::GateState::Want::during ? "LS busy" : "LS idle");
 }
 
 void Daemon::start(std::uint64_t now) {
@@ -200,9 +233,9 @@ void Daemon::start(std::uint64_t now) {
   epochStart = now;
   nextEpoch = now + static_cast<std::uint64_t>(config.epochMs) * kMs;
   if (controller)
-    publish(placement(controller->allocation()), "start");
+    publish(now, placement(controller->allocation()), "start");
   else
-    publish(config.policy == "gate" ? between : everything, "start"); // gate: LS idle until marked busy
+    publish(now, config.policy == "gate" ? between : everything, "start"); // gate: LS idle until marked busy
   if (log) log("safe state: " + describe(safe, smCount) + "; lease " + std::to_string(config.leaseMs) + " ms");
   updateStats();
 }
@@ -256,12 +289,13 @@ void Daemon::step(std::uint64_t now) {
     why = gate.last_release() == qos::GateState::Release::stuck
               ? "the gate's stuck limit: an LS stream made no progress"
               : "the gate's hold limit: BE held that long without a break";
-  publish(want, why);
+  publish(now, want, why);
   seg.stats.ls_busy.store(look.busy ? 1 : 0);
   seg.stats.ls_clients.store(look.clients);
   if (now >= nextStats) {
     nextStats = now + 10 * kMs;
     updateStats();
+    if (decisions) std::fflush(decisions);
   }
 }
 
@@ -310,6 +344,8 @@ void Daemon::updateStats() {
 void Daemon::stop() {
   seg.controller.stopped.store(1, std::memory_order_release);
   if (log) log("stopped: BE takes its safe state (" + describe(safe, smCount) + ")");
+  record(shm::now_ns(), safe, "stopped: the safe state");
+  if (decisions) std::fflush(decisions);
 }
 
 } // namespace ptb::qosd

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -61,13 +62,17 @@ public:
   void start(std::uint64_t now); // the first publish and heartbeat
   void step(std::uint64_t now);  // one poll
   void stop();                   // a clean stop: BE takes its safe state at once
+  // Appends one line per published policy to `path` (decisions_file; docs/reference/ptb-qosd.md): false with
+  // `error` when it cannot be opened. Before start().
+  bool recordDecisions(const std::string &path, std::string &error);
 
   const qos::shm::PolicyValue &publishedPolicy() const { return current; }
   const qos::shm::PolicyValue &safeState() const { return safe; }
 
 private:
   qos::shm::PolicyValue decide(std::uint64_t now, const LsLook &look);
-  void publish(const qos::shm::PolicyValue &value, const char *why);
+  void publish(std::uint64_t now, const qos::shm::PolicyValue &value, const char *why);
+  void record(std::uint64_t now, const qos::shm::PolicyValue &value, const char *why);
   void updateStats();
   void divide(); // each live BE entry's slice word (be_share)
   qos::shm::PolicyValue placement(const qos::Allocation &a) const;
@@ -88,6 +93,8 @@ private:
   std::deque<double> window; // the last 1000 latencies, for the statistics
   std::uint64_t samples = 0;
   std::uint64_t changes = 0;
+  std::FILE *decisions = nullptr; // decisions_file, while it can be written
+  std::string decisionsPath;
 };
 
 } // namespace ptb::qosd

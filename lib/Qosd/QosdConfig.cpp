@@ -86,6 +86,11 @@ const std::map<std::string, Setter> &setters() {
          c.metricsFile = v;
          return std::string();
        }},
+      {"decisions_file",
+       [](Config &c, const std::string &v) {
+         c.decisionsFile = v;
+         return std::string();
+       }},
       {"mps", [](Config &c, const std::string &v) { return oneOf(v, kMpsModes, c.mps); }},
       {"be_share", [](Config &c, const std::string &v) { return oneOf(v, kBeShares, c.beShare); }},
   };
@@ -153,7 +158,8 @@ bool parseConfigText(const std::string &text, const std::string &file, Config &c
     while (valueEnd > valueAt && blank(row[valueEnd - 1])) --valueEnd;
     const std::string value = row.substr(valueAt, valueEnd - valueAt);
     if (setters().find(key) == setters().end()) return fail(at, "unknown key '" + key + "'");
-    if (value.empty() && key != "metrics_file" && key != "safe_sms") return fail(valueAt, "'" + key + "' has no value");
+    if (value.empty() && key != "metrics_file" && key != "decisions_file" && key != "safe_sms")
+      return fail(valueAt, "'" + key + "' has no value");
     const std::string err = setKey(config, key, value);
     if (!err.empty()) return fail(valueAt, err);
     if (end == text.size()) break;

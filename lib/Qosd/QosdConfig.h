@@ -27,6 +27,7 @@ struct Config {
   std::string safeSms;            // the safe state's SMs ("" : the highest quarter)
   unsigned safePerSm = 0;         // the safe state's cap (0: none)
   std::string metricsFile;        // "" : none
+  std::string decisionsFile;      // "" : none; else one line per published policy (Daemon::recordDecisions)
   std::string mps = "use";        // use | start | off
   std::string beShare = "shared"; // shared (every BE process applies BE's policy) | split (equal, disjoint parts)
 };

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -134,6 +135,11 @@ int runController(const RunOptions &options) {
   } else {
     return fail(kExitUsage, "which GPU? --device N, or --gpu KEY --sms N");
   }
+  if (!config.decisionsFile.empty()) { // before the segment: a file that cannot be written changes nothing
+    std::FILE *f = std::fopen(config.decisionsFile.c_str(), "a");
+    if (!f) return fail(kExitFailure, "decisions_file " + config.decisionsFile + ": " + std::strerror(errno));
+    std::fclose(f);
+  }
   const std::string path = shm::segment_path(shm::segment_dir(), gpu.key);
   struct statfs fs{};
   if (statfs(shm::segment_dir().c_str(), &fs) == 0 && fs.f_type != TMPFS_MAGIC)
@@ -158,6 +164,8 @@ int runController(const RunOptions &options) {
   logLine((taken ? "took over " : "created ") + path + " for " + gpu.key + " (" + std::to_string(gpu.sms) +
           " SMs), policy " + config.policy);
   Daemon daemon(config, *map, gpu.sms, logLine);
+  if (std::string error; !config.decisionsFile.empty() && !daemon.recordDecisions(config.decisionsFile, error))
+    return fail(kExitFailure, error);
   daemon.start(shm::now_ns());
   std::uint64_t nextMetrics = 0;
   // Linux lets a sleep run 50 us late by default (the timer slack): a 20 us poll would be a 70 us one.

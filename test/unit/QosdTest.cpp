@@ -10,6 +10,7 @@
 #include <fstream>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "Daemon.h"
 #include "QosdConfig.h"
@@ -231,6 +232,59 @@ TEST_F(QosdDaemon, GateFollowsLsMarks) {
   EXPECT_NE(prom.find("ptb_qosd_yields_total{gpu=\"GPU-t\"} 30\n"), std::string::npos) << prom;
   EXPECT_NE(prom.find("# TYPE ptb_qosd_ls_latency_seconds summary"), std::string::npos);
   EXPECT_NE(ptb::qosd::statusText(seg(), t).find("policy gate"), std::string::npos);
+}
+
+// decisions_file: one line per published policy, stamped with the controller's clock, in order; the gate's yields
+// and give-backs named by LS's state; the stop with the safe state.
+TEST_F(QosdDaemon, DecisionsFileRecordsEveryPublish) {
+  std::mt19937 rng(test_seed("QosdDaemon.DecisionsFileRecordsEveryPublish"));
+  Config c;
+  c.policy = "gate";
+  const std::string path = dir + "/decisions.tsv";
+  std::vector<std::uint64_t> stamps; // when each publish is expected: start, then each request's begin and end
+  {
+    auto d = daemon(c);
+    std::string error;
+    ASSERT_TRUE(d->recordDecisions(path, error)) << error;
+    std::uint64_t t = 7000 * kMs;
+    d->start(t);
+    stamps.push_back(t);
+    shm::LsClient &ls = seg().ls[0];
+    ls.pid.store(static_cast<std::uint64_t>(getpid()));
+    const int requests = 5 + static_cast<int>(rng() % 10);
+    for (int r = 0; r < requests; ++r) {
+      ls.streams[0].submitted.fetch_add(1);
+      d->step(t += 30 * kUs + rng() % 1000);
+      stamps.push_back(t);
+      d->step(t += 400 * kUs);
+      ls.streams[0].completed.store(ls.streams[0].submitted.load());
+      d->step(t += 30 * kUs + rng() % 1000);
+      stamps.push_back(t);
+      d->step(t += 2 * kMs);
+    }
+    d->stop();
+  }
+  std::ifstream in(path);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line.rfind("# ptb-qosd ", 0), 0u) << line;
+  std::vector<std::string> whys;
+  std::vector<std::uint64_t> seen;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::uint64_t stamp = 0, seq = 0;
+    std::string sms, cap, why;
+    ASSERT_TRUE(f >> stamp >> seq >> sms >> cap) << line;
+    std::getline(f >> std::ws, why);
+    seen.push_back(stamp);
+    whys.push_back(why);
+    EXPECT_EQ(seq % 2, 0u) << "a sequence caught mid-publish: " << line;
+  }
+  ASSERT_EQ(whys.size(), stamps.size() + 1) << "one line a publish, and the stop";
+  EXPECT_EQ(whys.front(), "start");
+  EXPECT_EQ(whys.back(), "stopped: the safe state");
+  for (size_t i = 1; i + 1 < whys.size(); ++i) EXPECT_EQ(whys[i], i % 2 ? "LS busy" : "LS idle") << i;
+  for (size_t i = 0; i < stamps.size(); ++i) EXPECT_EQ(seen[i], stamps[i]) << i;
 }
 
 // between_after_us from the configuration: a request queued behind the last one keeps BE out; BE comes back
