@@ -6,6 +6,9 @@ for bench/colocate/processes.sh. It knows nothing of ptb: processes.sh injects l
   python3 ls_torch.py --model resnet50|encoder [--eager] --capacity
       back-to-back requests: prints "TORCH capacity <requests/s> us <mean us>"
   python3 ls_torch.py --model resnet50 --rate R --secs S [--settle S] [--seed N]
+  ... [--dump FILE]
+      also writes each request after settle to FILE, one line each: arrival, start and end, CLOCK_MONOTONIC ns
+      (the clock of ptb-qosd's decisions_file; attribute.py puts the two side by side)
   ... [--flush-mb M]
       after each request, write M MiB on the request's stream and wait for it (outside the request's timing in
       --capacity, where each request is timed alone): the L2 cache as a BE job that ran between two requests
@@ -122,6 +125,7 @@ def main():
     ap.add_argument("--settle", type=float, default=0.5)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--flush-mb", type=int, default=0)
+    ap.add_argument("--dump", default="")
     a = ap.parse_args()
     svc = Service(a.model, a.eager, a.flush_mb)
     # processes.sh: say ready (COLO_READY: a file to create), wait for the go (COLO_GO: a file), as colocate does
@@ -157,7 +161,10 @@ def main():
     while t < a.settle + a.secs:
         t += rng.expovariate(a.rate)
         arrivals.append(t)
+    # perf_counter and monotonic are both CLOCK_MONOTONIC on Linux; the offset is measured anyway (the dump's stamps)
+    mono_off = time.monotonic_ns() - time.perf_counter_ns()
     lat, worst, checked, exact, start = [], 0.0, 0, 0, time.perf_counter()
+    rows = []
     for i, at in enumerate(arrivals):
         while True:  # sleep to 1 ms before the arrival, then spin
             ahead = start + at - time.perf_counter()
@@ -165,13 +172,21 @@ def main():
                 break
             if ahead > 1e-3:
                 time.sleep(ahead - 1e-3)
+        began = time.perf_counter_ns()
         svc.request()
         if at >= a.settle:
-            lat.append((time.perf_counter() - (start + at)) * 1e6)
+            ended = time.perf_counter_ns()
+            lat.append((ended / 1e9 - (start + at)) * 1e6)
+            if a.dump:
+                rows.append((int((start + at) * 1e9) + mono_off, began + mono_off, ended + mono_off))
         svc.flush()
         if i % 64 == 0:
             rel = svc.check()
             worst, checked, exact = max(worst, rel), checked + 1, exact + (rel == 0.0)
+    if a.dump:
+        with open(a.dump, "w") as f:
+            f.write("# ls_torch.py: one line per request: arrival, start, end (CLOCK_MONOTONIC ns)\n")
+            f.writelines(f"{r[0]}\t{r[1]}\t{r[2]}\n" for r in rows)
     print(f"TORCH requests {len(lat)} p50 {quantile(lat, 0.5):.1f} p99 {quantile(lat, 0.99):.1f} "
           f"p999 {quantile(lat, 0.999):.1f} max {max(lat) if lat else 0:.1f} split {split(lat):.3f} check {'ok' if worst <= TOLERANCE else 'FAILED'} exact {exact}/{checked} "
           f"worst {worst:.2e}", flush=True)

@@ -40,6 +40,8 @@
 # daemon, one run per GPU). GATES: the controller's rows, "|"-separated ptb-qosd options, each optionally
 # followed by ": VAR=VALUE ..." for BE's environment (e.g. "gate --poll-us 5 : PTB_CHECK_CYCLES=4096").
 # STATUS_MID=1 saves each controller row's `ptb-qosd status`, taken 10 s into the row, in its .status.txt.
+# TRACE=1 writes, for each row with the PyTorch service, its requests ($name.requests.tsv: ls_torch.py --dump), and
+# for each controller row the decisions file and bench/colocate/attribute.py's table ($name.attribution.txt).
 # COLO_SECS (default 8): the window of the rows with bench/colocate's LS client (26,000 requests at 8 s).
 # Everything goes to $OUT (default build/processes-out): processes.md (the table), run.log, per-row logs.
 set -u
@@ -97,12 +99,20 @@ qosd_start() { # ptb-qosd options... (ptb_qosd_up: test/gpu/lib.sh)
 }
 qosd_stop() { [ -n "$QOSD_PID" ] && kill "$QOSD_PID" 2>/dev/null && wait "$QOSD_PID" 2>/dev/null; QOSD_PID=""; }
 # qosd_row "PTB-QOSD OPTIONS" ROW-ARGUMENTS...: one row under a controller started with those options for it
+# TRACE=1: the controller's decisions file ($name.decisions.tsv) beside the service's request dump, and
+# attribute.py's classes of requests ($name.attribution.txt, against the MPS solo row's dump).
 qosd_row() {
-  local opts=$1
+  local opts=$1 name=$2 trace=()
   shift
-  qosd_start $opts || return 1
+  [ "${TRACE:-0}" = 1 ] && trace=(--decisions-file "$OUT/$name.decisions.tsv")
+  qosd_start $opts "${trace[@]}" || return 1
   row "$@"
   qosd_stop
+  if [ "${TRACE:-0}" = 1 ] && [ -s "$OUT/$name.requests.tsv" ]; then
+    local solo=(); [ -s "$OUT/mps-ls-solo.requests.tsv" ] && solo=(--solo "$OUT/mps-ls-solo.requests.tsv")
+    python3 bench/colocate/attribute.py "$OUT/$name.requests.tsv" "$OUT/$name.decisions.tsv" "${solo[@]}" \
+      >"$OUT/$name.attribution.txt" 2>&1
+  fi
 }
 
 # One row: NAME LS_KIND(torch|colo|none) BE_FORM(plain|follow|none) [ENV for BE...] ; LS_ENV for the LS side.
@@ -127,7 +137,8 @@ row() {
   else for i in $(seq "$procs"); do touch "$TMP/be.ready.$i"; done; fi
   if [ "$ls" = torch ]; then
     env COLO_READY="$TMP/ls.ready" COLO_GO="$go" ${LS_ENV:-} timeout 150 python3 bench/colocate/ls_torch.py --model "$MODEL" \
-      ${EAGER:+--eager} --rate "$RATE" --settle "$SETTLE" --secs "$SECS" >"$lsout" 2>&1 &
+      ${EAGER:+--eager} --rate "$RATE" --settle "$SETTLE" --secs "$SECS" \
+      $([ "${TRACE:-0}" = 1 ] && echo --dump "$OUT/$name.requests.tsv") >"$lsout" 2>&1 &
     lspid=$!
   elif [ "$ls" = colo ]; then
     env COLO_READY="$TMP/ls.ready" COLO_GO="$go" ${LS_ENV:-} timeout 150 "$BIN/colocate" --role ls --rate "$COLO_RATE" \
