@@ -110,13 +110,6 @@ namespace {
 
 constexpr std::uint64_t kMs = 1'000'000;
 
-ptb::SmSet parseSms(const std::string &text, const ptb::SmSet &otherwise) {
-  if (text.empty()) return otherwise;
-  if (text == "none") return ptb::SmSet::none();
-  ptb::SmSet out;
-  return ptb::SmSet::parse(text, out) ? out : otherwise;
-}
-
 double quantile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());

@@ -10,6 +10,13 @@
 
 namespace ptb::qosd {
 
+ptb::SmSet parseSms(const std::string &text, const ptb::SmSet &otherwise) {
+  if (text.empty()) return otherwise;
+  if (text == "none") return ptb::SmSet::none();
+  ptb::SmSet out;
+  return ptb::SmSet::parse(text, out) ? out : otherwise;
+}
+
 std::string parseWhole(const std::string &value, unsigned &out) {
   if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos)
     return "'" + value + "' is not a whole number";
@@ -176,7 +183,7 @@ std::string checkConfig(const Config &config) {
 
 std::vector<std::string> configWarnings(const Config &config) {
   std::vector<std::string> out;
-  if (config.policy == "gate" && config.duringPerSm != 0 && config.duringSms != "none")
+  if (config.policy == "gate" && config.duringPerSm != 0 && !parseSms(config.duringSms, ptb::SmSet::none()).empty())
     out.push_back("during_per_sm caps BE on its SMs while LS has work in flight: on the H200 (2026-11-29) every "
                   "such cap starved a PyTorch service (LS p99 213x its solo p99 with during_sms 99-131 at 2 per "
                   "SM, 1447x with every SM at 1 per SM; 1.45x with 99-131 and no cap); leave during_per_sm at 0 "

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "ptb/smset.cuh"
+
 namespace ptb::qosd {
 
 struct Config {
@@ -43,6 +45,9 @@ std::vector<std::string> configKeys();
 
 // A whole number (digits only, at most UINT_MAX) into `out`: "" or what is wrong ("'x' is not a whole number").
 std::string parseWhole(const std::string &value, unsigned &out);
+
+// An SM-set value of the configuration (during_sms, safe_sms): `otherwise` when empty or unreadable.
+ptb::SmSet parseSms(const std::string &text, const ptb::SmSet &otherwise);
 
 // Sets key (underscores) to value; "" on success, else the message (without the origin).
 std::string setKey(Config &config, const std::string &key, const std::string &value);
