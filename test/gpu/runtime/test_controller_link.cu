@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "common.cuh"
+#include "block_check.cuh"
 #include "fake_controller.cuh"
 
 namespace shm = ptb::qos::shm;
@@ -71,21 +72,7 @@ cudaError_t launch_work(unsigned spin) {
 }
 // Every task once, outputs exact, and the SMs the tasks ran on; off: tasks outside `allowed`.
 unsigned check_run(const ptb::SmSet& allowed, const char* phase) {
-  std::vector<unsigned> cnt(kBlocks), where(kBlocks), out(kBlocks * kThreads);
-  CK(cudaMemcpy(cnt.data(), d_cnt, cnt.size() * 4, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(where.data(), d_where, where.size() * 4, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(out.data(), d_out, out.size() * 4, cudaMemcpyDeviceToHost));
-  unsigned bad = 0, off = 0;
-  for (unsigned __i = 0; __i < kBlocks; ++__i) bad += cnt[__i] != 1;
-  for (unsigned __i = 0; __i < kBlocks * kThreads; ++__i) bad += out[__i] != ((__i / kThreads) ^ ((__i % kThreads) << 20));
-  std::set<unsigned> ok;
-  for (unsigned __i = 0; __i < RAW.size(); ++__i)
-    if (allowed.contains(__i)) ok.insert(RAW[__i]);
-  for (unsigned w : where) off += !ok.count(w);
-  EXPECT(bad == 0, "%s: %u tasks not run exactly once or outputs wrong", phase, bad);
-  EXPECT(off == 0, "%s: %u of %u tasks off the SMs %s", phase, off, kBlocks, allowed.str().c_str());
-  std::printf("  %s: %u tasks on SMs %s, each once\n", phase, kBlocks, allowed.str().c_str());
-  return off;
+  return check_blocks(d_cnt, d_where, d_out, kBlocks, kThreads, RAW, allowed, phase);
 }
 
 // Waits until `cond` holds (polling every 100 us) for at most `limit_ms`; the milliseconds it took, or -1.

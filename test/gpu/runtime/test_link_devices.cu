@@ -13,6 +13,7 @@
 #include <ptb/ptb.cuh>
 #include <ptb/qos/segment.h>
 #include "common.cuh"
+#include "block_check.cuh"
 #include "fake_controller.cuh"
 #include "scale_add.cuh"
 
@@ -80,20 +81,8 @@ struct OnDevice {
   }
   // Every block once, outputs exact, each on an SM of `allowed` (dense indices of this device).
   void check(const ptb::SmSet& allowed, const char* phase) {
-    std::vector<unsigned> c(kBlocks), s(kBlocks), o(kBlocks * kThreads);
-    CK(cudaMemcpy(c.data(), cnt, c.size() * 4, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(s.data(), sm, s.size() * 4, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(o.data(), out, o.size() * 4, cudaMemcpyDeviceToHost));
-    unsigned bad = 0, off = 0;
-    for (unsigned i = 0; i < kBlocks; ++i) bad += c[i] != 1;
-    for (unsigned i = 0; i < kBlocks * kThreads; ++i) bad += o[i] != ((i / kThreads) ^ ((i % kThreads) << 20));
-    std::set<unsigned> ok;
-    for (unsigned i = 0; i < raw.size(); ++i)
-      if (allowed.contains(i)) ok.insert(raw[i]);
-    for (unsigned w : s) off += !ok.count(w);
-    EXPECT(bad == 0, "%s: %u blocks not run exactly once or outputs wrong", phase, bad);
-    EXPECT(off == 0, "%s: %u of %u blocks off the SMs %s", phase, off, kBlocks, allowed.str().c_str());
-    std::printf("  %s: %u blocks on SMs %s, each once\n", phase, kBlocks, allowed.str().c_str());
+    CK(cudaSetDevice(dev));
+    check_blocks(cnt, sm, out, kBlocks, kThreads, raw, allowed, phase);
   }
 };
 
