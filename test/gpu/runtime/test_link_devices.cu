@@ -9,7 +9,8 @@
 //    shows device 0's controller (the first device linked).
 // 2. PTB_QOSD=GPU-... (one key, no controller for it), in a child process made before this one touches CUDA:
 //    the launches on device 0 (current at the first launch) follow that key's link (its safe state here); the
-//    launches on device 1 follow none, said once on stderr; outputs exact on both.
+//    launches on device 1 run under the same policy (the process policy), said once on stderr; outputs exact on
+//    both.
 #include <ptb/ptb.cuh>
 #include <ptb/qos/segment.h>
 #include "common.cuh"
@@ -135,7 +136,7 @@ int one_key_child() {
   dup2(saved, 2);
   close(fd);
   std::fputs(said.c_str(), stderr); // what the runtime said, for the log
-  const std::string message = "launches on device 1 follow no controller";
+  const std::string message = "the launches on device 1 run under the same policy";
   EXPECT(count_of(said, message) == 1, "'%s' said %d times, expected once", message.c_str(), count_of(said, message));
   EXPECT(count_of(said, "no controller for GPU-ptb-link-devices-test") == 1,
          "device 0's link did not say once that no controller runs for its key");

@@ -7,13 +7,14 @@
 //   PTB_QOSD unset, empty, "0" or "off": no link (nothing here runs; a launch costs what it cost).
 //   PTB_QOSD=1 (or "on"): each device's launches follow the controller of that device's GPU; the link to it starts
 //                         at the first launch on the device.
-//   PTB_QOSD=GPU-...: the controller of that GPU key (as ptb-qosd --gpu names it), followed by the launches on the
-//                     device current at the process's first launch; launches on other devices follow none (said once).
+//   PTB_QOSD=GPU-...: the controller of that GPU key (as ptb-qosd --gpu names it), through the process policy, which
+//                     the launches on every device run under (said once at the first launch on a second device).
 //   PTB_QOSD_POLL_US: how often each link's thread looks (default 20 us).
 //
 // A link sets a policy that every launch on its device without a policy of its own (the launch's, its stream's)
 // runs under: for the first device linked, the process policy (so process_policy() shows what the controller
-// decided); for each other device, a policy of the link's own (Runtime::linked).
+// decided); for each other device, a policy of the link's own (Runtime::linked). A device without a link runs
+// its launches under the process policy.
 //
 // While linked, every launch the runtime can run as a twin runs as one (the controller may take SMs at any
 // moment; an original kernel could not give them back), as under PTB_MODE=ptb; PTB_MODE=original still
@@ -218,9 +219,10 @@ struct Links {
     for (auto& __s : state) __s.store(0, std::memory_order_relaxed);
   }
   std::mutex __m;                                // starts links
-  std::atomic<unsigned char> state[kMaxDevices]; // 0: not looked at yet; 1: follows a controller; 2: follows none
+  std::atomic<unsigned char> state[kMaxDevices]; // 0: not looked at yet; 1: has a link; 2: has none of its own
   ControllerLink* link[kMaxDevices] = {};        // while state is 1
   std::unique_ptr<ControllerLink> owned[kMaxDevices];
+  std::atomic<ControllerLink*> process_link{nullptr}; // the link that sets the process policy (the first one)
   int keyed = -1;    // PTB_QOSD=GPU-...: the device whose launches follow that controller
   bool told = false; // the message for launches on another device than `keyed`, said once
 };
@@ -229,18 +231,19 @@ inline Links& links() {
   return __l;
 }
 
-// Starts the link of device `dev` (current), or decides it follows none. Under links().__m.
+// Starts the link of device `dev` (current), or decides it has none of its own. Under links().__m. A device
+// without a link of its own runs its launches under the process policy, which the first link sets (link_here).
 inline ControllerLink* start_link_locked(Links& __l, int dev) {
   const std::string setting = qosd_setting();
-  __l.state[dev].store(2, std::memory_order_release); // until the link is made
-  if (setting != "." && __l.keyed >= 0) {
+  if (setting != "." && __l.keyed >= 0) { // one key, one controller: the process policy is its policy
     if (!__l.told)
       std::fprintf(stderr,
                    "ptb: PTB_QOSD=%s names one GPU's controller, which the launches on device %d (current at the "
-                   "first launch) follow; launches on device %d follow no controller (PTB_QOSD=1 follows each "
-                   "GPU's own)\n",
+                   "first launch) follow; the launches on device %d run under the same policy (the process "
+                   "policy), not under their own GPU's controller: PTB_QOSD=1 follows each GPU's own\n",
                    setting.c_str(), __l.keyed, dev);
     __l.told = true;
+    __l.state[dev].store(2, std::memory_order_release);
     return nullptr;
   }
   const LastErrorGuard guard;
@@ -251,8 +254,11 @@ inline ControllerLink* start_link_locked(Links& __l, int dev) {
   guard.drop_ours();
   host_stamp("link-key");
   if (key.empty() || !qos::shm::valid_key(key) || sm_count <= 0) {
-    std::fprintf(stderr, "ptb: PTB_QOSD=%s: no GPU key for device %d (%s); its launches follow no controller\n",
+    std::fprintf(stderr,
+                 "ptb: PTB_QOSD=%s: no GPU key for device %d (%s); its launches follow no controller of "
+                 "their own (they run under the process policy)\n",
                  setting.c_str(), dev, key.empty() ? "the device's UUID could not be read" : "not a key");
+    __l.state[dev].store(2, std::memory_order_release);
     return nullptr;
   }
   bool __first = true;
@@ -260,8 +266,10 @@ inline ControllerLink* start_link_locked(Links& __l, int dev) {
   if (__first && mode_word().load(std::memory_order_relaxed) == kModeOriginal)
     std::fprintf(stderr, "ptb: PTB_QOSD with PTB_MODE=original: launches run their original kernels, which no "
                          "controller can confine\n");
-  // A second device's policy is made without touching the device (unlike Policy::create): this may be a launch
-  // in a stream capture, and the launch puts the policy's caps there as its capture allows (prepare.cuh).
+  // The first link sets the process policy: process_policy() then shows what the controller decided, and the
+  // device's set-up (early or at the first launch) puts its caps on the device. A second device's policy is made
+  // without touching the device (unlike Policy::create): this may be a launch in a stream capture, and the
+  // launch puts the policy's caps there as its capture allows (prepare.cuh).
   Policy __policy = __first ? process_policy() : Policy();
   if (!__first) {
     std::lock_guard<std::mutex> __g(rt().__m);
@@ -270,15 +278,17 @@ inline ControllerLink* start_link_locked(Links& __l, int dev) {
   }
   __l.owned[dev] = std::make_unique<ControllerLink>(key, static_cast<unsigned>(sm_count), dev, __policy);
   __l.link[dev] = __l.owned[dev].get();
+  if (__first) __l.process_link.store(__l.link[dev], std::memory_order_release);
   if (setting != ".") __l.keyed = dev;
   __l.state[dev].store(1, std::memory_order_release);
   host_stamp("link");
   return __l.link[dev];
 }
 
-// The link the launches on the current device follow (PTB_QOSD), or null; the first launch on a device starts
-// its link. The links live until the program's static objects are destroyed (before CUDA's own teardown, which
-// was set up earlier). Without PTB_QOSD: one load, no CUDA call.
+// The link whose policy the launches on the current device run under (PTB_QOSD), or null: the device's own, or,
+// for a device without one, the link that sets the process policy. The first launch on a device starts its
+// link. The links live until the program's static objects are destroyed (before CUDA's own teardown, which was
+// set up earlier). Without PTB_QOSD: one load, no CUDA call.
 inline ControllerLink* link_here() {
   static const bool __on = !qosd_setting().empty();
   if (!__on) return nullptr;
@@ -291,10 +301,13 @@ inline ControllerLink* link_here() {
   Links& __l = links();
   const unsigned char __s = __l.state[dev].load(std::memory_order_acquire);
   if (__s == 1) return __l.link[dev];
-  if (__s == 2) return nullptr;
+  if (__s == 2) return __l.process_link.load(std::memory_order_acquire);
   std::lock_guard<std::mutex> __g(__l.__m);
-  if (__l.state[dev].load(std::memory_order_acquire) != 0) return __l.link[dev];
-  return start_link_locked(__l, dev);
+  const unsigned char __t = __l.state[dev].load(std::memory_order_acquire);
+  if (__t == 1) return __l.link[dev];
+  if (__t == 2) return __l.process_link.load(std::memory_order_acquire);
+  ControllerLink* const __made = start_link_locked(__l, dev);
+  return __made ? __made : __l.process_link.load(std::memory_order_acquire);
 }
 
 } // namespace detail
