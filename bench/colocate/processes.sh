@@ -45,6 +45,16 @@
 # COLO_SECS (default 8): the window of the rows with bench/colocate's LS client (26,000 requests at 8 s).
 # Everything goes to $OUT (default build/processes-out): processes.md (the table), run.log, per-row logs.
 set -u
+# PIN=1: the whole run on the CPUs nearest its GPU (the "CPU Affinity" of GPU DEVICE, default 0, in nvidia-smi
+# topo -m), as a node's topology manager places pods; where that column cannot be read: not pinned, and said.
+if [ "${PIN:-0}" = 1 ] && [ -z "${PTB_PINNED:-}" ]; then
+  cpus=$(nvidia-smi topo -m 2>/dev/null | awk -f "$(dirname "$0")/gpu_cpus.awk" -v gpu="GPU${DEVICE:-0}")
+  if [ -n "$cpus" ] && command -v taskset >/dev/null; then
+    echo "processes.sh: PIN=1: on CPUs $cpus (GPU ${DEVICE:-0}'s)"
+    exec env PTB_PINNED="$cpus" taskset -c "$cpus" bash "$0" "$@"
+  fi
+  echo "processes.sh: PIN=1: no CPU affinity for GPU ${DEVICE:-0} in nvidia-smi topo -m; not pinned"
+fi
 cd "$(dirname "$0")/../.."
 TDIR="${1:-build/bench-colocate}"
 OUT="${OUT:-build/processes-out}"
@@ -66,6 +76,7 @@ mkdir -p "$BIN"
 # ---- build
 {
   date -u; nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader; "$NVCC" --version | tail -1
+  echo "CPUs: ${PTB_PINNED:-not pinned}"
   python3 -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__)'
 } 2>&1 | tee "$OUT/env.txt"
 if [ "${SKIP_BUILD:-0}" != 1 ]; then # SKIP_BUILD=1: built by the caller (BUILD_ONLY=1 builds and stops)
