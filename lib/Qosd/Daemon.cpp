@@ -165,18 +165,13 @@ Daemon::~Daemon() {
   if (decisions) std::fclose(decisions);
 }
 
-bool Daemon::recordDecisions(const std::string &path, std::string &error) {
-  decisions = std::fopen(path.c_str(), "a");
-  if (!decisions) {
-    error = "decisions_file " + path + ": " + std::strerror(errno);
-    return false;
-  }
+void Daemon::recordDecisions(std::FILE *file, const std::string &path) {
+  decisions = file;
   decisionsPath = path;
   std::fprintf(decisions,
                "# ptb-qosd %d: one line per published policy: CLOCK_MONOTONIC ns, sequence, BE's SMs, "
                "cap per SM (0: none), why\n",
                static_cast<int>(getpid()));
-  return true;
 }
 
 // One line of the decisions file. A failed write is said once, and recording stops.

@@ -62,9 +62,9 @@ public:
   void start(std::uint64_t now); // the first publish and heartbeat
   void step(std::uint64_t now);  // one poll
   void stop();                   // a clean stop: BE takes its safe state at once
-  // Appends one line per published policy to `path` (decisions_file; docs/reference/ptb-qosd.md): false with
-  // `error` when it cannot be opened. Before start().
-  bool recordDecisions(const std::string &path, std::string &error);
+  // Appends one line per published policy to `file`, opened for appending at `path` (decisions_file;
+  // docs/reference/ptb-qosd.md); the daemon closes it. Before start().
+  void recordDecisions(std::FILE *file, const std::string &path);
 
   const qos::shm::PolicyValue &publishedPolicy() const { return current; }
   const qos::shm::PolicyValue &safeState() const { return safe; }

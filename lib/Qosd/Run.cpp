@@ -16,6 +16,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -135,10 +136,11 @@ int runController(const RunOptions &options) {
   } else {
     return fail(kExitUsage, "which GPU? --device N, or --gpu KEY --sms N");
   }
-  if (!config.decisionsFile.empty()) { // before the segment: a file that cannot be written changes nothing
-    std::FILE *f = std::fopen(config.decisionsFile.c_str(), "a");
-    if (!f) return fail(kExitFailure, "decisions_file " + config.decisionsFile + ": " + std::strerror(errno));
-    std::fclose(f);
+  // Before the segment: a file that cannot be opened changes nothing. Closed here until the daemon takes it.
+  std::unique_ptr<std::FILE, int (*)(std::FILE *)> decisions(nullptr, &std::fclose);
+  if (!config.decisionsFile.empty()) {
+    decisions.reset(std::fopen(config.decisionsFile.c_str(), "a"));
+    if (!decisions) return fail(kExitFailure, "decisions_file " + config.decisionsFile + ": " + std::strerror(errno));
   }
   const std::string path = shm::segment_path(shm::segment_dir(), gpu.key);
   struct statfs fs{};
@@ -164,8 +166,7 @@ int runController(const RunOptions &options) {
   logLine((taken ? "took over " : "created ") + path + " for " + gpu.key + " (" + std::to_string(gpu.sms) +
           " SMs), policy " + config.policy);
   Daemon daemon(config, *map, gpu.sms, logLine);
-  if (std::string error; !config.decisionsFile.empty() && !daemon.recordDecisions(config.decisionsFile, error))
-    return fail(kExitFailure, error);
+  if (decisions) daemon.recordDecisions(decisions.release(), config.decisionsFile);
   daemon.start(shm::now_ns());
   std::uint64_t nextMetrics = 0;
   // Linux lets a sleep run 50 us late by default (the timer slack): a 20 us poll would be a 70 us one.
