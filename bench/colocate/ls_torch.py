@@ -29,13 +29,14 @@ required: with part of the GPU (an MPS thread percentage) the libraries may run 
 varying order (seen on the H200, 2026-11-29: LS alone at 75% of the threads, no BE, 0 of 28 outputs bit-equal).
 """
 import argparse
-import math
 import os
 import random
 import sys
 import time
 
 import torch
+
+from quantiles import quantile  # bench/colocate/quantiles.py
 
 # The check's bound on the largest difference from the first output, relative to its largest magnitude: far
 # above fp16 rounding in a changed order of sums (about 1e-3), far below a wrong or corrupted output (about 1).
@@ -99,13 +100,6 @@ class Service:
             return 0.0
         diff = (self.out.float() - self.reference.float()).abs().max().item()
         return diff / max(self.reference.float().abs().max().item(), 1e-30)
-
-
-def quantile(values, p):
-    if not values:
-        return 0.0
-    s = sorted(values)
-    return s[min(len(s) - 1, max(0, math.ceil(p * len(s)) - 1))]
 
 
 def split(values, p=0.99):
