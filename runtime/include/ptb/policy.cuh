@@ -62,17 +62,16 @@ inline Policy stream_policy(cudaStream_t stream);
 
 inline Policy Policy::create(const SmSet& sms, unsigned per_sm, const SmSet& capped) {
   Policy p;
-  p.p_ = new detail::PolicyState(); // lives as long as the process (running kernels may point at it)
-  p.p_->sms = sms;
-  p.p_->per_sm = per_sm;
-  p.p_->capped = capped;
   // Put the caps on the current device now (not during a later stream capture).
   const detail::LastErrorGuard guard;
   int dev = 0;
   const bool on_device = cudaGetDevice(&dev) == cudaSuccess;
   const unsigned long long context = on_device ? detail::current_context_id() : 0;
   std::lock_guard<std::mutex> __g(detail::rt().__m);
-  detail::rt().policies.push_back(p.p_);
+  p.p_ = detail::new_policy_locked();
+  p.p_->sms = sms;
+  p.p_->per_sm = per_sm;
+  p.p_->capped = capped;
   if (on_device) {
     detail::DeviceState* d = detail::device_locked(dev, context);
     if (!d || !detail::upload_caps_locked(*d, *p.p_)) guard.drop_ours(); // the launch will try again

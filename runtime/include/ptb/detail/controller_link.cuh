@@ -67,7 +67,7 @@ public:
   // `policy`: what the link sets (the process policy, or one of its own for a second device); `dev`: the device
   // whose launches follow it. Made by the thread of the device's first launch, with `dev` current.
   ControllerLink(std::string key, unsigned sm_count, int dev, Policy policy)
-      : key_(std::move(key)), sm_count_(sm_count), dev_(dev), policy_(policy) {
+      : key_(std::move(key)), sm_count_(sm_count), policy_(policy) {
     path_ = qos::shm::segment_path(qos::shm::segment_dir(), key_);
     safe_ = qos::shm::default_safe(sm_count);
     if (const char* env = std::getenv("PTB_QOSD_POLL_US"))
@@ -90,7 +90,6 @@ public:
   // Whether the policy the link set restricts now (short launches run as originals only while it does not).
   bool restricts_now() const { return restricts_.load(std::memory_order_acquire); }
   PolicyState* policy_state() const { return policy_.state(); }
-  int device() const { return dev_; }
 
 private:
   void say(const char* what, const std::string& more) const {
@@ -195,7 +194,6 @@ private:
 
   std::string key_, path_;
   unsigned sm_count_ = 0;
-  int dev_ = 0;
   Policy policy_;
   std::atomic<bool> restricts_{false};
   unsigned poll_us_ = 20;
@@ -218,10 +216,9 @@ struct Links {
     (void)rt();
     for (auto& __s : state) __s.store(0, std::memory_order_relaxed);
   }
-  std::mutex __m;                                // starts links
-  std::atomic<unsigned char> state[kMaxDevices]; // 0: not looked at yet; 1: has a link; 2: has none of its own
-  ControllerLink* link[kMaxDevices] = {};        // while state is 1
-  std::unique_ptr<ControllerLink> owned[kMaxDevices];
+  std::mutex __m;                                     // starts links
+  std::atomic<unsigned char> state[kMaxDevices];      // 0: not looked at yet; 1: has a link; 2: has none of its own
+  std::unique_ptr<ControllerLink> link[kMaxDevices];  // set before state becomes 1
   std::atomic<ControllerLink*> process_link{nullptr}; // the link that sets the process policy (the first one)
   int keyed = -1;    // PTB_QOSD=GPU-...: the device whose launches follow that controller
   bool told = false; // the message for launches on another device than `keyed`, said once
@@ -261,8 +258,7 @@ inline ControllerLink* start_link_locked(Links& __l, int dev) {
     __l.state[dev].store(2, std::memory_order_release);
     return nullptr;
   }
-  bool __first = true;
-  for (unsigned __i = 0; __i < kMaxDevices; ++__i) __first = __first && __l.link[__i] == nullptr;
+  const bool __first = __l.process_link.load(std::memory_order_relaxed) == nullptr;
   if (__first && mode_word().load(std::memory_order_relaxed) == kModeOriginal)
     std::fprintf(stderr, "ptb: PTB_QOSD with PTB_MODE=original: launches run their original kernels, which no "
                          "controller can confine\n");
@@ -270,19 +266,17 @@ inline ControllerLink* start_link_locked(Links& __l, int dev) {
   // device's set-up (early or at the first launch) puts its caps on the device. A second device's policy is made
   // without touching the device (unlike Policy::create): this may be a launch in a stream capture, and the
   // launch puts the policy's caps there as its capture allows (prepare.cuh).
-  Policy __policy = __first ? process_policy() : Policy();
-  if (!__first) {
+  Policy __policy;
+  {
     std::lock_guard<std::mutex> __g(rt().__m);
-    rt().policies.push_back(new PolicyState()); // lives as long as the process, as every policy
-    __policy = Policy(rt().policies.back());
+    __policy = Policy(__first ? process_policy_state_locked() : new_policy_locked());
   }
-  __l.owned[dev] = std::make_unique<ControllerLink>(key, static_cast<unsigned>(sm_count), dev, __policy);
-  __l.link[dev] = __l.owned[dev].get();
-  if (__first) __l.process_link.store(__l.link[dev], std::memory_order_release);
+  __l.link[dev] = std::make_unique<ControllerLink>(key, static_cast<unsigned>(sm_count), dev, __policy);
+  if (__first) __l.process_link.store(__l.link[dev].get(), std::memory_order_release);
   if (setting != ".") __l.keyed = dev;
   __l.state[dev].store(1, std::memory_order_release);
   host_stamp("link");
-  return __l.link[dev];
+  return __l.link[dev].get();
 }
 
 // The link whose policy the launches on the current device run under (PTB_QOSD), or null: the device's own, or,
@@ -300,11 +294,11 @@ inline ControllerLink* link_here() {
   }
   Links& __l = links();
   const unsigned char __s = __l.state[dev].load(std::memory_order_acquire);
-  if (__s == 1) return __l.link[dev];
+  if (__s == 1) return __l.link[dev].get();
   if (__s == 2) return __l.process_link.load(std::memory_order_acquire);
   std::lock_guard<std::mutex> __g(__l.__m);
   const unsigned char __t = __l.state[dev].load(std::memory_order_acquire);
-  if (__t == 1) return __l.link[dev];
+  if (__t == 1) return __l.link[dev].get();
   if (__t == 2) return __l.process_link.load(std::memory_order_acquire);
   ControllerLink* const __made = start_link_locked(__l, dev);
   return __made ? __made : __l.process_link.load(std::memory_order_acquire);

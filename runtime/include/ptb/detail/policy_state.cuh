@@ -71,11 +71,18 @@ inline std::atomic<unsigned>& stream_policy_count() {
   return n;
 }
 
+// A new policy (every SM, no cap), kept in the runtime's list; it lives as long as the process, as every policy
+// does (running kernels may point at it). Under the runtime's lock.
+inline PolicyState* new_policy_locked() {
+  PolicyState* __p = new PolicyState();
+  rt().policies.push_back(__p);
+  return __p;
+}
+
 inline PolicyState* process_policy_state_locked() {
   Runtime& __r = rt();
   if (!__r.process) {
-    __r.process = new PolicyState();
-    __r.policies.push_back(__r.process);
+    __r.process = new_policy_locked();
     process_policy_from_env(__r.process->sms, __r.process->per_sm);
     process_restricts_word().store(restricted(*__r.process), std::memory_order_release);
   }
