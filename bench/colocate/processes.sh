@@ -147,9 +147,9 @@ row() {
     done
   else for i in $(seq "$procs"); do touch "$TMP/be.ready.$i"; done; fi
   if [ "$ls" = torch ]; then
+    local dump=(); [ "${TRACE:-0}" = 1 ] && dump=(--dump "$OUT/$name.requests.tsv")
     env COLO_READY="$TMP/ls.ready" COLO_GO="$go" ${LS_ENV:-} timeout 150 python3 bench/colocate/ls_torch.py --model "$MODEL" \
-      ${EAGER:+--eager} --rate "$RATE" --settle "$SETTLE" --secs "$SECS" \
-      $([ "${TRACE:-0}" = 1 ] && echo --dump "$OUT/$name.requests.tsv") >"$lsout" 2>&1 &
+      ${EAGER:+--eager} --rate "$RATE" --settle "$SETTLE" --secs "$SECS" "${dump[@]}" >"$lsout" 2>&1 &
     lspid=$!
   elif [ "$ls" = colo ]; then
     env COLO_READY="$TMP/ls.ready" COLO_GO="$go" ${LS_ENV:-} timeout 150 "$BIN/colocate" --role ls --rate "$COLO_RATE" \
