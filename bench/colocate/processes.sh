@@ -42,6 +42,8 @@
 # STATUS_MID=1 saves each controller row's `ptb-qosd status`, taken 10 s into the row, in its .status.txt.
 # TRACE=1 writes, for each row with the PyTorch service, its requests ($name.requests.tsv: ls_torch.py --dump), and
 # for each controller row the decisions file and bench/colocate/attribute.py's table ($name.attribution.txt).
+# CAPACITY=R: the PyTorch service's capacity in requests/s, measured by the caller with nothing else running,
+# instead of the measure at the start of the run (which another GPU's run starting at the same time lowers).
 # COLO_SECS (default 8): the window of the rows with bench/colocate's LS client (26,000 requests at 8 s).
 # Everything goes to $OUT (default build/processes-out): processes.md (the table), run.log, per-row logs.
 set -u
@@ -218,8 +220,15 @@ if [ "${CLOCKS:-1}" = 1 ] && command -v nvidia-smi >/dev/null; then
 fi
 # ---- without MPS: capacity, solo rows, time-slicing
 CAP=0
-[ "$LSK" = torch ] &&
+# CAPACITY=R: the PyTorch service's capacity (requests/s) from the caller, measured with nothing else running
+# (two_gpus.sh measures each GPU in turn before its runs start together); otherwise measured here
+if [ "$LSK" = torch ] && [ -n "${CAPACITY:-}" ]; then
+  [[ $CAPACITY =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "processes.sh: CAPACITY=$CAPACITY: requests/s, a number" >&2; exit 2; }
+  CAP=$CAPACITY
+  say "LS $MODEL capacity $CAP requests/s from CAPACITY (the caller's measure)"
+elif [ "$LSK" = torch ]; then
   CAP=$(timeout 120 python3 bench/colocate/ls_torch.py --model "$MODEL" ${EAGER:+--eager} --capacity | awk '/^TORCH capacity/ {print $3}')
+fi
 COLO_CAP=$(timeout 120 "$BIN/colocate" --role capacity ${LS_ARGS:-} | awk '/^ROLE capacity/ {print $3}')
 RATE=$(awk -v c="$CAP" -v l="$LOAD" 'BEGIN {printf "%.1f", c * l}')
 COLO_RATE=$(awk -v c="$COLO_CAP" -v l="$LOAD" 'BEGIN {printf "%.1f", c * l}')
