@@ -531,8 +531,11 @@ Result Bench::measure(const Run& r) {
   std::unique_ptr<GateHooks> gate_hooks;
   if (with_be && with_ls && kind && kind->gate) {
     const unsigned k = gate_cap(cn.base);
-    gate = std::make_unique<ptb::qos::RequestGate>(policy_, k > 0 ? ptb::SmSet::all() : ptb::SmSet::none(), k,
-                                                   ptb::SmSet::all(), 10, 20000, cn.between_per_sm);
+    ptb::qos::RequestGateOptions o;
+    o.during = k > 0 ? ptb::SmSet::all() : ptb::SmSet::none();
+    o.during_per_sm = k;
+    o.between_per_sm = cn.between_per_sm;
+    gate = std::make_unique<ptb::qos::RequestGate>(policy_, o);
     gate_hooks = std::make_unique<GateHooks>(*gate);
   }
   RequestHooks* hooks = gate_hooks ? static_cast<RequestHooks*>(gate_hooks.get()) : manager.get();

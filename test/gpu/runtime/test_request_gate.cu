@@ -13,8 +13,12 @@
 //      running under the policy (4 launches of 52,800 tasks of 200 us); afterwards, with every request
 //      ended, BE's policy must be `between` within 100 ms and no request in flight; every BE task ran
 //      exactly once per launch (the BE twin's counts). (Six threads keep a request in flight nearly all the
-//      time, so the gate's floor releases BE every 20 ms or so: printed, not checked.)
+//      time; the gate's floor, 200 ms by default, may release BE: printed, not checked.)
 //   C. A again after the storm.
+//   D. the two limits apart (since 2026-11-29): one request of 80 ms is held through for `stuck_limit_us`
+//      (20 ms: BE `during` at 10 ms), then BE gets `between` while it is still in flight (a release counted), and
+//      no second release follows within the request; with the stuck limit out of the way (1 s) and a floor
+//      of 30 ms, requests that overlap for 120 ms (LS never idle) are released by the floor at least once.
 // Prints PASS or FAIL lines; exit status 1 on a failure.
 #include <ptb/ptb.cuh>
 #include <ptb/qos/request_gate.cuh>
@@ -88,7 +92,11 @@ int main() {
   const std::pair<unsigned, unsigned> variants[] = {{0u, 0u}, {1u, 0u}, {0u, 2u}};
   for (const auto& [cap, between_cap] : variants) {
     const ptb::SmSet during = cap ? ptb::SmSet::all() : ptb::SmSet::none();
-    ptb::qos::RequestGate gate(be, during, cap, ptb::SmSet::all(), 10, 20000, between_cap);
+    ptb::qos::RequestGateOptions o;
+    o.during = during;
+    o.during_per_sm = cap;
+    o.between_per_sm = between_cap;
+    ptb::qos::RequestGate gate(be, o);
     cudaStream_t s0;
     CK(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking));
     const std::string a = std::string("A (") + (cap ? "cap 1" : "pause") + (between_cap ? ", between cap 2)" : ")");
@@ -141,6 +149,48 @@ int main() {
 
     one_request(gate, be, s0, during, cap, between_cap, ("C" + a.substr(1)).c_str());
     CK(cudaStreamDestroy(s0));
+  }
+  // D. the stuck limit and the floor, apart
+  {
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    ptb::qos::RequestGate gate(be); // stuck limit 20 ms, floor 200 ms
+    gate.begin();
+    spin_ns<<<1, 32, 0, s>>>(80000000LL);
+    CK(gate.end(s));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT(be.sms() == ptb::SmSet::none() && gate.releases() == 0,
+           "D: 10 ms into an 80 ms request BE is not held (%llu releases)", gate.releases());
+    EXPECT(wait_for(be, ptb::SmSet::all(), 0, 40),
+           "D: BE did not get `between` within 50 ms of a request stuck in flight (stuck limit 20 ms)");
+    EXPECT(gate.in_flight() == 1 && gate.releases() == 1, "D: after the stuck limit: %u in flight, %llu releases",
+           gate.in_flight(), gate.releases());
+    CK(cudaStreamSynchronize(s));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT(gate.in_flight() == 0 && gate.releases() == 1, "D: after the request: %u in flight, %llu releases",
+           gate.in_flight(), gate.releases());
+
+    ptb::qos::RequestGateOptions o;
+    o.stuck_limit_us = 1000000;
+    o.hold_limit_us = 30000;
+    ptb::qos::RequestGate floor_gate(be, o);
+    const auto t0 = std::chrono::steady_clock::now();
+    floor_gate.begin(); // each next request begins before the one before ends: LS is never idle
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(120)) {
+      spin_ns<<<1, 32, 0, s>>>(2000000LL);
+      floor_gate.begin();
+      CK(floor_gate.end(s));
+      CK(cudaStreamSynchronize(s));
+    }
+    spin_ns<<<1, 32, 0, s>>>(1000LL);
+    CK(floor_gate.end(s));
+    CK(cudaStreamSynchronize(s));
+    EXPECT(floor_gate.releases() >= 1, "D: 120 ms of LS never idle and a floor of 30 ms: %llu releases",
+           floor_gate.releases());
+    EXPECT(wait_for(be, ptb::SmSet::all(), 0, 100), "D: BE's policy not `between` after the last request");
+    std::printf("D: stuck request released once; LS never idle for 120 ms: %llu releases by the 30 ms floor\n",
+                floor_gate.releases());
+    CK(cudaStreamDestroy(s));
   }
   CK(cudaGetLastError());
   std::printf(g_failures ? "FAIL test_request_gate: %d failures\n" : "PASS test_request_gate\n", g_failures);

@@ -6,9 +6,10 @@
 //   stuck and BE has had a tenth of the stuck limit;
 // - the hold limit: BE has been held that long without a break (BE's floor under an LS service that is never
 //   idle); BE holds again once it has had a tenth of the hold limit.
-// Unlike ptb::qos::RequestGate (request_gate.cuh), where one limit is both, the two are apart: on the H200
-// (2026-11-29) a 20 ms hold limit released BE 28 to 84 times in a one-minute row, in the long busy periods of a PyTorch
-// service at half load, the periods that make its p99 (docs/design/qos-request-gate.md).
+// The two limits are apart because one 20 ms limit for both (as ptb::qos::RequestGate had until 2026-11-29) released
+// BE 28 to 84 times in a one-minute row on the H200 (2026-11-29), in the long busy periods of a PyTorch service at
+// half load, the periods that make its p99 (docs/design/qos-request-gate.md). RequestGate (request_gate.cuh)
+// decides with this class too, the age of its oldest request in flight standing for `stuck_ns`.
 // `between_after`: BE gets `between` only once LS has stayed idle that long (0: at once), so that requests which
 // follow one another closely (a service's queue) are one hold, not a yield and a give-back each; the hold limit
 // counts through those gaps.

@@ -10,7 +10,7 @@
 // tensor-bound BE, 7x beside a compute-bound one (H100: docs/results/colocate.md, runs 8 and 12).
 //
 //   ptb::Policy be = ptb::Policy::create();  ptb::set_stream_policy(be_stream, be);
-//   ptb::qos::RequestGate gate(be);
+//   ptb::qos::RequestGate gate(be);  // or with ptb::qos::RequestGateOptions (below): during, caps, limits
 //   // each LS request: gate.begin(); <its launches in stream s>; gate.end(s);
 //
 // begin() has `during` applied when it is the first request in flight (Policy::set: the runtime's lock
@@ -30,13 +30,18 @@
 //
 // A pause can block LS: CUDA maps streams onto a few hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, default
 // 8), and a BE launch paused in one of them holds every command queued behind it there, an LS request's
-// included; that request then never finishes and never ends the pause (seen on the H100). So
-// the gate gives BE `between` back while some request has been in flight for longer than `hold_limit_us`
-// (default 20 ms), and counts it (releases()). BE's floor: the gate also gives BE `between` back when it
-// has held BE for `hold_limit_us` without a break (an LS service that is never idle), so BE never waits
-// longer than that. After a release the gate holds again once no request in flight is older than the
-// limit and BE has had at least a tenth of it. (A release must not last until LS is idle,
-// which an overloaded LS service never is: LS then lost the GPU for good; docs/results/colocate.md.)
+// included; that request then never finishes and never ends the pause (seen on the H100). So the gate gives BE
+// `between` back while some request has been in flight for longer than `stuck_limit_us` (default 20 ms), and
+// holds again once none is and BE has had a tenth of that limit. BE's floor: the gate also gives BE `between`
+// back when it has held BE for `hold_limit_us` (default 200 ms) without a break (an LS service that is never
+// idle), for a tenth of that limit. Both count in releases(). (A release must not last until LS is idle, which
+// an overloaded LS service never is: LS then lost the GPU for good; docs/results/colocate.md.) The two limits
+// were one 20 ms limit until 2026-11-29: beside a PyTorch service at half load, which has busy periods of over
+// 20 ms where its queue builds, the floor gave BE every SM 28 to 84 times a minute exactly there (ptb-qosd, H200,
+// docs/design/qos-request-gate.md). `between_after_us`: BE gets `between` only once LS has stayed idle that long
+// (0: at once), so that requests which follow one another closely are one hold. The decision is ptb-qosd's
+// (qos/gate_state.h: GateState); here the age of the oldest request in flight stands for "no progress", as the
+// gate sees requests, not their kernels.
 // Set CUDA_DEVICE_MAX_CONNECTIONS=32 before the first CUDA call so that LS's streams do not share BE's
 // queue (the runtime does so itself only for a process confined from its environment:
 // detail/connections.cuh).
@@ -45,24 +50,36 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "../policy.cuh"
 #include "../smset.cuh"
+#include "gate_state.h"
 #include "policy_applier.cuh"
 #include "request_ends.cuh"
 
 namespace ptb::qos {
 
+// What BE has while requests are in flight and between them, and the gate's limits (request_gate.cuh's top).
+struct RequestGateOptions {
+  SmSet during = SmSet::none();    // BE's SMs while a request is in flight
+  unsigned during_per_sm = 0;      // cap on BE's workers per SM of `during` (0: none)
+  SmSet between = SmSet::all();    // BE's SMs between requests
+  unsigned between_per_sm = 0;     // cap on BE's workers per SM of `between` (0: none): shorter BE tasks in flight
+  unsigned poll_us = 10;           // how often the gate looks at the requests' ends
+  unsigned stuck_limit_us = 20000; // a request in flight longer than this gives BE `between` (a shared queue)
+  unsigned hold_limit_us = 200000; // BE held longer than this without a break gets `between` (BE's floor)
+  unsigned between_after_us = 0;   // BE gets `between` once LS has been idle this long (0: at once)
+};
+
 class RequestGate {
 public:
-  explicit RequestGate(Policy be, SmSet during = SmSet::none(), unsigned during_per_sm = 0,
-                       SmSet between = SmSet::all(), unsigned poll_us = 10, unsigned hold_limit_us = 20000,
-                       unsigned between_per_sm = 0)
-      : applier_(be), during_(during), between_(between), poll_(poll_us), hold_limit_(hold_limit_us),
-        during_per_sm_(during_per_sm), between_per_sm_(between_per_sm) {
+  explicit RequestGate(Policy be, RequestGateOptions options = {})
+      : applier_(be), o_(options),
+        state_(ns(options.stuck_limit_us), ns(options.hold_limit_us), ns(options.between_after_us)) {
     poller_ = std::thread([this] { poll_loop(); });
   }
   RequestGate(const RequestGate&) = delete;
@@ -73,7 +90,7 @@ public:
     poller_.join();
     {
       std::lock_guard<std::mutex> __g(m_);
-      if (in_flight_ > 0 && !released_) applier_.want(between_, between_per_sm_);
+      if (state_.want() == GateState::Want::during) applier_.want(o_.between, o_.between_per_sm);
     }
     applier_.apply();
   }
@@ -82,14 +99,10 @@ public:
   void begin() {
     {
       std::lock_guard<std::mutex> __g(m_);
-      const auto now = std::chrono::steady_clock::now();
-      ends_.began(now);
-      if (in_flight_++ == 0) {
-        applier_.want(during_, during_per_sm_);
-        ++yields_;
-        released_ = false;
-        held_since_ = now;
-      }
+      const auto __now = std::chrono::steady_clock::now();
+      ends_.began(__now);
+      ++in_flight_;
+      decide_locked(__now);
     }
     applier_.apply_soon(); // the request launches while BE's yield goes to the device
   }
@@ -106,14 +119,14 @@ public:
   }
 
   // How many times BE yielded (a first request in flight, or the gate holding again after a release), how
-  // many times the hold limit gave BE its SMs back (a request or BE held too long), and requests in flight now.
+  // many times a limit gave BE its SMs back (a request in flight or BE held too long), and requests in flight now.
   unsigned long long yields() const {
     std::lock_guard<std::mutex> __g(m_);
-    return yields_;
+    return state_.yields();
   }
   unsigned long long releases() const {
     std::lock_guard<std::mutex> __g(m_);
-    return releases_;
+    return state_.releases();
   }
   unsigned in_flight() const {
     std::lock_guard<std::mutex> __g(m_);
@@ -121,48 +134,47 @@ public:
   }
 
 private:
+  static std::uint64_t ns(unsigned __us) { return std::uint64_t(__us) * 1000u; }
+  static std::uint64_t ns(RequestEnds::Time __t) {
+    return std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(__t.time_since_epoch()).count());
+  }
+  // GateState's decision for now; BE's policy changes when the decision does.
+  void decide_locked(RequestEnds::Time __now) {
+    std::uint64_t __stuck = 0; // the age of the oldest request in flight
+    if (in_flight_ > 0) {
+      const RequestEnds::Time __oldest = ends_.oldest();
+      if (__oldest < __now) __stuck = ns(__now) - ns(__oldest);
+    }
+    const GateState::Want __before = state_.want();
+    const GateState::Want __w = state_.step(ns(__now), in_flight_ > 0, __stuck);
+    if (__w == __before) return;
+    if (__w == GateState::Want::during)
+      applier_.want(o_.during, o_.during_per_sm);
+    else
+      applier_.want(o_.between, o_.between_per_sm);
+  }
   void finish_locked() {
-    if (in_flight_ > 0 && --in_flight_ == 0 && !released_) applier_.want(between_, between_per_sm_);
+    if (in_flight_ > 0) --in_flight_;
+    decide_locked(std::chrono::steady_clock::now());
   }
   void poll_loop() {
     while (!stop_.load(std::memory_order_relaxed)) {
-      std::this_thread::sleep_for(std::chrono::microseconds(poll_));
+      std::this_thread::sleep_for(std::chrono::microseconds(o_.poll_us));
       {
         std::lock_guard<std::mutex> __g(m_);
-        for (unsigned n = ends_.take_passed(); n > 0; --n) finish_locked();
-        if (in_flight_ > 0) {
-          const auto now = std::chrono::steady_clock::now();
-          const auto limit = std::chrono::microseconds(hold_limit_);
-          const bool stuck = now - ends_.oldest() > limit;
-          if (!released_ && (stuck || now - held_since_ > limit)) {
-            // a request held too long (BE's launches must be able to drain: the top of this file), or BE
-            // held too long (its floor)
-            applier_.want(between_, between_per_sm_);
-            released_ = true;
-            released_at_ = now;
-            ++releases_;
-          } else if (released_ && !stuck && now - released_at_ > limit / 10) {
-            applier_.want(during_, during_per_sm_); // the gate holds again
-            released_ = false;
-            held_since_ = now;
-            ++yields_;
-          }
-        }
+        for (unsigned __n = ends_.take_passed(); __n > 0; --__n)
+          if (in_flight_ > 0) --in_flight_;
+        decide_locked(std::chrono::steady_clock::now());
       }
       applier_.apply();
     }
   }
 
   PolicyApplier applier_;
-  SmSet during_, between_;
-  unsigned poll_, hold_limit_;
-  unsigned during_per_sm_;  // cap on BE's workers per SM of `during` (0: none)
-  unsigned between_per_sm_; // cap on BE's workers per SM of `between` (0: none): shorter BE tasks in flight
+  const RequestGateOptions o_;
   mutable std::mutex m_;
   unsigned in_flight_ = 0;
-  unsigned long long yields_ = 0, releases_ = 0;
-  bool released_ = false;                          // the hold limit gave BE `between` back meanwhile
-  RequestEnds::Time held_since_{}, released_at_{}; // when the gate last applied `during`, and `between` by the limit
+  GateState state_; // the decision (ptb-qosd's): holding, released by a limit, or BE between requests
   RequestEnds ends_;
   std::atomic<bool> stop_{false};
   std::thread poller_;
