@@ -138,7 +138,8 @@ Daemon::Daemon(const Config &config, shm::Segment &seg, unsigned smCount, Log lo
   safe.per_sm = config.safePerSm;
   during.sms = parseSms(config.duringSms, ptb::SmSet::none()) & all;
   during.per_sm = config.duringPerSm;
-  between.sms = ptb::SmSet::all();
+  // between_sms "all" (the default) stays the set of every SM, whatever the GPU's count, as before it existed
+  between.sms = config.betweenSms == "all" ? ptb::SmSet::all() : parseSms(config.betweenSms, ptb::SmSet::all()) & all;
   between.per_sm = config.betweenPerSm;
   if (config.policy == "static") {
     const unsigned be = std::min(config.beSms, smCount);

@@ -78,6 +78,7 @@ const std::map<std::string, Setter> &setters() {
       {"epoch_ms", [](Config &c, const std::string &v) { return positive(v, c.epochMs); }},
       {"during_sms", [](Config &c, const std::string &v) { return sms(v, c.duringSms); }},
       {"during_per_sm", [](Config &c, const std::string &v) { return parseWhole(v, c.duringPerSm); }},
+      {"between_sms", [](Config &c, const std::string &v) { return sms(v, c.betweenSms); }},
       {"between_per_sm", [](Config &c, const std::string &v) { return parseWhole(v, c.betweenPerSm); }},
       {"stuck_limit_us", [](Config &c, const std::string &v) { return positive(v, c.stuckLimitUs); }},
       {"hold_limit_us", [](Config &c, const std::string &v) { return positive(v, c.holdLimitUs); }},
@@ -188,6 +189,9 @@ std::vector<std::string> configWarnings(const Config &config) {
                   "such cap starved a PyTorch service (LS p99 213x its solo p99 with during_sms 99-131 at 2 per "
                   "SM, 1447x with every SM at 1 per SM; 1.45x with 99-131 and no cap); leave during_per_sm at 0 "
                   "(docs/reference/ptb-qosd.md)");
+  if (config.policy == "gate" && parseSms(config.betweenSms, ptb::SmSet::all()).empty())
+    out.push_back("between_sms is none: BE gets no SM while LS is idle, only when a limit releases it "
+                  "(stuck_limit_us, hold_limit_us)");
   return out;
 }
 

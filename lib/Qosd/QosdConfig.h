@@ -18,7 +18,8 @@ struct Config {
   unsigned epochMs = 2;           // feedback, gspace: one decision per epoch
   std::string duringSms = "none"; // gate: BE's SMs while LS has work in flight
   unsigned duringPerSm = 0;       // gate: BE's cap there (0: none)
-  unsigned betweenPerSm = 0;      // gate: BE's cap on every SM while LS is idle (0: none)
+  std::string betweenSms = "all"; // gate: BE's SMs while LS is idle (SMs left out: LS's first blocks start there)
+  unsigned betweenPerSm = 0;      // gate: BE's cap on them (0: none)
   unsigned stuckLimitUs = 20000;  // gate: an LS stream without progress this long gives BE its SMs back
   unsigned holdLimitUs = 200000;  // gate: BE held this long without a break gets its SMs back (qos/gate_state.h)
   unsigned betweenAfterUs = 0;    // gate: LS idle this long before BE gets `between` (0: at once)
@@ -46,7 +47,7 @@ std::vector<std::string> configKeys();
 // A whole number (digits only, at most UINT_MAX) into `out`: "" or what is wrong ("'x' is not a whole number").
 std::string parseWhole(const std::string &value, unsigned &out);
 
-// An SM-set value of the configuration (during_sms, safe_sms): `otherwise` when empty or unreadable.
+// An SM-set value of the configuration (during_sms, between_sms, safe_sms): `otherwise` when empty or unreadable.
 ptb::SmSet parseSms(const std::string &text, const ptb::SmSet &otherwise);
 
 // Sets key (underscores) to value; "" on success, else the message (without the origin).

@@ -84,6 +84,13 @@ TEST(QosdConfig, CapDuringRequestsIsWarned) {
   ASSERT_EQ(ptb::qosd::setKey(c, "during_sms", "0-131"), "");
   ASSERT_EQ(ptb::qosd::setKey(c, "policy", "static"), "");
   EXPECT_TRUE(ptb::qosd::configWarnings(c).empty()); // not the gate: during_* unused
+  ASSERT_EQ(ptb::qosd::setKey(c, "between_sms", "none"), "");
+  EXPECT_TRUE(ptb::qosd::configWarnings(c).empty()); // not the gate: between_sms unused
+  ASSERT_EQ(ptb::qosd::setKey(c, "policy", "gate"), "");
+  ASSERT_EQ(ptb::qosd::setKey(c, "during_sms", "none"), "");
+  ASSERT_EQ(ptb::qosd::configWarnings(c).size(), 1u); // BE would run only when a limit releases it
+  EXPECT_EQ(ptb::qosd::configWarnings(c)[0].rfind("between_sms is none", 0), 0u);
+  EXPECT_NE(ptb::qosd::setKey(c, "between_sms", "8-x"), "");
 }
 
 TEST(QosdGate, HoldsWhileBusyWithBothLimits) {
@@ -232,6 +239,30 @@ TEST_F(QosdDaemon, GateFollowsLsMarks) {
   EXPECT_NE(prom.find("ptb_qosd_yields_total{gpu=\"GPU-t\"} 30\n"), std::string::npos) << prom;
   EXPECT_NE(prom.find("# TYPE ptb_qosd_ls_latency_seconds summary"), std::string::npos);
   EXPECT_NE(ptb::qosd::statusText(seg(), t).find("policy gate"), std::string::npos);
+}
+
+// between_sms: the SMs left out of BE's set while LS is idle stay free (LS's first blocks start there at once);
+// BE still gets no SM while LS has work in flight.
+TEST_F(QosdDaemon, GateBetweenSmsLeavesSmsFree) {
+  Config c;
+  c.policy = "gate";
+  ASSERT_EQ(ptb::qosd::setKey(c, "between_sms", "8-131"), "");
+  c.betweenPerSm = 3;
+  auto d = daemon(c);
+  std::uint64_t t = 5000 * kMs;
+  d->start(t);
+  ptb::SmSet want;
+  ASSERT_TRUE(ptb::SmSet::parse("8-131", want));
+  EXPECT_TRUE(read().sms == want) << read().sms.str();
+  EXPECT_EQ(read().per_sm, 3u);
+  shm::LsClient &ls = seg().ls[0];
+  ls.pid.store(static_cast<std::uint64_t>(getpid()));
+  ls.streams[0].submitted.fetch_add(2);
+  d->step(t += 20 * kUs);
+  EXPECT_TRUE(read().sms.empty()) << "BE not told to leave while LS has work";
+  ls.streams[0].completed.store(2);
+  d->step(t += 20 * kUs);
+  EXPECT_TRUE(read().sms == want) << "BE given " << read().sms.str() << " when LS went idle";
 }
 
 // decisions_file: one line per published policy, stamped with the controller's clock, in order; the gate's yields
