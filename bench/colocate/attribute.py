@@ -8,11 +8,19 @@ Each request is put in a class by what BE had when it arrived: nothing (the last
 "LS busy": the gate held BE, as LS work was in flight or LS had been idle for less than between_after_us), or
 the GPU (any other line: "LS idle", "start", a limit's release), by how long BE had had it back. For each class: how many, the latency's p50 and p99 (end - arrival),
 and the service's (end - start: the request's own time, without waiting behind the one before it). For the
-requests that found BE on the GPU, the controller's reaction: from the request's start to the next "LS busy"
-line. With --solo (the same service alone, its own dump), the solo service p50 and p99 for comparison.
+requests that found BE on the GPU, the controller's reaction: from the request's start to the first "LS busy"
+line after its arrival (counted apart when that line came before the start: the service ran other GPU work, such
+as ls_torch.py's output check every 64th request, between the arrival and the start). With --solo (the same service alone, its own dump), the solo service p50 and p99 for comparison.
 
 The question it answers: does a request pay when it has to move BE off the GPU (the classes "on the GPU"), and
 does that cost grow with how long BE has run (its launches fill the GPU again), or does every request pay?
+
+With --solo, where both dumps hold the same arrivals (ls_torch.py draws them from one seed), each request is also
+paired with itself alone: the service by the request's position in its busy period (0: it found LS idle; k: k
+requests ran before it without a break), in the row and alone, and the slowest 1% of the row's requests, their
+latency against the same requests' alone, split into the wait behind earlier requests and their own service.
+That says whether the row's p99 comes from the first request of a busy period (the yield) or from every queued
+request's few microseconds more, which a long busy period adds up.
 """
 import argparse
 import bisect
@@ -61,7 +69,7 @@ def main():
                ("BE on the GPU, back >= 2 ms", math.inf)]
     groups = {name: [] for name, _ in classes}
     reaction = []
-    outside = 0
+    outside = early = 0
     for arrival, start, end in reqs:
         i = bisect.bisect_right(stamps, arrival) - 1
         if i < 0 or decs[-1][0] < arrival:
@@ -76,8 +84,10 @@ def main():
             if back < limit:
                 groups[name].append((arrival, start, end))
                 break
-        j = bisect.bisect_left(busy, start)
-        if j < len(busy):
+        j = bisect.bisect_left(busy, arrival)
+        if j < len(busy) and busy[j] < start:
+            early += 1  # LS was marked busy between its arrival and its start: the service's other GPU work
+        elif j < len(busy):
             reaction.append(busy[j] - start)
     print(f"{len(reqs)} requests, {len(decs)} decisions ({len(busy)} LS busy); {outside} requests outside the "
           f"decisions' span left out")
@@ -99,8 +109,50 @@ def main():
               f"{us(quantile(svc, 0.5))} | {us(quantile(svc, 0.99))} |")
     print()
     print(f"The controller's yield after a request that found BE on the GPU started: p50 {us(quantile(reaction, 0.5))} "
-          f"us, p99 {us(quantile(reaction, 0.99))} us ({len(reaction)} requests).")
+          f"us, p99 {us(quantile(reaction, 0.99))} us ({len(reaction)} requests); {early} more found LS marked busy "
+          f"before they started (other GPU work of the service's between two requests, such as its output check).")
+    if solo:
+        paired(reqs, solo, us)
     return 0
+
+
+def positions(rows):
+    """Each request's position in its busy period: 0 when it arrived after the one before it ended."""
+    out, k = [], 0
+    for i, (arrival, _, _) in enumerate(rows):
+        k = k + 1 if i > 0 and arrival < rows[i - 1][2] else 0
+        out.append(k)
+    return out
+
+
+def paired(reqs, solo, us):
+    print()
+    same = len(reqs) == len(solo) and all(
+        abs((r[0] - reqs[0][0]) - (s[0] - solo[0][0])) <= 1000 for r, s in zip(reqs, solo))
+    if not same:
+        print("Not paired with --solo: the two dumps do not hold the same arrivals (count or times over 1 us apart).")
+        return
+    pr, ps = positions(reqs), positions(solo)
+    print("Each request beside itself alone (the same arrivals), by its position in its busy period:")
+    print()
+    print("| position | requests | service p50 (us) | service p99 (us) | alone: requests | alone: service p50 (us) | "
+          "alone: service p99 (us) |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for name, lo, hi in [("0 (LS was idle)", 0, 0), ("1", 1, 1), ("2-3", 2, 3), ("4-7", 4, 7), (">= 8", 8, math.inf)]:
+        row = [e - s0 for (_, s0, e), k in zip(reqs, pr) if lo <= k <= hi]
+        alone = [e - s0 for (_, s0, e), k in zip(solo, ps) if lo <= k <= hi]
+        print(f"| {name} | {len(row)} | {us(quantile(row, 0.5))} | {us(quantile(row, 0.99))} | {len(alone)} | "
+              f"{us(quantile(alone, 0.5))} | {us(quantile(alone, 0.99))} |")
+    n = max(1, len(reqs) // 100)
+    top = sorted(range(len(reqs)), key=lambda i: reqs[i][2] - reqs[i][0])[-n:]
+    mean = lambda f: sum(f(i) for i in top) / len(top)
+    lat_r, lat_s = mean(lambda i: reqs[i][2] - reqs[i][0]), mean(lambda i: solo[i][2] - solo[i][0])
+    wait = mean(lambda i: (reqs[i][1] - reqs[i][0]) - (solo[i][1] - solo[i][0]))
+    own = mean(lambda i: (reqs[i][2] - reqs[i][1]) - (solo[i][2] - solo[i][1]))
+    print()
+    print(f"The slowest 1% ({n} requests): latency {us(lat_r)} us against {us(lat_s)} us alone (means); of the "
+          f"{us(lat_r - lat_s)} us more, {us(wait)} waiting behind earlier requests and {us(own)} their own service; "
+          f"position {mean(lambda i: pr[i]):.1f} ({mean(lambda i: ps[i]):.1f} alone).")
 
 
 if __name__ == "__main__":

@@ -41,7 +41,8 @@
 # followed by ": VAR=VALUE ..." for BE's environment (e.g. "gate --poll-us 5 : PTB_CHECK_CYCLES=4096").
 # STATUS_MID=1 saves each controller row's `ptb-qosd status`, taken 10 s into the row, in its .status.txt.
 # TRACE=1 writes, for each row with the PyTorch service, its requests ($name.requests.tsv: ls_torch.py --dump), and
-# for each controller row the decisions file and bench/colocate/attribute.py's table ($name.attribution.txt).
+# for each controller row the decisions file and bench/colocate/attribute.py's table ($name.attribution.txt); it
+# also runs the row mps-ls-solo-preloaded (LS alone with libptb-ls, as in the controller's rows).
 # CAPACITY=R: the PyTorch service's capacity in requests/s, measured by the caller with nothing else running,
 # instead of the measure at the start of the run (which another GPU's run starting at the same time lowers).
 # COLO_SECS (default 8): the window of the rows with bench/colocate's LS client (26,000 requests at 8 s).
@@ -258,8 +259,10 @@ else
 fi
 SOLO_REF=""
 row mps-ls-solo "$LSK" none; SOLO_REF=$LAST_P99 MPS_SOLO_REF=$LAST_P99 # (the later PyTorch rows' reference)
-if [ "$PART" = all ]; then
+if [ "$PART" = all ] || [ "${TRACE:-0}" = 1 ]; then # TRACE: the controller rows' LS (preloaded) alone, to pair with
   LS_ENV="LD_PRELOAD=$LSLIB" row mps-ls-solo-preloaded "$LSK" none
+fi
+if [ "$PART" = all ]; then
   LS_ENV="CUDA_INJECTION64_PATH=$LSLIB" row mps-ls-solo-injected "$LSK" none
 fi
 row mps-be-solo none plain; BE_SOLO=$LAST_BE
