@@ -24,19 +24,19 @@ class GateState {
 public:
   enum class Want { between, during };
   enum class Release { none, stuck, held }; // why the last release gave BE its SMs back
-  GateState(std::uint64_t stuck_limit_ns, std::uint64_t hold_limit_ns, std::uint64_t between_after_ns = 0)
-      : stuck_limit_(stuck_limit_ns), hold_limit_(hold_limit_ns), after_(between_after_ns) {}
+  GateState(std::uint64_t __stuck_limit_ns, std::uint64_t __hold_limit_ns, std::uint64_t __between_after_ns = 0)
+      : stuck_limit_(__stuck_limit_ns), hold_limit_(__hold_limit_ns), after_(__between_after_ns) {}
 
   // One look at LS: `busy` when some LS work is in flight, `stuck_ns` the longest time any LS stream in flight
   // has gone without progress (0 when idle). Returns what BE should have now.
-  Want step(std::uint64_t now, bool busy, std::uint64_t stuck_ns) {
-    if (!busy) {
+  Want step(std::uint64_t __now, bool __busy, std::uint64_t __stuck_ns) {
+    if (!__busy) {
       if (holding_ && after_ != 0) { // LS idle, but perhaps only between two requests
         if (!idle_) {
           idle_ = true;
-          idle_since_ = now;
+          idle_since_ = __now;
         }
-        if (now - idle_since_ < after_) return want_;
+        if (__now - idle_since_ < after_) return want_;
       }
       holding_ = false;
       idle_ = false;
@@ -47,22 +47,22 @@ public:
     if (!holding_) { // the first work in flight
       holding_ = true;
       released_ = false;
-      held_since_ = now;
+      held_since_ = __now;
       ++yields_;
       return want_ = Want::during;
     }
-    const bool stuck = stuck_ns > stuck_limit_;
-    if (!released_ && (stuck || now - held_since_ > hold_limit_)) {
+    const bool __stuck = __stuck_ns > stuck_limit_;
+    if (!released_ && (__stuck || __now - held_since_ > hold_limit_)) {
       released_ = true;
-      released_at_ = now;
-      release_ = stuck ? Release::stuck : Release::held;
+      released_at_ = __now;
+      release_ = __stuck ? Release::stuck : Release::held;
       ++releases_;
       return want_ = Want::between;
     }
-    const std::uint64_t rest = (release_ == Release::stuck ? stuck_limit_ : hold_limit_) / 10;
-    if (released_ && !stuck && now - released_at_ > rest) {
+    const std::uint64_t __rest = (release_ == Release::stuck ? stuck_limit_ : hold_limit_) / 10;
+    if (released_ && !__stuck && __now - released_at_ > __rest) {
       released_ = false;
-      held_since_ = now;
+      held_since_ = __now;
       ++yields_;
       return want_ = Want::during;
     }

@@ -77,9 +77,9 @@ struct RequestGateOptions {
 
 class RequestGate {
 public:
-  explicit RequestGate(Policy be, RequestGateOptions options = {})
-      : applier_(be), o_(options),
-        state_(ns(options.stuck_limit_us), ns(options.hold_limit_us), ns(options.between_after_us)) {
+  explicit RequestGate(Policy __be, RequestGateOptions __o = {})
+      : applier_(__be), o_(__o),
+        state_(to_ns(__o.stuck_limit_us), to_ns(__o.hold_limit_us), to_ns(__o.between_after_us)) {
     poller_ = std::thread([this] { poll_loop(); });
   }
   RequestGate(const RequestGate&) = delete;
@@ -134,8 +134,8 @@ public:
   }
 
 private:
-  static std::uint64_t ns(unsigned __us) { return std::uint64_t(__us) * 1000u; }
-  static std::uint64_t ns(RequestEnds::Time __t) {
+  static std::uint64_t to_ns(unsigned __us) { return std::uint64_t(__us) * 1000u; }
+  static std::uint64_t to_ns(RequestEnds::Time __t) {
     return std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(__t.time_since_epoch()).count());
   }
   // GateState's decision for now; BE's policy changes when the decision does.
@@ -143,10 +143,10 @@ private:
     std::uint64_t __stuck = 0; // the age of the oldest request in flight
     if (in_flight_ > 0) {
       const RequestEnds::Time __oldest = ends_.oldest();
-      if (__oldest < __now) __stuck = ns(__now) - ns(__oldest);
+      if (__oldest < __now) __stuck = to_ns(__now) - to_ns(__oldest);
     }
     const GateState::Want __before = state_.want();
-    const GateState::Want __w = state_.step(ns(__now), in_flight_ > 0, __stuck);
+    const GateState::Want __w = state_.step(to_ns(__now), in_flight_ > 0, __stuck);
     if (__w == __before) return;
     if (__w == GateState::Want::during)
       applier_.want(o_.during, o_.during_per_sm);
