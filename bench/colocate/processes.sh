@@ -259,7 +259,8 @@ else
 fi
 SOLO_REF=""
 row mps-ls-solo "$LSK" none; SOLO_REF=$LAST_P99 MPS_SOLO_REF=$LAST_P99 # (the later PyTorch rows' reference)
-if [ "$PART" = all ] || [ "${TRACE:-0}" = 1 ]; then # TRACE: the controller rows' LS (preloaded) alone, to pair with
+# TRACE=1 too: LS alone with libptb-ls preloaded, as it runs in the controller rows (attribute.py --solo its dump)
+if [ "$PART" = all ] || [ "${TRACE:-0}" = 1 ]; then
   LS_ENV="LD_PRELOAD=$LSLIB" row mps-ls-solo-preloaded "$LSK" none
 fi
 if [ "$PART" = all ]; then
