@@ -1,9 +1,14 @@
 // ptb/qos/gate_state.h: the request gate's decision for a controller that sees LS work from outside (ptb-qosd):
 // BE holds `during` while LS has work in flight and gets `between` when LS is idle, with two limits that give
 // BE `between` back early:
-// - the stuck limit: some LS stream in flight has made no progress for that long (an LS launch queued behind a
-//   paused BE launch in a shared hardware queue would otherwise wait forever); BE holds again once no stream is
-//   stuck and BE has had a tenth of the stuck limit;
+// - the stuck limit: some LS stream in flight has made no progress for that long, and BE has been held that long
+//   (an LS launch queued behind a paused BE launch in a shared hardware queue would otherwise wait forever); BE
+//   holds again once it has had a tenth of the stuck limit, *whether or not the stream is still stuck*, and is
+//   released again only after another whole stuck limit held. Until 2026-11-29 the gate held again only once
+//   no stream was stuck, and a release fed itself: BE's persistent workers on every SM kept LS's kernels off the
+//   GPU, so the stream stayed stuck and BE kept every SM (0.6 s while a PyTorch service warmed up, and a stall of
+//   1.2 s in a timed row, H200: docs/design/qos-request-gate.md). A stream stuck for good now gets the GPU
+//   ten parts in eleven; a BE launch that blocks a shared queue drains in the releases, slower than before;
 // - the hold limit: BE has been held that long without a break (BE's floor under an LS service that is never
 //   idle); BE holds again once it has had a tenth of the hold limit.
 // The two limits are apart because one 20 ms limit for both (as ptb::qos::RequestGate had until 2026-11-29) released
@@ -52,7 +57,8 @@ public:
       return want_ = Want::during;
     }
     const bool __stuck = __stuck_ns > stuck_limit_;
-    if (!released_ && (__stuck || __now - held_since_ > hold_limit_)) {
+    const std::uint64_t __held = __now - held_since_;
+    if (!released_ && ((__stuck && __held > stuck_limit_) || __held > hold_limit_)) {
       released_ = true;
       released_at_ = __now;
       release_ = __stuck ? Release::stuck : Release::held;
@@ -60,7 +66,7 @@ public:
       return want_ = Want::between;
     }
     const std::uint64_t __rest = (release_ == Release::stuck ? stuck_limit_ : hold_limit_) / 10;
-    if (released_ && !__stuck && __now - released_at_ > __rest) {
+    if (released_ && __now - released_at_ > __rest) { // stuck or not: see the top of this file
       released_ = false;
       held_since_ = __now;
       ++yields_;

@@ -31,8 +31,9 @@
 // A pause can block LS: CUDA maps streams onto a few hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, default
 // 8), and a BE launch paused in one of them holds every command queued behind it there, an LS request's
 // included; that request then never finishes and never ends the pause (seen on the H100). So the gate gives BE
-// `between` back while some request has been in flight for longer than `stuck_limit_us` (default 20 ms), and
-// holds again once none is and BE has had a tenth of that limit. BE's floor: the gate also gives BE `between`
+// `between` back when some request has been in flight for longer than `stuck_limit_us` (default 20 ms) and BE
+// held as long, and holds again once BE has had a tenth of that limit, the request still in flight or not
+// (qos/gate_state.h: a release that lasted while the request did could be what kept it from finishing). BE's floor: the gate also gives BE `between`
 // back when it has held BE for `hold_limit_us` (default 200 ms) without a break (an LS service that is never
 // idle), for a tenth of that limit. Both count in releases(). (A release must not last until LS is idle, which
 // an overloaded LS service never is: LS then lost the GPU for good; docs/results/colocate.md.) The two limits
