@@ -198,15 +198,23 @@ shm::PolicyValue Daemon::placement(const qos::Allocation &a) const {
 }
 
 // `why` null: not logged (the gate's yield and give-back come with every LS request; they are counted).
-void Daemon::publish(std::uint64_t now, const shm::PolicyValue &value, const char *why) {
+void Daemon::publish(std::uint64_t now, const shm::PolicyValue &value, const char *why, bool logged) {
   if (published && value == current) return;
   shm::publish(seg, value, safe);
   current = value;
   if (published) ++changes;
   published = true;
-  if (log && why) log(std::string("BE: ") + describe(value, smCount) + " (" + why + ")");
+  if (log && why && logged) log(std::string("BE: ") + describe(value, smCount) + " (" + why + ")");
   // The gate's yields and give-backs are not logged (one a request), only recorded.
   record(now, value, why ? why : gate.want() == qos::GateState::Want::during ? "LS busy" : "LS idle");
+}
+
+void Daemon::sayUnlogged(std::uint64_t now) {
+  if (log)
+    log(std::to_string(limitUnlogged) + " more release" + (limitUnlogged == 1 ? "" : "s") +
+        " by the gate's limits since the last such line, not logged (at most one line a second)");
+  limitLoggedAt = now;
+  limitUnlogged = 0;
 }
 
 void Daemon::start(std::uint64_t now) {
@@ -272,13 +280,22 @@ void Daemon::step(std::uint64_t now) {
   const std::uint64_t releases = gate.releases();
   const shm::PolicyValue want = decide(now, look);
   const char *why = nullptr;
-  if (config.policy != "gate")
+  bool logged = true;
+  if (config.policy != "gate") {
     why = "policy";
-  else if (gate.releases() != releases)
+  } else if (gate.releases() != releases) {
     why = gate.last_release() == qos::GateState::Release::stuck
               ? "the gate's stuck limit: an LS stream made no progress"
               : "the gate's hold limit: BE held that long without a break";
-  publish(now, want, why);
+    if (limitLoggedAt != 0 && now - limitLoggedAt < 1000 * kMs) {
+      logged = false;
+      ++limitUnlogged;
+    } else {
+      limitLoggedAt = now;
+    }
+  }
+  publish(now, want, why, logged);
+  if (limitUnlogged != 0 && now - limitLoggedAt >= 1000 * kMs) sayUnlogged(now);
   seg.stats.ls_busy.store(look.busy ? 1 : 0);
   seg.stats.ls_clients.store(look.clients);
   if (now >= nextStats) {
@@ -332,6 +349,7 @@ void Daemon::updateStats() {
 
 void Daemon::stop() {
   seg.controller.stopped.store(1, std::memory_order_release);
+  if (limitUnlogged != 0) sayUnlogged(shm::now_ns());
   if (log) log("stopped: BE takes its safe state (" + describe(safe, smCount) + ")");
   record(shm::now_ns(), safe, "stopped: the safe state");
   if (decisions) std::fflush(decisions);

@@ -71,10 +71,12 @@ public:
 
 private:
   qos::shm::PolicyValue decide(std::uint64_t now, const LsLook &look);
-  void publish(std::uint64_t now, const qos::shm::PolicyValue &value, const char *why);
+  // `logged` false: recorded (decisions_file) but not logged.
+  void publish(std::uint64_t now, const qos::shm::PolicyValue &value, const char *why, bool logged = true);
   void record(std::uint64_t now, const qos::shm::PolicyValue &value, const char *why);
   void updateStats();
-  void divide(); // each live BE entry's slice word (be_share)
+  void sayUnlogged(std::uint64_t now); // the count of the limits' releases not logged
+  void divide();                       // each live BE entry's slice word (be_share)
   qos::shm::PolicyValue placement(const qos::Allocation &a) const;
 
   Config config;
@@ -93,6 +95,9 @@ private:
   std::deque<double> window; // the last 1000 latencies, for the statistics
   std::uint64_t samples = 0;
   std::uint64_t changes = 0;
+  // The gate's releases by a limit are logged at most once a second (a stream stuck for good is released about
+  // 45 times a second); the line after a quiet second says how many were not logged.
+  std::uint64_t limitLoggedAt = 0, limitUnlogged = 0;
   std::FILE *decisions = nullptr; // decisions_file, while it can be written
   std::string decisionsPath;
 };

@@ -268,6 +268,38 @@ TEST_F(QosdDaemon, GateFollowsLsMarks) {
   EXPECT_NE(ptb::qosd::statusText(seg(), t).find("policy gate"), std::string::npos);
 }
 
+// An LS stream stuck for good: the gate releases BE for a tenth of the stuck limit every stuck limit held (about 45
+// times a second); the log says the first release and then, at most once a second, how many it did not log.
+TEST_F(QosdDaemon, StuckStreamReleasesAreLoggedOnceASecond) {
+  Config c;
+  c.policy = "gate";
+  auto d = daemon(c);
+  std::uint64_t t = 5000 * kMs;
+  d->start(t);
+  shm::LsClient &ls = seg().ls[1];
+  ls.pid.store(static_cast<std::uint64_t>(getpid()));
+  ls.streams[0].submitted.fetch_add(1); // never completed
+  unsigned between = 0, longest = 0, run = 0;
+  for (int i = 0; i < 2500; ++i) { // 2.5 s, 1 ms apart
+    d->step(t += kMs);
+    const bool b = !read().sms.empty();
+    between += b;
+    run = b ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  d->step(t += 10 * kMs);
+  EXPECT_LE(longest, 3u) << "a release outlasted a tenth of the stuck limit";
+  EXPECT_GE(seg().stats.releases.load(), 100u);
+  unsigned releaseLines = 0, countLines = 0;
+  for (const std::string &line : log) {
+    releaseLines += line.find("the gate's stuck limit") != std::string::npos;
+    countLines += line.find("not logged") != std::string::npos;
+  }
+  EXPECT_EQ(releaseLines, 1u);
+  EXPECT_EQ(countLines, 2u); // after the first second and the second
+  EXPECT_LE(between, 2500u / 6) << "BE had " << between << " of 2500 ms";
+}
+
 // between_sms: the SMs left out of BE's set while LS is idle stay free (LS's first blocks start there at once);
 // BE still gets no SM while LS has work in flight.
 TEST_F(QosdDaemon, GateBetweenSmsLeavesSmsFree) {
