@@ -4,17 +4,13 @@
 // - the stuck limit: some LS stream in flight has made no progress for that long, and BE has been held that long
 //   (an LS launch queued behind a paused BE launch in a shared hardware queue would otherwise wait forever); BE
 //   holds again once it has had a tenth of the stuck limit, *whether or not the stream is still stuck*, and is
-//   released again only after another whole stuck limit held. Until 2026-11-29 the gate held again only once
-//   no stream was stuck, and a release fed itself: BE's persistent workers on every SM kept LS's kernels off the
-//   GPU, so the stream stayed stuck and BE kept every SM (0.6 s while a PyTorch service warmed up, and a stall of
-//   1.2 s in a timed row, H200: docs/design/qos-request-gate.md). A stream stuck for good now gets the GPU
-//   ten parts in eleven; a BE launch that blocks a shared queue drains in the releases, slower than before;
+//   released again only after another whole stuck limit held (BE's persistent workers on every SM can be what
+//   keeps the stream stuck: docs/design/qos-request-gate.md, "A release must end"). A stream stuck for good gets
+//   the GPU ten parts in eleven; a BE launch that blocks a shared queue drains in the releases;
 // - the hold limit: BE has been held that long without a break (BE's floor under an LS service that is never
 //   idle); BE holds again once it has had a tenth of the hold limit.
-// The two limits are apart because one 20 ms limit for both (as ptb::qos::RequestGate had until 2026-11-29) released
-// BE 28 to 84 times in a one-minute row on the H200 (2026-11-29), in the long busy periods of a PyTorch service at
-// half load, the periods that make its p99 (docs/design/qos-request-gate.md). RequestGate (request_gate.cuh)
-// decides with this class too, the age of its oldest request in flight standing for `stuck_ns`.
+// Why the two limits are apart: docs/design/qos-request-gate.md. RequestGate (request_gate.cuh) decides with this
+// class too, the age of its oldest request in flight standing for `stuck_ns`.
 // `between_after`: BE gets `between` only once LS has stayed idle that long (0: at once), so that requests which
 // follow one another closely (a service's queue) are one hold, not a yield and a give-back each; the hold limit
 // counts through those gaps.

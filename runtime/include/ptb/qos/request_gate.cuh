@@ -32,19 +32,14 @@
 // 8), and a BE launch paused in one of them holds every command queued behind it there, an LS request's
 // included; that request then never finishes and never ends the pause (seen on the H100). So the gate gives BE
 // `between` back when some request has been in flight for longer than `stuck_limit_us` (default 20 ms) and BE
-// held as long, and holds again once BE has had a tenth of that limit, the request still in flight or not
-// (qos/gate_state.h: a release that lasted while the request did could be what kept it from finishing). BE's
-// floor: the gate also gives BE `between` back when it has held BE for `hold_limit_us` (default 200 ms) without
-// a break (an LS service that is never idle), for a tenth of that limit. Both count in releases(). (A release
-// must not last until LS is idle, which an overloaded LS service never is: LS then lost the GPU for good;
-// docs/results/colocate.md.) The two limits were one 20 ms limit until 2026-11-29: beside a PyTorch service at
-// half load, which has busy periods of over 20 ms where its queue builds, the floor gave BE every SM 28 to 84
-// times a minute exactly there (ptb-qosd, H200, docs/design/qos-request-gate.md). `between_after_us`: BE gets `between`
-// only once LS has stayed idle that long (0: at once), so that requests which follow one another closely are one hold.
-// The decision is ptb-qosd's (qos/gate_state.h: GateState); here the age of the oldest request in flight stands for "no
-// progress", as the gate sees requests, not their kernels. Set CUDA_DEVICE_MAX_CONNECTIONS=32 before the first CUDA
-// call so that LS's streams do not share BE's queue (the runtime does so itself only for a process confined from its
-// environment: detail/connections.cuh).
+// held as long, for a tenth of that limit, the request still in flight or not. BE's floor: the gate also gives BE
+// `between` back when it has held BE for `hold_limit_us` (default 200 ms) without a break (an LS service that is
+// never idle), for a tenth of that limit. Both count in releases(). `between_after_us`: BE gets `between` only
+// once LS has stayed idle that long (0: at once), so that requests which follow one another closely are one
+// hold. The decision is ptb-qosd's (qos/gate_state.h: GateState; why each rule: docs/design/qos-request-gate.md);
+// here the age of the oldest request in flight stands for "no progress", as the gate sees requests, not their
+// kernels. Set CUDA_DEVICE_MAX_CONNECTIONS=32 before the first CUDA call so that LS's streams do not share BE's
+// queue (the runtime does so itself only for a process confined from its environment: detail/connections.cuh).
 #pragma once
 #include <cuda_runtime.h>
 
