@@ -3,6 +3,7 @@
 decisions of the ptb-qosd that gated BE in the same row (decisions_file), both on CLOCK_MONOTONIC.
 
   python3 attribute.py REQUESTS DECISIONS [--solo SOLO_REQUESTS]
+  python3 attribute.py REQUESTS --solo SOLO_REQUESTS      (no controller: the pairing alone)
 
 Each request is put in a class by what BE had when it arrived: nothing (the last line before the arrival is
 "LS busy": the gate held BE, as LS work was in flight or LS had been idle for less than between_after_us), or
@@ -20,7 +21,8 @@ paired with itself alone: the service by the request's position in its busy peri
 requests ran before it without a break), in the row and alone, and the slowest 1% of the row's requests, their
 latency against the same requests' alone, split into the wait behind earlier requests and their own service.
 That says whether the row's p99 comes from the first request of a busy period (the yield) or from every queued
-request's few microseconds more, which a long busy period adds up.
+request's few microseconds more, which a long busy period adds up. Without DECISIONS (a row with no controller,
+such as the service alone with libptb-ls preloaded), only that pairing is printed.
 """
 import argparse
 import bisect
@@ -50,15 +52,23 @@ def read_rows(path, columns):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("requests")
-    ap.add_argument("decisions")
+    ap.add_argument("decisions", nargs="?")
     ap.add_argument("--solo")
     a = ap.parse_args()
     try:
         reqs = [tuple(int(x) for x in r[:3]) for r in read_rows(a.requests, 3)]
-        decs = [(int(r[0]), r[4]) for r in read_rows(a.decisions, 5)]
+        decs = [(int(r[0]), r[4]) for r in read_rows(a.decisions, 5)] if a.decisions else []
         solo = [tuple(int(x) for x in r[:3]) for r in read_rows(a.solo, 3)] if a.solo else []
     except (OSError, ValueError) as e:
         raise SystemExit(f"attribute.py: error: {e}")
+    us = lambda v: "-" if math.isnan(v) else f"{v / 1e3:.1f}"
+    if not a.decisions:
+        if not solo:
+            raise SystemExit("attribute.py: error: without DECISIONS, --solo is needed (the pairing is all it prints)")
+        if not reqs:
+            raise SystemExit("attribute.py: error: no requests")
+        print(f"{len(reqs)} requests, no decisions (no controller): each paired with itself alone")
+        return 0 if paired(reqs, solo, us) else 1
     if not reqs or not decs:
         raise SystemExit("attribute.py: error: no requests or no decisions")
     decs.sort()
@@ -95,7 +105,6 @@ def main():
     print("| BE when the request arrived | requests | latency p50 (us) | latency p99 (us) | service p50 (us) | "
           "service p99 (us) |")
     print("| --- | --- | --- | --- | --- | --- |")
-    us = lambda v: "-" if math.isnan(v) else f"{v / 1e3:.1f}"
     for name, _ in classes:
         g = groups[name]
         lat = [e - a0 for a0, _, e in g]
@@ -131,7 +140,7 @@ def paired(reqs, solo, us):
         abs((r[0] - reqs[0][0]) - (s[0] - solo[0][0])) <= 1000 for r, s in zip(reqs, solo))
     if not same:
         print("Not paired with --solo: the two dumps do not hold the same arrivals (count or times over 1 us apart).")
-        return
+        return False
     pr, ps = positions(reqs), positions(solo)
     print("Each request beside itself alone (the same arrivals), by its position in its busy period:")
     print()
@@ -153,6 +162,7 @@ def paired(reqs, solo, us):
     print(f"The slowest 1% ({n} requests): latency {us(lat_r)} us against {us(lat_s)} us alone (means); of the "
           f"{us(lat_r - lat_s)} us more, {us(wait)} waiting behind earlier requests and {us(own)} their own service; "
           f"position {mean(lambda i: pr[i]):.1f} ({mean(lambda i: ps[i]):.1f} alone).")
+    return True
 
 
 if __name__ == "__main__":

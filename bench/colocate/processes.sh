@@ -45,6 +45,7 @@
 # also runs the row mps-ls-solo-preloaded (LS alone with libptb-ls, as in the controller's rows).
 # CAPACITY=R: the PyTorch service's capacity in requests/s, measured by the caller with nothing else running,
 # instead of the measure at the start of the run (which another GPU's run starting at the same time lowers).
+# REQUESTS=N: the PyTorch rows' windows long enough for N requests at the measured rate (instead of SECS).
 # COLO_SECS (default 8): the window of the rows with bench/colocate's LS client (26,000 requests at 8 s).
 # Everything goes to $OUT (default build/processes-out): processes.md (the table), run.log, per-row logs.
 set -u
@@ -234,6 +235,14 @@ COLO_CAP=$(timeout 120 "$BIN/colocate" --role capacity ${LS_ARGS:-} | awk '/^ROL
 RATE=$(awk -v c="$CAP" -v l="$LOAD" 'BEGIN {printf "%.1f", c * l}')
 COLO_RATE=$(awk -v c="$COLO_CAP" -v l="$LOAD" 'BEGIN {printf "%.1f", c * l}')
 say "LS $MODEL capacity $CAP requests/s -> rate $RATE; colocate's LS capacity $COLO_CAP -> $COLO_RATE"
+# REQUESTS=N: the PyTorch rows' window long enough for N requests at this rate (in place of SECS; the goal's
+# 20,000 took 43-47 s on the H200, more where the service is slower)
+if [ -n "${REQUESTS:-}" ] && [ "$LSK" = torch ]; then
+  [[ $REQUESTS =~ ^[0-9]+$ ]] || { echo "processes.sh: REQUESTS=$REQUESTS: a count of requests" >&2; exit 2; }
+  SECS=$(awk -v n="$REQUESTS" -v r="$RATE" 'BEGIN {if (r <= 0) exit 1; s = n / r; printf "%d", (s == int(s) ? s : int(s) + 1) + 1}') ||
+    { say "REQUESTS=$REQUESTS: no rate (the capacity was not measured)"; exit 1; }
+  say "REQUESTS=$REQUESTS at $RATE requests/s: windows of $SECS s"
+fi
 if [ "${MPS_EXTERNAL:-0}" = 1 ]; then # the caller's daemon runs already: no row can go without MPS
   say "no time-slicing rows: MPS_EXTERNAL=1 (the caller's MPS daemon serves this GPU)"
 else
