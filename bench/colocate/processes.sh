@@ -42,7 +42,8 @@
 # STATUS_MID=1 saves each controller row's `ptb-qosd status`, taken 10 s into the row, in its .status.txt.
 # TRACE=1 writes, for each row with the PyTorch service, its requests ($name.requests.tsv: ls_torch.py --dump), and
 # for each controller row the decisions file and bench/colocate/attribute.py's table ($name.attribution.txt); it
-# also runs the row mps-ls-solo-preloaded (LS alone with libptb-ls, as in the controller's rows).
+# also runs the rows mps-ls-solo-preloaded (LS alone with libptb-ls, as in the controller's rows, but with no
+# controller up, so nothing marked) and mps-ls-solo-marked (the same under ptb-qosd's gate: every launch marked).
 # CAPACITY=R: the PyTorch service's capacity in requests/s, measured by the caller with nothing else running,
 # instead of the measure at the start of the run (which another GPU's run starting at the same time lowers).
 # REQUESTS=N: the PyTorch rows' windows long enough for N requests at the measured rate (instead of SECS).
@@ -271,6 +272,9 @@ row mps-ls-solo "$LSK" none; SOLO_REF=$LAST_P99 MPS_SOLO_REF=$LAST_P99 # (the la
 # TRACE=1 too: LS alone with libptb-ls preloaded, as it runs in the controller rows (attribute.py --solo its dump)
 if [ "$PART" = all ] || [ "${TRACE:-0}" = 1 ]; then
   LS_ENV="LD_PRELOAD=$LSLIB" row mps-ls-solo-preloaded "$LSK" none
+  # ... and with a controller up, so that its launches are marked (with no controller libptb-ls marks nothing):
+  # what the marks cost LS, BE absent
+  LS_ENV="$MARK_ENV" qosd_row "--policy gate --poll-us 5" mps-ls-solo-marked "$LSK" none
 fi
 if [ "$PART" = all ]; then
   LS_ENV="CUDA_INJECTION64_PATH=$LSLIB" row mps-ls-solo-injected "$LSK" none
