@@ -21,6 +21,7 @@
 #   - the fault: ptb-qosd killed (SIGKILL) while both run: BE's time to its safe state, the restarted
 #     controller's time to be followed (test/gpu/qosd/controller_fault.cpp); LS must finish and pass its check;
 #   - a second ptb-qosd on the GPU must be refused.
+# PART=faults runs LS alone under MPS (the reference) and the fault cases alone.
 # PART=goal runs only the rows the issue's goal compares (time-slicing with its references in TS_SECS windows,
 # default 8 s; LS solo, BE solo, MPS at 25%, the gate through the controller, the in-process gate), for long
 # windows (SECS=47: about 21,900 PyTorch requests; 43 s gave 19,846 to 20,747, as the measured capacity varies).
@@ -199,6 +200,41 @@ row() {
   say "row $name: LS p50 ${p50:-?} us, p99 ${p99:-?} us (${x:-?}x solo, ${reqs:-?} requests${split:+, halves split $split}), BE ${be_rate:-?} tasks/s (${share:-?} of solo$([ "$procs" -gt 1 ] && echo ", processes $each"))${mhz:+, SM ${mhz} MHz, ${watts} W}, $check"
   LAST_P99=${p99:-} LAST_BE=${be_rate:-}
 }
+# The faults (PART=all, or PART=faults alone after LS's solo reference): the controller killed mid-run and
+# restarted, a second controller refused, an LS and a BE process killed mid-run.
+run_faults() {
+  # ---- the fault: the controller killed mid-run, then restarted
+  SOLO_REF=$MPS_SOLO_REF
+  qosd_start --policy gate && {
+    FAULT_CMD="sleep 3; \"$BIN/controller_fault\" \"$SEGMENT\" 500 -- \"$BIN/ptb-qosd\" run --device 0 --policy gate --mps use"
+    LS_ENV="$MARK_ENV" row qosd-gate-fault "$LSK" follow PTB_QOSD=1
+    FAULT_CMD=""
+    say "fault: $(grep FAULT "$OUT/qosd-gate-fault.fault.log")"
+    # a second controller on the same GPU is refused
+    "$BIN/ptb-qosd" run --device 0 --policy gate >"$OUT/second.log" 2>&1 & second=$!
+    sleep 2
+    if kill -0 $second 2>/dev/null; then say "second controller: NOT refused (still running)"; kill $second
+    else wait $second; say "second controller: refused, rc $?: $(head -2 "$OUT/second.log" | tr '\n' ' ')"; fi
+    "$BIN/ptb-qosd" status --gpu "$GPU_KEY" >"$OUT/status.txt" 2>&1
+    pkill -f "ptb-qosd run --device 0" 2>/dev/null
+    qosd_stop
+  }
+  # ---- an LS process and a BE process killed mid-run: their entries are freed, nothing waits for them
+  qosd_start --policy gate && {
+    env "$MARK_ENV" python3 bench/colocate/ls_torch.py --model "$MODEL" --rate "$RATE" --secs 30 \
+      >"$OUT/kill-ls.log" 2>&1 & lsp=$!
+    PTB_QOSD=1 "$BIN/colocate" --role be --be-kind "$BE" --be-follow --settle 0.5 --secs 30 >"$OUT/kill-be.log" 2>&1 &
+    bep=$!
+    sleep 12
+    { echo "both running:"; "$BIN/ptb-qosd" status --gpu "$GPU_KEY"
+      kill -9 $lsp; sleep 0.5; echo "0.5 s after the LS process was killed:"; "$BIN/ptb-qosd" status --gpu "$GPU_KEY"
+      kill -9 $bep; sleep 0.5; echo "0.5 s after the BE process was killed:"; "$BIN/ptb-qosd" status --gpu "$GPU_KEY"
+    } >"$OUT/kill.txt" 2>&1
+    wait $lsp $bep 2>/dev/null
+    say "killed clients: $(grep -c 'is gone: its entry is freed' "$OUT/qosd.log") entries freed (qosd.log); status in kill.txt"
+    qosd_stop
+  }
+}
 FAULT_CMD="" SOLO_REF="" LS_ENV=""
 {
   echo "# Cross-process co-location, $(date -u +%F), $(head -1 "$OUT/env.txt" 2>/dev/null)"
@@ -246,6 +282,8 @@ if [ -n "${REQUESTS:-}" ] && [ "$LSK" = torch ]; then
 fi
 if [ "${MPS_EXTERNAL:-0}" = 1 ]; then # the caller's daemon runs already: no row can go without MPS
   say "no time-slicing rows: MPS_EXTERNAL=1 (the caller's MPS daemon serves this GPU)"
+elif [ "$PART" = faults ]; then
+  say "PART=faults: LS alone under MPS, then the faults"
 else
   # PART=goal: the time-slicing row too (the goal is measured in the same run), its references in windows of
   # TS_SECS (default 8) s
@@ -269,6 +307,7 @@ else
 fi
 SOLO_REF=""
 row mps-ls-solo "$LSK" none; SOLO_REF=$LAST_P99 MPS_SOLO_REF=$LAST_P99 # (the later PyTorch rows' reference)
+if [ "$PART" = faults ]; then run_faults; say "done in $(( $(date +%s) - T0 )) s"; cat "$OUT/processes.md"; exit 0; fi
 # TRACE=1 too: LS alone with libptb-ls preloaded, as it runs in the controller rows (attribute.py --solo its dump)
 if [ "$PART" = all ] || [ "${TRACE:-0}" = 1 ]; then
   LS_ENV="LD_PRELOAD=$LSLIB" row mps-ls-solo-preloaded "$LSK" none
@@ -341,36 +380,6 @@ if [ "$PART" = frontier ]; then # the table of BE share at each LS p99 tolerance
   tee -a "$LOG" <"$OUT/frontier.md"
 fi
 if [ "$PART" != all ] || [ "${FAULTS:-1}" = 0 ]; then say "done in $(( $(date +%s) - T0 )) s"; cat "$OUT/processes.md"; exit 0; fi
-# ---- the fault: the controller killed mid-run, then restarted
-SOLO_REF=$MPS_SOLO_REF
-qosd_start --policy gate && {
-  FAULT_CMD="sleep 3; \"$BIN/controller_fault\" \"$SEGMENT\" 500 -- \"$BIN/ptb-qosd\" run --device 0 --policy gate --mps use"
-  LS_ENV="$MARK_ENV" row qosd-gate-fault "$LSK" follow PTB_QOSD=1
-  FAULT_CMD=""
-  say "fault: $(grep FAULT "$OUT/qosd-gate-fault.fault.log")"
-  # a second controller on the same GPU is refused
-  "$BIN/ptb-qosd" run --device 0 --policy gate >"$OUT/second.log" 2>&1 & second=$!
-  sleep 2
-  if kill -0 $second 2>/dev/null; then say "second controller: NOT refused (still running)"; kill $second
-  else wait $second; say "second controller: refused, rc $?: $(head -2 "$OUT/second.log" | tr '\n' ' ')"; fi
-  "$BIN/ptb-qosd" status --gpu "$GPU_KEY" >"$OUT/status.txt" 2>&1
-  pkill -f "ptb-qosd run --device 0" 2>/dev/null
-  qosd_stop
-}
-# ---- an LS process and a BE process killed mid-run: their entries are freed, nothing waits for them
-qosd_start --policy gate && {
-  env "$MARK_ENV" python3 bench/colocate/ls_torch.py --model "$MODEL" --rate "$RATE" --secs 30 \
-    >"$OUT/kill-ls.log" 2>&1 & lsp=$!
-  PTB_QOSD=1 "$BIN/colocate" --role be --be-kind "$BE" --be-follow --settle 0.5 --secs 30 >"$OUT/kill-be.log" 2>&1 &
-  bep=$!
-  sleep 12
-  { echo "both running:"; "$BIN/ptb-qosd" status --gpu "$GPU_KEY"
-    kill -9 $lsp; sleep 0.5; echo "0.5 s after the LS process was killed:"; "$BIN/ptb-qosd" status --gpu "$GPU_KEY"
-    kill -9 $bep; sleep 0.5; echo "0.5 s after the BE process was killed:"; "$BIN/ptb-qosd" status --gpu "$GPU_KEY"
-  } >"$OUT/kill.txt" 2>&1
-  wait $lsp $bep 2>/dev/null
-  say "killed clients: $(grep -c 'is gone: its entry is freed' "$OUT/qosd.log") entries freed (qosd.log); status in kill.txt"
-  qosd_stop
-}
+run_faults
 say "done in $(( $(date +%s) - T0 )) s"
 cat "$OUT/processes.md"
