@@ -23,7 +23,8 @@
 #   - a second ptb-qosd on the GPU must be refused.
 # PART=faults runs LS alone under MPS (the reference) and the fault cases alone.
 # PART=goal runs only the rows the issue's goal compares (time-slicing with its references in TS_SECS windows,
-# default 8 s; LS solo, BE solo, MPS at 25%, the gate through the controller, the in-process gate), for long
+# default 8 s; LS solo, BE solo (its rate also in a TS_SECS window), MPS at 25%, the gate through the controller,
+# the in-process gate), for long
 # windows (SECS=47: about 21,900 PyTorch requests; 43 s gave 19,846 to 20,747, as the measured capacity varies).
 # PART=frontier (issue 42): each system along its knob in one run, the same arrivals: time-slicing, MPS with
 # BE at MPS_PCTS (default "10 25 50 75") % of the threads, BE in a green context of GREENS (default
@@ -318,7 +319,9 @@ fi
 if [ "$PART" = all ]; then
   LS_ENV="CUDA_INJECTION64_PATH=$LSLIB" row mps-ls-solo-injected "$LSK" none
 fi
-row mps-be-solo none plain; BE_SOLO=$LAST_BE
+# PART=goal: BE's solo rate (a steady rate, not a tail) in a window of TS_SECS too
+bx=$SECS; [ "$PART" = goal ] && bx=${TS_SECS:-8}
+SECS=$bx row mps-be-solo none plain; BE_SOLO=$LAST_BE
 [ "$PART" = all ] && row mps-be100 "$LSK" plain
 if [ "$PART" = frontier ]; then # each peer along its knob: MPS's thread percentage, a green context's SMs
   # LS alone with part of the GPU (MPS's thread percentage): the smallest share that keeps it within a
