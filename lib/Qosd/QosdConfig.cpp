@@ -71,7 +71,16 @@ std::string oneOf(const std::string &value, const std::vector<const char *> &nam
 using Setter = std::function<std::string(Config &, const std::string &)>;
 const std::map<std::string, Setter> &setters() {
   static const std::map<std::string, Setter> table = {
-      {"policy", [](Config &c, const std::string &v) { return oneOf(v, kPolicies, c.policy); }},
+      {"policy",
+       [](Config &c, const std::string &v) {
+         // The in-process controllers' fifth, the fuse-or-reorder manager, picks which of the BE program's own
+         // launches to make: it lives in that program, not in a controller (docs/design/qos-controller.md).
+         if (v == "manager")
+           return std::string("'manager' is not a controller's policy: the fuse-or-reorder manager runs inside "
+                              "the BE program (ptb::qos::ManagerDriver); across processes its yield is the "
+                              "gate's (policy = gate)");
+         return oneOf(v, kPolicies, c.policy);
+       }},
       {"target_p99_us", [](Config &c, const std::string &v) { return real(v, c.targetP99Us); }},
       {"poll_us", [](Config &c, const std::string &v) { return positive(v, c.pollUs); }},
       {"lease_ms", [](Config &c, const std::string &v) { return positive(v, c.leaseMs); }},
