@@ -21,7 +21,10 @@ its table, from 1). Rows are grouped into systems by their names; a system's kno
 Rows that failed a check, or lack either number, are left out (and named). For each system and each LS
 p99 tolerance (1.05, 1.10, 1.25, 1.5x solo) it prints the best BE share among the system's rows within the
 tolerance, and the row that gave it; then the bounds on BE's share: time-sharing, 1 - rho, where rho is LS's
-load (processes.sh runs LS at LOAD of its back-to-back capacity, so its busy fraction alone is LOAD), and,
+busy fraction alone: the "LS busy" of the table's mps-ls-solo row (the fraction of its window the service spent
+in requests; the smallest over several tables, so the highest bound), or, in a table without it, LS's load
+(processes.sh runs LS at LOAD of its back-to-back capacity; a request between arrivals takes longer than back to
+back, so the measured rho is higher: 0.56 at a load of 0.5, PyTorch ResNet-50 on the H100, 2026-12-07), and,
 where the table has rows of LS alone with part of the GPU (mps-ls<P>: P% of the threads), spatial,
 (1 - rho) + rho (1 - s) at each tolerance, s the smallest such share that kept LS within it (1 when none
 did); last, ours (ptb-qosd's best) over the best peer's. Rows whose LS p99 did not repeat between the two
@@ -58,10 +61,11 @@ def system_of(name):
 
 
 def read_rows(path):
-    """(rows, load, left_out, alone, what): rows are dicts with name, system, x, share and split (None where the table
-    has no split); alone maps the share of the GPU LS had alone (mps-ls<P>: P / 100) to its LS p99 x solo; what is
-    the table's line that names LS, its load and BE ("" when it has none)."""
-    rows, load, left_out, alone, split_at, what = [], None, [], {}, None, ""
+    """(rows, load, left_out, alone, what, busy): rows are dicts with name, system, x, share and split (None where
+    the table has no split); alone maps the share of the GPU LS had alone (mps-ls<P>: P / 100) to its LS p99 x solo;
+    what is the table's line that names LS, its load and BE ("" when it has none); busy is the mps-ls-solo row's LS
+    busy fraction (None where the table has no such cell)."""
+    rows, load, left_out, alone, split_at, busy_at, what, busy = [], None, [], {}, None, None, "", None
     with open(path, encoding="utf-8") as f:
         for line in f:
             m = re.search(r"at ([0-9.]+) of its solo capacity", line)
@@ -70,6 +74,7 @@ def read_rows(path):
             if line.startswith("| row "):
                 header = [c.strip() for c in line.strip().strip("|").split("|")]
                 split_at = header.index("LS p99 split") if "LS p99 split" in header else None
+                busy_at = header.index("LS busy") if "LS busy" in header else None
                 continue
             if not line.startswith("| ") or line.startswith("| ---"):
                 continue
@@ -77,6 +82,8 @@ def read_rows(path):
             if len(cells) < 7:
                 continue
             name, requests, x, share, checks = cells[0], cells[1], cells[4], cells[6], cells[-1]
+            if name == "mps-ls-solo" and busy_at is not None and busy_at < len(cells) and cells[busy_at]:
+                busy = float(cells[busy_at])
             m = re.fullmatch(r"mps-ls(\d+)", name)
             if m and x and checks.startswith("ok"):
                 alone[int(m.group(1)) / 100] = float(x)
@@ -91,7 +98,7 @@ def read_rows(path):
             rows.append({"name": name, "system": system, "x": float(x), "share": float(share),
                          "split": float(split) if split else None,
                          "requests": int(requests) if requests.isdigit() else None})
-    return rows, load, left_out, alone, what
+    return rows, load, left_out, alone, what, busy
 
 
 def best_within(rows, tolerance):
@@ -109,7 +116,8 @@ def spatial_share(alone, tolerance):
     return min(inside) if inside else 1.0
 
 
-def table(rows, load, alone=None):
+def table(rows, load, alone=None, busy=None):
+    """The tables; rho is busy (measured) where given, else load."""
     systems = sorted({r["system"] for r in rows}, key=lambda s: (not s.startswith("ptb-qosd"), s))
     out = ["| system | " + " | ".join(f"LS p99 <= {t:.2f}x" for t in TOLERANCES) + " |",
            "| --- |" + " --- |" * len(TOLERANCES)]
@@ -117,16 +125,23 @@ def table(rows, load, alone=None):
         mine = [r for r in rows if r["system"] == s]
         cells = [cell(best_within(mine, t)) for t in TOLERANCES]
         out.append(f"| {s} | " + " | ".join(cells) + " |")
-    if load is not None:
+    rho = busy if busy is not None else load
+    if rho is not None:
         out.append("")
-        out.append(f"Time-sharing bound on BE's share: 1 - rho = {1 - load:.2f} (rho = LS's load, {load:g}).")
+        if busy is not None:
+            out.append(f"Time-sharing bound on BE's share: 1 - rho = {1 - rho:.2f} (rho = {rho:.3f}, LS alone's busy "
+                       f"fraction, the mps-ls-solo row's LS busy; its load: {load:g}).")
+        else:
+            out.append(f"Time-sharing bound on BE's share: 1 - rho = {1 - rho:.2f} (rho = LS's load, {load:g}: no "
+                       f"LS busy of LS alone in the table; a load understates rho where a request between arrivals "
+                       f"is slower than back to back).")
         if alone:
             out.append("")
             out.append("| tolerance | LS alone within it on (s) | spatial bound (1 - rho) + rho (1 - s) |")
             out.append("| --- | --- | --- |")
             for t in TOLERANCES:
                 s = spatial_share(alone, t)
-                out.append(f"| {t:.2f}x | {s:.2f} | {(1 - load) + load * (1 - s):.2f} |")
+                out.append(f"| {t:.2f}x | {s:.2f} | {(1 - rho) + rho * (1 - s):.2f} |")
     ours = [r for r in rows if r["system"].startswith("ptb-qosd")]
     peers = [r for r in rows if not r["system"].startswith("ptb-qosd")]
     if ours and peers:
@@ -150,7 +165,7 @@ def frontier(points):
     return front
 
 
-def draw(rows, load, path):
+def draw(rows, rho, path):
     try:
         import matplotlib
 
@@ -165,8 +180,8 @@ def draw(rows, load, path):
         f = frontier(mine)
         line = ax.plot([r["x"] for r in f], [r["share"] for r in f], marker="o", label=s)[0]
         ax.scatter([r["x"] for r in mine], [r["share"] for r in mine], s=12, color=line.get_color(), alpha=0.5)
-    if load is not None:
-        ax.axhline(1 - load, color="gray", linestyle="--", linewidth=1, label="time-sharing bound")
+    if rho is not None:
+        ax.axhline(1 - rho, color="gray", linestyle="--", linewidth=1, label="time-sharing bound")
     ax.set_xscale("log")
     ax.set_xlabel("LS p99 / LS solo p99")
     ax.set_ylabel("BE throughput / BE solo")
@@ -178,12 +193,15 @@ def draw(rows, load, path):
 
 
 def read_tables(paths):
-    """read_rows over every table, as one: (rows, load, left_out, alone). Raises ValueError when the tables are not
+    """read_rows over every table, as one: (rows, load, left_out, alone, busy: the smallest LS busy of LS alone, None
+    when no table has one). Raises ValueError when the tables are not
     of one workload (their lines naming LS, its load and BE differ). A row name seen in an earlier table gets "@N" (its table's number); LS alone on a share of the GPU
     keeps its worst p99 over the tables."""
-    rows, load, left_out, alone, seen, first = [], None, [], {}, set(), None
+    rows, load, left_out, alone, seen, first, busy = [], None, [], {}, set(), None, None
     for n, path in enumerate(paths, 1):
-        r, l, lo, al, what = read_rows(path)
+        r, l, lo, al, what, b = read_rows(path)
+        if b is not None:
+            busy = b if busy is None else min(busy, b)
         if what:
             if first is not None and what != first[1]:
                 raise ValueError(f"{path}: another workload than {first[0]}'s: \"{what}\" against \"{first[1]}\"")
@@ -197,7 +215,7 @@ def read_tables(paths):
         left_out += lo
         for share, x in al.items():
             alone[share] = max(x, alone.get(share, x))
-    return rows, load, left_out, alone
+    return rows, load, left_out, alone, busy
 
 
 def main():
@@ -206,7 +224,7 @@ def main():
     ap.add_argument("--png", help="draw the frontiers here")
     a = ap.parse_args()
     try:
-        rows, load, left_out, alone = read_tables(a.tables)
+        rows, load, left_out, alone, busy = read_tables(a.tables)
     except OSError as e:
         print(f"frontier.py: {e.filename}: {e.strerror}", file=sys.stderr)
         return 1
@@ -216,7 +234,7 @@ def main():
     if not rows:
         print(f"frontier.py: {', '.join(a.tables)}: no row of a system with both numbers", file=sys.stderr)
         return 1
-    print(table(rows, load, alone))
+    print(table(rows, load, alone, busy))
     if left_out:
         print(f"\nLeft out (a failed check or a missing number): {', '.join(left_out)}")
     unsteady = [r for r in rows if r["split"] is not None and r["split"] > SPLIT_MAX]
@@ -228,7 +246,7 @@ def main():
         print(f"\nFewer than {MIN_REQUESTS:,} LS requests (issue 42 asks at least that): "
               + ", ".join(f"{r['name']} ({r['requests']:,})" for r in few))
     if a.png:
-        draw(rows, load, a.png)
+        draw(rows, busy if busy is not None else load, a.png)
     return 0
 
 

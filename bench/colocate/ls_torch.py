@@ -7,6 +7,16 @@ for bench/colocate/processes.sh. It knows nothing of ptb: processes.sh injects l
       back-to-back requests, 5 blocks of 200: prints "TORCH capacity <requests/s> us <mean us> blocks <lo>-<hi>",
       the median block's rate and mean request, and the slowest and fastest block's rate
   python3 ls_torch.py --model resnet50 --rate R --secs S [--settle S] [--seed N]
+      Poisson arrivals at R requests/s for settle + secs seconds, one request at a time in arrival order
+      (a request that arrives while another runs waits: that wait counts), latency = end - arrival on the
+      host clock (the request's stream synchronized); prints
+      "TORCH requests N p50 <us> p99 <us> p999 <us> max <us> split <S> busy <B> check ok|FAILED exact K/N worst R"
+      for the requests that arrived after settle; split: the larger over the smaller p99 of the window's two
+      halves (in arrival order), how well the pooled p99 repeats (issue 42 asks <= 1.10); busy: the fraction of
+      the time from the end of settle to the last request's end that the service spent in requests (start to
+      end; requests never overlap), LS's busy fraction rho, whose 1 - rho bounds what a BE beside it can have
+      by time-sharing (frontier.py). At a rate of half the capacity it is above 0.5: on the H100 (2026-12-07) a
+      request between arrivals took 1.17-1.19 ms at the median, back to back 1.05-1.08 ms, and busy was 0.56.
   ... [--dump FILE]
       also writes each request after settle to FILE, one line each: arrival, start and end, CLOCK_MONOTONIC ns
       (the clock of ptb-qosd's decisions_file; attribute.py puts the two side by side)
@@ -14,12 +24,6 @@ for bench/colocate/processes.sh. It knows nothing of ptb: processes.sh injects l
       after each request, write M MiB on the request's stream and wait for it (outside the request's timing in
       --capacity, where each request is timed alone): the L2 cache as a BE job that ran between two requests
       leaves it, with no BE at all (H100 and H200: 50 MB of L2; ResNet-50 in fp16: 51 MB of weights)
-      Poisson arrivals at R requests/s for settle + secs seconds, one request at a time in arrival order
-      (a request that arrives while another runs waits: that wait counts), latency = end - arrival on the
-      host clock (the request's stream synchronized); prints
-      "TORCH requests N p50 <us> p99 <us> p999 <us> max <us> split <S> check ok|FAILED exact K/N worst R" for
-      the requests that arrived after settle; split: the larger over the smaller p99 of the window's two halves
-      (in arrival order), how well the pooled p99 repeats (issue 42 asks <= 1.10).
 
 Models (random weights, fp16, inference mode): torchvision ResNet-50 on 1x3x224x224, and a transformer
 encoder (6 layers, d_model 512, 8 heads, sequence 128, batch 1). Each request runs as one CUDA graph replay
@@ -113,6 +117,11 @@ def split(values, p=0.99):
     return max(a, b) / min(a, b) if half and min(a, b) > 0 else 0.0
 
 
+def busy(in_requests_ns, window_ns):
+    """The fraction of the window spent in requests; 0 for an empty window."""
+    return in_requests_ns / window_ns if window_ns > 0 else 0.0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="resnet50")
@@ -171,7 +180,7 @@ def main():
     # perf_counter and monotonic are both CLOCK_MONOTONIC on Linux; the offset is measured anyway (the dump's stamps)
     mono_off = time.monotonic_ns() - time.perf_counter_ns()
     lat, worst, checked, exact, start = [], 0.0, 0, 0, time.perf_counter()
-    rows = []
+    rows, in_requests_ns, last_end_ns = [], 0, 0
     for i, at in enumerate(arrivals):
         while True:  # sleep to 1 ms before the arrival, then spin
             ahead = start + at - time.perf_counter()
@@ -184,6 +193,8 @@ def main():
         if at >= a.settle:
             ended = time.perf_counter_ns()
             lat.append((ended / 1e9 - (start + at)) * 1e6)
+            in_requests_ns += ended - max(began, int((start + a.settle) * 1e9))
+            last_end_ns = ended
             if a.dump:
                 rows.append((int((start + at) * 1e9) + mono_off, began + mono_off, ended + mono_off))
         svc.flush()
@@ -195,7 +206,8 @@ def main():
             f.write("# ls_torch.py: one line per request: arrival, start, end (CLOCK_MONOTONIC ns)\n")
             f.writelines(f"{r[0]}\t{r[1]}\t{r[2]}\n" for r in rows)
     print(f"TORCH requests {len(lat)} p50 {quantile(lat, 0.5):.1f} p99 {quantile(lat, 0.99):.1f} "
-          f"p999 {quantile(lat, 0.999):.1f} max {max(lat) if lat else 0:.1f} split {split(lat):.3f} check {'ok' if worst <= TOLERANCE else 'FAILED'} exact {exact}/{checked} "
+          f"p999 {quantile(lat, 0.999):.1f} max {max(lat) if lat else 0:.1f} split {split(lat):.3f} "
+          f"busy {busy(in_requests_ns, last_end_ns - int((start + a.settle) * 1e9)):.3f} check {'ok' if worst <= TOLERANCE else 'FAILED'} exact {exact}/{checked} "
           f"worst {worst:.2e}", flush=True)
     return 0 if worst <= TOLERANCE else 1
 

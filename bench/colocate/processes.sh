@@ -134,7 +134,7 @@ qosd_row() {
 }
 
 # One row: NAME LS_KIND(torch|colo|none) BE_FORM(plain|follow|none) [ENV for BE...] ; LS_ENV for the LS side.
-# Prints "| name | ls p99 | x solo | BE share | checks |" into processes.md.
+# Appends its line to processes.md (the columns of the header below) and says it in run.log.
 BE_SOLO=""
 row() {
   local name=$1 ls=$2 be=$3; shift 3
@@ -180,11 +180,13 @@ row() {
   [ -s "$OUT/clocks.csv" ] && clk=$(awk -F', *' -v a="$t0" -v b="$EPOCHREALTIME" \
     '$1 >= a && $1 <= b && $2 + 0 > 0 {c += $2; w += $3; n++} END {if (n) printf "%.0f %.0f", c / n, w / n}' "$OUT/clocks.csv")
   [ -n "$clk" ] && read -r mhz watts <<<"$clk"
-  local p50 p99 split be_rate check=ok
+  local p50 p99 split lsbusy be_rate check=ok
   if [ "$ls" != none ]; then # "TORCH requests N p50 X p99 Y ..." or "ROLE ls requests N p50 X p99 Y ..."
     read -r p50 p99 < <(awk '/^TORCH requests/ {print $5, $7} /^ROLE ls/ {print $6, $8}' "$lsout")
     # the p99 of the window's first half against its second's (larger over smaller): does the p99 repeat?
     split=$(awk '/^TORCH requests|^ROLE ls/ {for (i = 1; i < NF; i++) if ($i == "split") print $(i + 1)}' "$lsout")
+    # the fraction of the window the service spent in requests (ls_torch.py; colocate's client prints none)
+    lsbusy=$(awk '/^TORCH requests/ {for (i = 1; i < NF; i++) if ($i == "busy") print $(i + 1)}' "$lsout")
     grep -q "check ok" "$lsout" || check=LS-FAILED
   fi
   local each=""
@@ -197,7 +199,7 @@ row() {
   reqs=$(awk '/^TORCH requests/ {print $3} /^ROLE ls/ {print $4}' "$lsout")
   [ -n "${p99:-}" ] && [ -n "$SOLO_REF" ] && x=$(awk -v a="$p99" -v b="$SOLO_REF" 'BEGIN {printf "%.2f", a / b}')
   [ -n "${be_rate:-}" ] && [ -n "$BE_SOLO" ] && share=$(awk -v a="$be_rate" -v b="$BE_SOLO" 'BEGIN {printf "%.2f", a / b}')
-  echo "| $name | ${reqs:-} | ${p50:-} | ${p99:-} | ${x:-} | ${be_rate:-} | ${share:-} | ${mhz:-} | ${watts:-} | ${split:-} | $check (rc $lsrc/$berc) |" >>"$OUT/processes.md"
+  echo "| $name | ${reqs:-} | ${p50:-} | ${p99:-} | ${x:-} | ${be_rate:-} | ${share:-} | ${mhz:-} | ${watts:-} | ${split:-} | ${lsbusy:-} | $check (rc $lsrc/$berc) |" >>"$OUT/processes.md"
   say "row $name: LS p50 ${p50:-?} us, p99 ${p99:-?} us (${x:-?}x solo, ${reqs:-?} requests${split:+, halves split $split}), BE ${be_rate:-?} tasks/s (${share:-?} of solo$([ "$procs" -gt 1 ] && echo ", processes $each"))${mhz:+, SM ${mhz} MHz, ${watts} W}, $check"
   LAST_P99=${p99:-} LAST_BE=${be_rate:-}
 }
@@ -246,8 +248,8 @@ FAULT_CMD="" SOLO_REF="" LS_ENV=""
     echo "LS bench/colocate's client (${LS_ARGS:-its defaults}) at $LOAD of its solo capacity; BE $BE (bench/colocate)."
   fi
   echo
-  echo "| row | LS requests | LS p50 (us) | LS p99 (us) | x solo p99 | BE tasks/s | BE share of solo | SM clock (MHz) | power (W) | LS p99 split | checks |"
-  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  echo "| row | LS requests | LS p50 (us) | LS p99 (us) | x solo p99 | BE tasks/s | BE share of solo | SM clock (MHz) | power (W) | LS p99 split | LS busy | checks |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 } >"$OUT/processes.md"
 
 # The GPU's SM clock and power, sampled every 100 ms (CLOCKS=0: not), for each row's means: a BE that draws
