@@ -23,7 +23,8 @@
 #   - a second ptb-qosd on the GPU must be refused.
 # PART=faults runs LS alone under MPS (the reference) and the fault cases alone.
 # PART=goal runs only the rows the issue's goal compares (time-slicing with its references in TS_SECS windows,
-# default 8 s; LS solo, BE solo (its rate also in a TS_SECS window), MPS at 25%, the gate through the controller,
+# default 8 s; LS solo, BE solo and BE as twins under `--policy off` (their rates also in TS_SECS windows), MPS at
+# 25%, the gate through the controller,
 # the in-process gate), for long
 # windows (SECS=47: about 21,900 PyTorch requests; 43 s gave 19,846 to 20,747, as the measured capacity varies).
 # PART=frontier (issue 42): each system along its knob in one run, the same arrivals: time-slicing, MPS with
@@ -346,8 +347,9 @@ if [ "$PART" = all ]; then
   row mps-be100-prio1 "$LSK" plain CUDA_MPS_CLIENT_PRIORITY=1
   row mps-be25-prio1 "$LSK" plain CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 CUDA_MPS_CLIENT_PRIORITY=1
 fi
-# the cost of following (twins on every SM)
-[ "$PART" = all ] && qosd_row "--policy off" qosd-off-be-solo none follow PTB_QOSD=1
+# the cost of following (twins on every SM): PART=goal too, in a TS_SECS window, as the twin's rate over the plain
+# one bounds a gated BE's share with LS's busy fraction (compute's twin: 0.93 on the H200, 2026-11-29)
+case "$PART" in all | goal) SECS=$bx qosd_row "--policy off" qosd-off-be-solo none follow PTB_QOSD=1 ;; esac
 # The gate through the controller; poll5: the controller and the BE link poll every 5 us instead of 20.
 GATES=${GATES:-"gate|gate --between-per-sm 2|gate --poll-us 5|gate --between-per-sm 2 --poll-us 5"}
 IFS='|' read -r -a gates <<<"$GATES"
