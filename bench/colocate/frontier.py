@@ -82,8 +82,9 @@ def read_rows(path):
             if len(cells) < 7:
                 continue
             name, requests, x, share, checks = cells[0], cells[1], cells[4], cells[6], cells[-1]
-            if name == "mps-ls-solo" and busy_at is not None and busy_at < len(cells) and cells[busy_at]:
-                busy = float(cells[busy_at])
+            solo_busy = cells[busy_at] if name == "mps-ls-solo" and busy_at is not None and busy_at < len(cells) else ""
+            if solo_busy and checks.startswith("ok"):
+                busy = float(solo_busy)
             m = re.fullmatch(r"mps-ls(\d+)", name)
             if m and x and checks.startswith("ok"):
                 alone[int(m.group(1)) / 100] = float(x)
