@@ -13,6 +13,9 @@ requests that found BE on the GPU, the controller's reaction: from the request's
 line after its arrival (counted apart when that line came before the start: the service ran other GPU work, such
 as ls_torch.py's output check every 64th request, between the arrival and the start). With --solo (the same service alone, its own dump), the solo service p50 and p99 for comparison.
 
+Then the share of the requests' span the controller held BE in, its holds a second, and the share the requests
+themselves took: 1 - the held share bounds what a BE gated this way can have.
+
 The question it answers: does a request pay when it has to move BE off the GPU (the classes "on the GPU"), and
 does that cost grow with how long BE has run (its launches fill the GPU again), or does every request pay?
 
@@ -120,9 +123,35 @@ def main():
     print(f"The controller's yield after a request that found BE on the GPU started: p50 {us(quantile(reaction, 0.5))} "
           f"us, p99 {us(quantile(reaction, 0.99))} us ({len(reaction)} requests); {early} more found LS marked busy "
           f"before they started (other GPU work of the service's between two requests, such as its output check).")
+    held, holds, span, served = held_fraction(reqs, decs)
+    print()
+    print(f"The controller held BE (its last line \"LS busy\") {held:.3f} of the requests' span (first arrival to "
+          f"last end, {span / 1e6:.3f} ms), in {holds} holds ({holds / (span / 1e9):.0f} a second); the requests "
+          f"(start to end) took {served:.3f} of it. With BE gated this way, 1 - the held fraction bounds BE's share.")
     if solo:
         paired(reqs, solo, us)
     return 0
+
+
+def held_fraction(reqs, decs):
+    """(held, holds, span, served): the fraction of the requests' span (first arrival to last end) whose last
+    decision was "LS busy", the number of "LS busy" lines in it, the span in ns, and the fraction of it that the
+    requests (start to end, their union) covered. decs sorted by time."""
+    lo, hi = min(r[0] for r in reqs), max(r[2] for r in reqs)
+    span = max(1, hi - lo)
+    held, holds = 0, 0
+    for i, (when, why) in enumerate(decs):
+        until = decs[i + 1][0] if i + 1 < len(decs) else hi
+        a, b = max(when, lo), min(until, hi)
+        if why == "LS busy":
+            held += max(0, b - a)
+            holds += lo <= when <= hi
+    served, end = 0, lo
+    for _, start, stop in sorted(reqs, key=lambda r: r[1]):
+        if stop > end:
+            served += stop - max(start, end)
+            end = stop
+    return held / span, holds, span, served / span
 
 
 def positions(rows):
