@@ -134,6 +134,8 @@ qosd_row() {
   fi
 }
 
+# ls_word WORD LOG: the word after WORD on the LS line of LOG ("TORCH requests ..." or "ROLE ls ...")
+ls_word() { awk -v w="$1" '/^TORCH requests|^ROLE ls/ {for (i = 1; i < NF; i++) if ($i == w) print $(i + 1)}' "$2"; }
 # One row: NAME LS_KIND(torch|colo|none) BE_FORM(plain|follow|none) [ENV for BE...] ; LS_ENV for the LS side.
 # Appends its line to processes.md (the columns of the header below) and says it in run.log.
 BE_SOLO=""
@@ -185,9 +187,9 @@ row() {
   if [ "$ls" != none ]; then # "TORCH requests N p50 X p99 Y ..." or "ROLE ls requests N p50 X p99 Y ..."
     read -r p50 p99 < <(awk '/^TORCH requests/ {print $5, $7} /^ROLE ls/ {print $6, $8}' "$lsout")
     # the p99 of the window's first half against its second's (larger over smaller): does the p99 repeat?
-    split=$(awk '/^TORCH requests|^ROLE ls/ {for (i = 1; i < NF; i++) if ($i == "split") print $(i + 1)}' "$lsout")
+    split=$(ls_word split "$lsout")
     # the fraction of the window the service spent in requests (ls_torch.py; colocate's client prints none)
-    lsbusy=$(awk '/^TORCH requests/ {for (i = 1; i < NF; i++) if ($i == "busy") print $(i + 1)}' "$lsout")
+    lsbusy=$(ls_word busy "$lsout")
     grep -q "check ok" "$lsout" || check=LS-FAILED
   fi
   local each=""
