@@ -351,7 +351,18 @@ if [ "$PART" = all ]; then
 fi
 # the cost of following (twins on every SM): PART=goal too, in a TS_SECS window, as the twin's rate over the plain
 # one bounds a gated BE's share with LS's busy fraction (compute's twin: 0.93 on the H200, 2026-11-29)
-case "$PART" in all | goal) SECS=$bx qosd_row "--policy off" qosd-off-be-solo none follow PTB_QOSD=1 ;; esac
+# OFFS: "|"-separated BE environments, one such row each ("" the default: the runtime's defaults), e.g.
+# OFFS="|PTB_CHECK_CYCLES=262144": the twin's rate with fewer checks beside its default one
+if [ "$PART" = all ] || [ "$PART" = goal ]; then
+  IFS='|' read -r -a offs <<<"${OFFS:-}"
+  [ ${#offs[@]} = 0 ] && offs=("")
+  for oenv in "${offs[@]}"; do
+    read -r -a oe <<<"$oenv"
+    oname=qosd-off-be-solo$(printf -- '-%s' "${oe[@]}" | tr = -)
+    [ ${#oe[@]} = 0 ] && oname=qosd-off-be-solo
+    SECS=$bx qosd_row "--policy off" "$oname" none follow PTB_QOSD=1 "${oe[@]}"
+  done
+fi
 # The gate through the controller; poll5: the controller and the BE link poll every 5 us instead of 20.
 GATES=${GATES:-"gate|gate --between-per-sm 2|gate --poll-us 5|gate --between-per-sm 2 --poll-us 5"}
 IFS='|' read -r -a gates <<<"$GATES"
