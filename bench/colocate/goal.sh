@@ -8,7 +8,7 @@
 # set: RT="test_request_gate ..." runs those runtime GPU tests (test/gpu/runtime/run_on_gpu.sh), MEMCHECK=1 runs
 # build-rt/test_request_gate under compute-sanitizer memcheck, FAULTS=1 runs processes.sh PART=faults; then the
 # goal rows (processes.sh PART=goal REQUESTS=${REQUESTS:-20500} with GATES) for each BE of BES, the time left
-# shared among them (OFFS, as processes.sh takes it: more qosd-off-be-solo rows, each with its BE environment). Each step runs under `timeout -k 15` (a step whose teardown hangs is killed, and the rest still
+# shared among them; the BEs after the first take its LS capacity and LS-alone rows (SHARE_LS=0: each its own) (OFFS, as processes.sh takes it: more qosd-off-be-solo rows, each with its BE environment). Each step runs under `timeout -k 15` (a step whose teardown hangs is killed, and the rest still
 # runs) and the call's logs are archived before LIMIT seconds (default 585: a device call's 600 s less margin).
 # Writes to $OUT (default build/goal-out): summary.txt (what each step printed), goal-<BE>-processes.md (the
 # tables), faults.txt, memcheck-gate.txt, rt-run.txt, logs.tgz (every step's folder). COMMIT names the tree in
@@ -58,19 +58,31 @@ fi
 G=${GATES:-"gate --poll-us 5 --between-after-us 100"}
 read -r -a bes <<<"${BES:-compute}"
 n=${#bes[@]}
+refs=() # after the first BE: its LS capacity and LS-alone p99s, for the others (SHARE_LS=0: each measures its own)
 for be in "${bes[@]}"; do
   # the time left shared among the BEs still to run, 30 s kept for the archive and a hung step's kill; where a
   # share is too short for a goal row, the first BE takes what is left
   t=$((($(left) - 30) / n))
+  # the first of several BEs also measures LS alone, which the others reuse: it takes 3 parts in 2n+1
+  [ ${#refs[@]} = 0 ] && [ "$n" -gt 1 ] && [ "${SHARE_LS:-1}" = 1 ] && t=$((($(left) - 30) * 3 / (2 * n + 1)))
   [ "$t" -lt 120 ] && t=$(($(left) - 30))
   n=$((n - 1))
   if [ "$t" -lt 120 ]; then
     note "goal $be: not run (${t} s left for it)"
     continue
   fi
-  OUT="$O/goal-$be" SKIP_BUILD=1 PART=goal BE=$be REQUESTS=${REQUESTS:-20500} TRACE=${TRACE:-0} COLO=0 TWO_BE=0 FAULTS=0 \
-    GATES="$G" timeout -k 15 "$t" bash bench/colocate/processes.sh >"$O/goal-$be.txt" 2>&1
+  env "${refs[@]}" OUT="$O/goal-$be" SKIP_BUILD=1 PART=goal BE=$be REQUESTS=${REQUESTS:-20500} TRACE=${TRACE:-0} COLO=0 \
+    TWO_BE=0 FAULTS=0 GATES="$G" timeout -k 15 "$t" bash bench/colocate/processes.sh >"$O/goal-$be.txt" 2>&1
   note "goal $be rc $? (limit $t s)"
+  if [ ${#refs[@]} = 0 ] && [ "${SHARE_LS:-1}" = 1 ]; then # the later BEs reuse this run's LS alone (processes.sh LS_REFS)
+    cap=$(sed -n 's/^LS [^ ]* capacity \([0-9.]*\) requests.*/\1/p' "$O/goal-$be.txt" | head -1)
+    p0=$(sed -n 's/^row no-mps-ls-solo: LS p50 [^,]*, p99 \([0-9.]*\) us.*/\1/p' "$O/goal-$be.txt")
+    p1=$(sed -n 's/^row mps-ls-solo: LS p50 [^,]*, p99 \([0-9.]*\) us.*/\1/p' "$O/goal-$be.txt")
+    if [ -n "$cap" ] && [ -n "$p0" ] && [ -n "$p1" ]; then
+      refs=(CAPACITY="$cap" LS_REFS="$p0 $p1")
+      note "the later BEs take LS alone from goal $be: capacity $cap, p99 $p0 us (no MPS), $p1 us (MPS)"
+    fi
+  fi
   grep -E '^row ' "$O/goal-$be.txt" | tee -a "$S"
   cp "$O/goal-$be/processes.md" "$O/goal-$be-processes.md" 2>/dev/null
 done

@@ -50,6 +50,8 @@
 # CAPACITY=R: the PyTorch service's capacity in requests/s, measured by the caller with nothing else running,
 # instead of the measure at the start of the run (which another GPU's run starting at the same time lowers).
 # REQUESTS=N: the PyTorch rows' windows long enough for N requests at the measured rate (instead of SECS).
+# LS_REFS="NO_MPS_P99 MPS_P99" (PART=goal, with CAPACITY): LS alone is not run again, its p99s without and under
+# MPS are the caller's (goal.sh's later BEs take their first BE's, measured minutes before in the same call).
 # COLO_SECS (default 8): the window of the rows with bench/colocate's LS client (26,000 requests at 8 s).
 # Everything goes to $OUT (default build/processes-out): processes.md (the table), run.log, per-row logs.
 set -u
@@ -294,7 +296,12 @@ else
   # PART=goal: the time-slicing row too (the goal is measured in the same run), its references in windows of
   # TS_SECS (default 8) s
   sx=$SECS; [ "$PART" = goal ] && sx=${TS_SECS:-8}
-  SECS=$sx row no-mps-ls-solo "$LSK" none; SOLO_REF=$LAST_P99
+  if [ -n "${LS_REFS:-}" ] && [ "$PART" = goal ]; then # "NO_MPS_P99 MPS_P99": LS alone measured by the caller (goal.sh: its first BE's run)
+    read -r SOLO_REF MPS_REF <<<"$LS_REFS"
+    say "LS alone not run again: p99 ${SOLO_REF} us without MPS, ${MPS_REF} us under MPS (LS_REFS, the caller's)"
+  else
+    SECS=$sx row no-mps-ls-solo "$LSK" none; SOLO_REF=$LAST_P99
+  fi
   SECS=$sx row no-mps-be-solo none plain; BE_SOLO=$LAST_BE
   SECS=3 row time-slicing "$LSK" plain # LS waits for BE's time slices: a short window
 fi
@@ -312,7 +319,8 @@ else
   trap 'qosd_stop; [ -n "$CLK_PID" ] && kill "$CLK_PID"; echo quit | nvidia-cuda-mps-control; rm -rf "$TMP"' EXIT
 fi
 SOLO_REF=""
-row mps-ls-solo "$LSK" none; SOLO_REF=$LAST_P99 MPS_SOLO_REF=$LAST_P99 # (the later PyTorch rows' reference)
+if [ -n "${LS_REFS:-}" ] && [ "$PART" = goal ]; then SOLO_REF=$MPS_REF MPS_SOLO_REF=$MPS_REF
+else row mps-ls-solo "$LSK" none; SOLO_REF=$LAST_P99 MPS_SOLO_REF=$LAST_P99; fi # (the later PyTorch rows' reference)
 if [ "$PART" = faults ]; then run_faults; say "done in $(( $(date +%s) - T0 )) s"; cat "$OUT/processes.md"; exit 0; fi
 # TRACE=1 too: LS alone with libptb-ls preloaded, as it runs in the controller rows (attribute.py --solo its dump)
 if [ "$PART" = all ] || [ "${TRACE:-0}" = 1 ]; then
