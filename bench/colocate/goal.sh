@@ -8,7 +8,9 @@
 # set: RT="test_request_gate ..." runs those runtime GPU tests (test/gpu/runtime/run_on_gpu.sh), MEMCHECK=1 runs
 # build-rt/test_request_gate under compute-sanitizer memcheck, FAULTS=1 runs processes.sh PART=faults; then the
 # goal rows (processes.sh PART=goal REQUESTS=${REQUESTS:-20500} with GATES) for each BE of BES, the time left
-# shared among them; the BEs after the first take its LS capacity and LS-alone rows (SHARE_LS=0: each its own) (OFFS, as processes.sh takes it: more qosd-off-be-solo rows, each with its BE environment). Each step runs under `timeout -k 15` (a step whose teardown hangs is killed, and the rest still
+# shared among them; the BEs after the first take its LS capacity and LS-alone p99s (processes.sh LS_REFS;
+# SHARE_LS=0: each measures its own). OFFS, as processes.sh takes it: more qosd-off-be-solo rows, each with its BE
+# environment. Each step runs under `timeout -k 15` (a step whose teardown hangs is killed, and the rest still
 # runs) and the call's logs are archived before LIMIT seconds (default 585: a device call's 600 s less margin).
 # Writes to $OUT (default build/goal-out): summary.txt (what each step printed), goal-<BE>-processes.md (the
 # tables), faults.txt, memcheck-gate.txt, rt-run.txt, logs.tgz (every step's folder). COMMIT names the tree in
