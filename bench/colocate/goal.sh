@@ -77,10 +77,9 @@ for be in "${bes[@]}"; do
     TWO_BE=0 FAULTS=0 GATES="$G" timeout -k 15 "$t" bash bench/colocate/processes.sh >"$O/goal-$be.txt" 2>&1
   note "goal $be rc $? (limit $t s)"
   if [ ${#refs[@]} = 0 ] && [ "${SHARE_LS:-1}" = 1 ]; then # the later BEs reuse this run's LS alone (processes.sh LS_REFS)
-    cap=$(sed -n 's/^LS [^ ]* capacity \([0-9.]*\) requests.*/\1/p' "$O/goal-$be.txt" | head -1)
-    p0=$(sed -n 's/^row no-mps-ls-solo: LS p50 [^,]*, p99 \([0-9.]*\) us.*/\1/p' "$O/goal-$be.txt")
-    p1=$(sed -n 's/^row mps-ls-solo: LS p50 [^,]*, p99 \([0-9.]*\) us.*/\1/p' "$O/goal-$be.txt")
-    if [ -n "$cap" ] && [ -n "$p0" ] && [ -n "$p1" ]; then
+    cap="" p0="" p1=""
+    [ -s "$O/goal-$be/ls-refs.txt" ] && read -r cap p0 p1 <"$O/goal-$be/ls-refs.txt"
+    if [ -n "$p1" ]; then
       refs=(CAPACITY="$cap" LS_REFS="$p0 $p1")
       note "the later BEs take LS alone from goal $be: capacity $cap, p99 $p0 us (no MPS), $p1 us (MPS)"
     fi

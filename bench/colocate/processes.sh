@@ -51,7 +51,8 @@
 # instead of the measure at the start of the run (which another GPU's run starting at the same time lowers).
 # REQUESTS=N: the PyTorch rows' windows long enough for N requests at the measured rate (instead of SECS).
 # LS_REFS="NO_MPS_P99 MPS_P99" (PART=goal, with CAPACITY): LS alone is not run again, its p99s without and under
-# MPS are the caller's (goal.sh's later BEs take their first BE's, measured minutes before in the same call).
+# MPS are the caller's (goal.sh's later BEs take their first BE's, measured minutes before in the same call). A run
+# that measured them writes "CAPACITY NO_MPS_P99 MPS_P99" to $OUT/ls-refs.txt.
 # COLO_SECS (default 8): the window of the rows with bench/colocate's LS client (26,000 requests at 8 s).
 # Everything goes to $OUT (default build/processes-out): processes.md (the table), run.log, per-row logs.
 set -u
@@ -288,6 +289,14 @@ if [ -n "${REQUESTS:-}" ] && [ "$LSK" = torch ]; then
     { say "REQUESTS=$REQUESTS: no rate (the capacity was not measured)"; exit 1; }
   say "REQUESTS=$REQUESTS at $RATE requests/s: windows of $SECS s"
 fi
+REUSE_LS=0 NOMPS_REF="" MPS_SOLO_REF=""
+if [ -n "${LS_REFS:-}" ] && [ "$PART" = goal ]; then
+  read -r NOMPS_REF MPS_SOLO_REF <<<"$LS_REFS"
+  [[ $NOMPS_REF =~ ^[0-9]+(\.[0-9]+)?$ && $MPS_SOLO_REF =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+    { echo "processes.sh: LS_REFS=$LS_REFS: two p99s in us, without and under MPS" >&2; exit 2; }
+  REUSE_LS=1
+  say "LS alone not run again: p99 $NOMPS_REF us without MPS, $MPS_SOLO_REF us under MPS (LS_REFS, the caller's)"
+fi
 if [ "${MPS_EXTERNAL:-0}" = 1 ]; then # the caller's daemon runs already: no row can go without MPS
   say "no time-slicing rows: MPS_EXTERNAL=1 (the caller's MPS daemon serves this GPU)"
 elif [ "$PART" = faults ]; then
@@ -296,12 +305,8 @@ else
   # PART=goal: the time-slicing row too (the goal is measured in the same run), its references in windows of
   # TS_SECS (default 8) s
   sx=$SECS; [ "$PART" = goal ] && sx=${TS_SECS:-8}
-  if [ -n "${LS_REFS:-}" ] && [ "$PART" = goal ]; then # "NO_MPS_P99 MPS_P99": LS alone measured by the caller (goal.sh: its first BE's run)
-    read -r SOLO_REF MPS_REF <<<"$LS_REFS"
-    say "LS alone not run again: p99 ${SOLO_REF} us without MPS, ${MPS_REF} us under MPS (LS_REFS, the caller's)"
-  else
-    SECS=$sx row no-mps-ls-solo "$LSK" none; SOLO_REF=$LAST_P99
-  fi
+  if [ $REUSE_LS = 1 ]; then SOLO_REF=$NOMPS_REF
+  else SECS=$sx row no-mps-ls-solo "$LSK" none; SOLO_REF=$LAST_P99 NOMPS_REF=$LAST_P99; fi
   SECS=$sx row no-mps-be-solo none plain; BE_SOLO=$LAST_BE
   SECS=3 row time-slicing "$LSK" plain # LS waits for BE's time slices: a short window
 fi
@@ -319,8 +324,11 @@ else
   trap 'qosd_stop; [ -n "$CLK_PID" ] && kill "$CLK_PID"; echo quit | nvidia-cuda-mps-control; rm -rf "$TMP"' EXIT
 fi
 SOLO_REF=""
-if [ -n "${LS_REFS:-}" ] && [ "$PART" = goal ]; then SOLO_REF=$MPS_REF MPS_SOLO_REF=$MPS_REF
-else row mps-ls-solo "$LSK" none; SOLO_REF=$LAST_P99 MPS_SOLO_REF=$LAST_P99; fi # (the later PyTorch rows' reference)
+if [ $REUSE_LS = 1 ]; then SOLO_REF=$MPS_SOLO_REF
+else
+  row mps-ls-solo "$LSK" none; SOLO_REF=$LAST_P99 MPS_SOLO_REF=$LAST_P99 # (the later PyTorch rows' reference)
+  [ -n "$NOMPS_REF" ] && [ -n "$MPS_SOLO_REF" ] && echo "$CAP $NOMPS_REF $MPS_SOLO_REF" >"$OUT/ls-refs.txt"
+fi
 if [ "$PART" = faults ]; then run_faults; say "done in $(( $(date +%s) - T0 )) s"; cat "$OUT/processes.md"; exit 0; fi
 # TRACE=1 too: LS alone with libptb-ls preloaded, as it runs in the controller rows (attribute.py --solo its dump)
 if [ "$PART" = all ] || [ "${TRACE:-0}" = 1 ]; then
@@ -366,8 +374,8 @@ if [ "$PART" = all ] || [ "$PART" = goal ]; then
   [ ${#offs[@]} = 0 ] && offs=("")
   for oenv in "${offs[@]}"; do
     read -r -a oe <<<"$oenv"
-    oname=qosd-off-be-solo$(printf -- '-%s' "${oe[@]}" | tr = -)
-    [ ${#oe[@]} = 0 ] && oname=qosd-off-be-solo
+    oname=qosd-off-be-solo
+    for w in "${oe[@]}"; do oname+="-${w//=/-}"; done
     SECS=$bx qosd_row "--policy off" "$oname" none follow PTB_QOSD=1 "${oe[@]}"
   done
 fi
