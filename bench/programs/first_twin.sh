@@ -17,6 +17,8 @@
 # each host step of the first twin launch (ptb/detail/host_stamps.cuh names them; each is the time since the
 # step before) and the host's total from dispatch to the twin's launch committed. The rest of a form's extra
 # time is on the device (the twin's own run) or in CUDA's calls after the launch.
+# PTB_RUNTIME_INCLUDE (default runtime/include): the runtime's include folder for the transformed build (two
+# runtimes compared in one call).
 set -u
 cd "$(dirname "$0")/../.."
 . test/gpu/lib.sh
@@ -35,7 +37,7 @@ for n in $PROGRAMS; do
   mapfile -t TW < <(transformed_sources "$TDIR" "$n")
   "$NVCC" "${FLAGS[@]}" "bench/programs/$n.cu" -o "$B/$n.orig" >"$B/$n.orig.log" 2>&1 &
   builds+=($!)
-  "$NVCC" "${FLAGS[@]}" -I runtime/include -DPTB_DEBUG_HOST_STAMPS -include bench/programs/probes/host_stamps.cuh \
+  "$NVCC" "${FLAGS[@]}" -I "${PTB_RUNTIME_INCLUDE:-runtime/include}" -DPTB_DEBUG_HOST_STAMPS -include bench/programs/probes/host_stamps.cuh \
     "${TW[@]}" -o "$B/$n.ptb" >"$B/$n.ptb.log" 2>&1 &
   builds+=($!)
 done
