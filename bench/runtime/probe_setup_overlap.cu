@@ -1,0 +1,100 @@
+// Issue 41 (the first twin launch's set-up): can the two largest steps of a device's set-up overlap when two
+// host threads make them? Step A, the lazy load of a kernel's module (cudaFuncGetAttributes on a kernel not
+// used yet: what the runtime's "module" step pays); step B, the pool's first page as pool.cuh makes it
+// (cudaMalloc of 256 control blocks' bytes, its memset, cudaHostRegister of a 4 KB page, its device pointer,
+// a sync). One fresh process per measurement (a module loads once a process), after the program's own set-up
+// (its context, an allocation and a copy, as sobel_once does before its first launch):
+//   probe_setup_overlap seq    A, then B, on the calling thread
+//   probe_setup_overlap par    B on a second thread while the calling thread does A
+// Prints one line: mode, A us, B us, total us (the time until both are done). Run each mode several times,
+// alternating (bench/runtime/README.md); lazy loading is CUDA's default (CUDA_MODULE_LOADING unset).
+//   nvcc -std=c++17 -arch=sm_90 -O2 -I runtime/include bench/runtime/probe_setup_overlap.cu -o probe_setup_overlap
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include <ptb/ptb.cuh>
+
+// A kernel with a body of some size (the module's load is what is timed, not its run; it never runs).
+__global__ void big_kernel(float* out, int n) {
+  float x[16];
+#pragma unroll
+  for (int k = 0; k < 16; ++k) x[k] = out[(threadIdx.x + k * 32) % n];
+  for (int it = 0; it < n; ++it) {
+#pragma unroll
+    for (int k = 0; k < 16; ++k) x[k] = fmaf(x[k], x[(k + 1) % 16], 1.0f + k);
+  }
+  float s = 0;
+#pragma unroll
+  for (int k = 0; k < 16; ++k) s += x[k];
+  out[threadIdx.x] = s;
+}
+__global__ void warm_kernel(float* p) { p[threadIdx.x] += 1.0f; }
+
+using Clock = std::chrono::steady_clock;
+static double us(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::micro>(b - a).count(); }
+
+static bool step_a() {
+  cudaFuncAttributes attr;
+  return cudaFuncGetAttributes(&attr, big_kernel) == cudaSuccess;
+}
+
+static bool step_b(cudaStream_t ctl) {
+  const size_t bytes = sizeof(ptb::detail::ControlBlock) * 256;
+  void* dev = nullptr;
+  if (cudaMalloc(&dev, bytes) != cudaSuccess) return false;
+  if (cudaMemsetAsync(dev, 0, bytes, ctl) != cudaSuccess) return false;
+  void* words = std::aligned_alloc(4096, 4096);
+  if (!words) return false;
+  std::memset(words, 0, 4096);
+  if (cudaHostRegister(words, 4096, cudaHostRegisterMapped | cudaHostRegisterPortable) != cudaSuccess) return false;
+  void* dwords = nullptr;
+  if (cudaHostGetDevicePointer(&dwords, words, 0) != cudaSuccess) return false;
+  return cudaStreamSynchronize(ctl) == cudaSuccess;
+}
+
+int main(int argc, char** argv) {
+  const bool par = argc > 1 && std::strcmp(argv[1], "par") == 0;
+  // The program's own set-up before its first launch: context, buffers, a copy, a kernel of its own.
+  float* buf = nullptr;
+  static float host[1 << 16];
+  if (cudaMalloc(&buf, sizeof host) != cudaSuccess) return 1;
+  cudaMemcpy(buf, host, sizeof host, cudaMemcpyHostToDevice);
+  warm_kernel<<<1, 32>>>(buf);
+  cudaDeviceSynchronize();
+  cudaStream_t ctl;
+  cudaStreamCreateWithFlags(&ctl, cudaStreamNonBlocking);
+  bool ok_a = false, ok_b = false;
+  Clock::time_point a0, a1, b0, b1;
+  const Clock::time_point t0 = Clock::now();
+  if (par) {
+    std::thread tb([&] {
+      cudaSetDevice(0);
+      b0 = Clock::now();
+      ok_b = step_b(ctl);
+      b1 = Clock::now();
+    });
+    a0 = Clock::now();
+    ok_a = step_a();
+    a1 = Clock::now();
+    tb.join();
+  } else {
+    a0 = Clock::now();
+    ok_a = step_a();
+    a1 = Clock::now();
+    b0 = Clock::now();
+    ok_b = step_b(ctl);
+    b1 = Clock::now();
+  }
+  const Clock::time_point t1 = Clock::now();
+  if (!ok_a || !ok_b) {
+    std::printf("%s FAILED (A %d, B %d): %s\n", par ? "par" : "seq", ok_a, ok_b, cudaGetErrorString(cudaGetLastError()));
+    return 1;
+  }
+  std::printf("%s A %.1f us B %.1f us total %.1f us\n", par ? "par" : "seq", us(a0, a1), us(b0, b1), us(t0, t1));
+  return 0;
+}
