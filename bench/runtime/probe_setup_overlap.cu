@@ -1,8 +1,8 @@
 // Issue 41 (the first twin launch's set-up): can the two largest steps of a device's set-up overlap when two
 // host threads make them? Step A, the lazy load of a kernel's module (cudaFuncGetAttributes on a kernel not
-// used yet: what the runtime's "module" step pays); step B, the pool's first page as pool.cuh makes it
-// (cudaMalloc of 256 control blocks' bytes, its memset, cudaHostRegister of a 4 KB page, its device pointer,
-// a sync). One fresh process per measurement (a module loads once a process), after the program's own set-up
+// used yet: what the runtime's "module" step pays); step B, the pool's first page, by the runtime's own
+// detail::grow_pool_locked on a device state of the probe's (cudaMalloc, memset, cudaHostRegister of a 4 KB
+// page, its device pointer, a sync). One fresh process per measurement (a module loads once a process), after the program's own set-up
 // (its context, an allocation and a copy, as sobel_once does before its first launch):
 //   probe_setup_overlap seq    A, then B, on the calling thread
 //   probe_setup_overlap par    B on a second thread while the calling thread does A
@@ -13,7 +13,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -43,20 +42,6 @@ static bool step_a() {
   return cudaFuncGetAttributes(&attr, big_kernel) == cudaSuccess;
 }
 
-static bool step_b(cudaStream_t ctl) {
-  const size_t bytes = sizeof(ptb::detail::ControlBlock) * 256;
-  void* dev = nullptr;
-  if (cudaMalloc(&dev, bytes) != cudaSuccess) return false;
-  if (cudaMemsetAsync(dev, 0, bytes, ctl) != cudaSuccess) return false;
-  void* words = std::aligned_alloc(4096, 4096);
-  if (!words) return false;
-  std::memset(words, 0, 4096);
-  if (cudaHostRegister(words, 4096, cudaHostRegisterMapped | cudaHostRegisterPortable) != cudaSuccess) return false;
-  void* dwords = nullptr;
-  if (cudaHostGetDevicePointer(&dwords, words, 0) != cudaSuccess) return false;
-  return cudaStreamSynchronize(ctl) == cudaSuccess;
-}
-
 int main(int argc, char** argv) {
   const bool par = argc > 1 && std::strcmp(argv[1], "par") == 0;
   // The program's own set-up before its first launch: context, buffers, a copy, a kernel of its own.
@@ -66,8 +51,8 @@ int main(int argc, char** argv) {
   cudaMemcpy(buf, host, sizeof host, cudaMemcpyHostToDevice);
   warm_kernel<<<1, 32>>>(buf);
   cudaDeviceSynchronize();
-  cudaStream_t ctl;
-  cudaStreamCreateWithFlags(&ctl, cudaStreamNonBlocking);
+  ptb::detail::DeviceState d;
+  cudaStreamCreateWithFlags(&d.ctl, cudaStreamNonBlocking);
   bool ok_a = false, ok_b = false;
   Clock::time_point a0, a1, b0, b1;
   const Clock::time_point t0 = Clock::now();
@@ -75,7 +60,7 @@ int main(int argc, char** argv) {
     std::thread tb([&] {
       cudaSetDevice(0);
       b0 = Clock::now();
-      ok_b = step_b(ctl);
+      ok_b = ptb::detail::grow_pool_locked(d);
       b1 = Clock::now();
     });
     a0 = Clock::now();
@@ -87,7 +72,7 @@ int main(int argc, char** argv) {
     ok_a = step_a();
     a1 = Clock::now();
     b0 = Clock::now();
-    ok_b = step_b(ctl);
+    ok_b = ptb::detail::grow_pool_locked(d);
     b1 = Clock::now();
   }
   const Clock::time_point t1 = Clock::now();
