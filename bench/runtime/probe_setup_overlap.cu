@@ -8,6 +8,10 @@
 //   probe_setup_overlap par    B on a second thread while the calling thread does A
 // Prints one line: mode, A us, B us, total us (the time until both are done). Run each mode several times,
 // alternating (bench/runtime/README.md); lazy loading is CUDA's default (CUDA_MODULE_LOADING unset).
+// Measured (H100, 2026-12-07, results/programs/2026-12-07-h100-setup-steps-906e149): step A took 15-25 us, not
+// a module's load: big_kernel shares its module with warm_kernel, which the program's set-up already ran, so the
+// probe times the page beside a short driver call; two threads were slower (403 us median in sequence, 759 us
+// apart), and so was the runtime with the page on a second thread.
 //   nvcc -std=c++17 -arch=sm_90 -O2 -I runtime/include bench/runtime/probe_setup_overlap.cu -o probe_setup_overlap
 #include <cuda_runtime.h>
 

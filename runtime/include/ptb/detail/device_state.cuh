@@ -81,6 +81,8 @@ struct DeviceState {
   unsigned nresume = 0; // created
   unsigned resume_rr = 0;
   unsigned char* staging = nullptr; // kCapsBytes bytes of the first pool page's registered words (pool.cuh)
+  // kCapsBytes device bytes after the first pool page's control blocks, for the first policy's caps (caps.cuh)
+  unsigned char* spare_caps = nullptr;
   bool discovered = false;
   int dense_of[kMaxSm]; // %smid -> dense index, -1: not seen
   int raw_of[kMaxSms];  // dense index -> %smid

@@ -30,11 +30,20 @@ constexpr size_t kStagingOffset = 2 * sizeof(unsigned) * kPoolPageSize;
 static_assert(kStagingOffset + kCapsBytes <= kHostWordsBytes,
               "a page's host words and the staging fit in one registration");
 
+// The first page's allocation also holds the device bytes of the first policy's caps (caps.cuh), after its
+// control blocks: the first launch then pays one cudaMalloc instead of two (a first small cudaMalloc took
+// 80-120 us of a first twin launch, docs/results/yieldable-speed.md).
+constexpr size_t kPageBytes = sizeof(ControlBlock) * kPoolPageSize;
+constexpr size_t kSpareCapsBytes = (kCapsBytes + 255) / 256 * 256;
+
 inline bool grow_pool_locked(DeviceState& d) {
   PoolPage b;
-  if (cudaMalloc(&b.dev, sizeof(ControlBlock) * kPoolPageSize) != cudaSuccess) return false;
+  const bool first = d.pages.empty();
+  void* raw = nullptr;
+  if (cudaMalloc(&raw, kPageBytes + (first ? kSpareCapsBytes : 0)) != cudaSuccess) return false;
+  b.dev = static_cast<ControlBlock*>(raw);
   host_stamp("pool-malloc");
-  if (cudaMemsetAsync(b.dev, 0, sizeof(ControlBlock) * kPoolPageSize, d.ctl) != cudaSuccess) return false;
+  if (cudaMemsetAsync(b.dev, 0, kPageBytes, d.ctl) != cudaSuccess) return false;
   void* words = std::aligned_alloc(kHostWordsBytes, kHostWordsBytes);
   if (!words) return false;
   std::memset(words, 0, kHostWordsBytes);
@@ -48,7 +57,10 @@ inline bool grow_pool_locked(DeviceState& d) {
   if (cudaHostGetDevicePointer(reinterpret_cast<void**>(&b.dflags), b.hflags, 0) != cudaSuccess) return false;
   b.dstrand = b.dflags + kPoolPageSize;
   if (cudaStreamSynchronize(d.ctl) != cudaSuccess) return false;
-  if (d.pages.empty()) d.staging = static_cast<unsigned char*>(words) + kStagingOffset;
+  if (first) {
+    d.staging = static_cast<unsigned char*>(words) + kStagingOffset;
+    d.spare_caps = static_cast<unsigned char*>(raw) + kPageBytes;
+  }
   d.pages.push_back(b);
   d.recs.resize(d.recs.size() + kPoolPageSize);
   return true;
