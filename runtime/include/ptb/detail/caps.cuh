@@ -52,12 +52,11 @@ inline bool upload_caps_locked(DeviceState& d, PolicyState& p, bool* grew = null
   unsigned char caps[kMaxSm];
   compute_caps_locked(d, p, caps);
   bool fresh = false;
-  if (!p.caps[d.dev] && d.spare_caps) { // the first policy on d: the bytes after the pool's first page (pool.cuh)
-    p.caps[d.dev] = d.spare_caps;
-    d.spare_caps = nullptr;
-    fresh = true;
-  } else if (!p.caps[d.dev]) {
-    if (cudaMalloc(&p.caps[d.dev], kCapsBytes) != cudaSuccess) {
+  if (!p.caps[d.dev]) {
+    if (d.spare_caps) { // the first policy on d: the bytes after the pool's first page (pool.cuh)
+      p.caps[d.dev] = d.spare_caps;
+      d.spare_caps = nullptr;
+    } else if (cudaMalloc(&p.caps[d.dev], kCapsBytes) != cudaSuccess) {
       p.caps[d.dev] = nullptr;
       return false;
     }
