@@ -41,7 +41,9 @@
 # shared or split by ptb-qosd's be_share), FAULTS=0 the fault and killed-process cases at the end.
 # DEVICE=N runs on GPU N only; MPS_EXTERNAL=1 uses the MPS daemon of the caller (bench/colocate/two_gpus.sh: one
 # daemon, one run per GPU). GATES: the controller's rows, "|"-separated ptb-qosd options, each optionally
-# followed by ": VAR=VALUE ..." for BE's environment (e.g. "gate --poll-us 5 : PTB_CHECK_CYCLES=4096").
+# followed by ": VAR=VALUE ..." for BE's environment (e.g. "gate --poll-us 5 : PTB_CHECK_CYCLES=4096"), where
+# a word LS.VAR=VALUE goes to the LS process's environment instead (LS.CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=94).
+# LS_PCTS (PART=goal): LS alone at those MPS thread percentages too, in TS_SECS windows.
 # STATUS_MID=1 saves each controller row's `ptb-qosd status`, taken 10 s into the row, in its .status.txt.
 # TRACE=1 writes, for each row with the PyTorch service, its requests ($name.requests.tsv: ls_torch.py --dump), and
 # for each controller row the decisions file and bench/colocate/attribute.py's table ($name.attribution.txt); it
@@ -358,6 +360,11 @@ if [ "$PART" = frontier ]; then # each peer along its knob: MPS's thread percent
   GATES=${GATES:-"gate --poll-us 5|gate --poll-us 5 --between-per-sm 3|gate --poll-us 5 --between-after-us 200|gate --poll-us 5 --between-per-sm 3 --between-after-us 100|gate --poll-us 5 --between-per-sm 3 --between-after-us 200|static --be-sms 66 --poll-us 5|static --be-sms 33 --poll-us 5"}
   TWO_BE=${TWO_BE:-0} COLO=${COLO:-0}
 else
+  # PART=goal with LS_PCTS: LS alone at those MPS thread percentages (TS_SECS windows), the references of gate
+  # rows that limit LS's process (LS.CUDA_MPS_ACTIVE_THREAD_PERCENTAGE in GATES)
+  for pct in ${LS_PCTS:-}; do
+    SECS=$bx LS_ENV="CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct" row mps-ls$pct "$LSK" none
+  done
   row mps-be25 "$LSK" plain CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25
 fi
 # MPS client priorities (CUDA_MPS_CLIENT_PRIORITY: 0 normal, 1 below normal; ignored by a driver without them)
@@ -383,12 +390,15 @@ fi
 GATES=${GATES:-"gate|gate --between-per-sm 2|gate --poll-us 5|gate --between-per-sm 2 --poll-us 5"}
 IFS='|' read -r -a gates <<<"$GATES"
 for spec in "${gates[@]}"; do
-  pol=${spec%%:*} benv=() # "OPTIONS : VAR=VALUE ...": the words after ":" go to BE's environment
-  [[ $spec == *:* ]] && read -r -a benv <<<"${spec#*:}"
-  name="qosd-$(echo "$pol" | tr -d ' ' | sed 's/--/-/g')$(printf -- '-%s' "${benv[@]}" | tr -d ' ' | tr = -)"
-  [ ${#benv[@]} = 0 ] && name=${name%-}
+  # "OPTIONS : VAR=VALUE ...": the words after ":" go to BE's environment, those written LS.VAR=VALUE to LS's
+  # (e.g. LS.CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=94: the service's process limited by MPS, unchanged otherwise)
+  pol=${spec%%:*} words=() benv=() lenv=()
+  [[ $spec == *:* ]] && read -r -a words <<<"${spec#*:}"
+  for w in "${words[@]}"; do if [[ $w == LS.* ]]; then lenv+=("${w#LS.}"); else benv+=("$w"); fi; done
+  name="qosd-$(echo "$pol" | tr -d ' ' | sed 's/--/-/g')$(printf -- '-%s' "${words[@]}" | tr -d ' ' | tr = -)"
+  [ ${#words[@]} = 0 ] && name=${name%-}
   poll=$(sed -n 's/.*--poll-us \([0-9][0-9]*\).*/\1/p' <<<"$pol"); poll=${poll:-20} # BE polls as the controller
-  LS_ENV="$MARK_ENV" qosd_row "--policy $pol" "$name" "$LSK" follow PTB_QOSD=1 PTB_QOSD_POLL_US=$poll "${benv[@]}"
+  LS_ENV="$MARK_ENV ${lenv[*]}" qosd_row "--policy $pol" "$name" "$LSK" follow PTB_QOSD=1 PTB_QOSD_POLL_US=$poll "${benv[@]}"
 done
 # Two BE processes under the gate: BE's room shared by both, or split between them (be_share).
 if [ "${TWO_BE:-1}" = 1 ]; then
