@@ -8,6 +8,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -118,7 +119,11 @@ int runController(const RunOptions &options) {
   }
   for (const auto &[key, value] : overrides) {
     const std::string err = setKey(config, key, value);
-    if (!err.empty()) return fail(kExitUsage, "--" + key + ": " + err);
+    if (!err.empty()) { // named as the user wrote it: --during-sms, not --during_sms
+      std::string option = key;
+      std::replace(option.begin(), option.end(), '_', '-');
+      return fail(kExitUsage, "--" + option + ": " + err);
+    }
   }
   if (const std::string err = checkConfig(config); !err.empty()) return fail(kExitUsage, err);
   for (const std::string &warning : configWarnings(config)) logLine("warning: " + warning);
