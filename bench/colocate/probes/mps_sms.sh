@@ -2,7 +2,7 @@
 # On the GPU machine, repository root: which SMs an MPS client gets at each CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
 # (probes/mps_sms.cu), each percentage in two processes one after the other, and one process at PCT_BUSY (default
 # 94) while a second client at 100% runs beside it. Writes to $OUT (default build/mps-sms-out)/mps_sms.txt.
-#   PCTS="100 97 94 90 75 50 25" bash bench/colocate/probes/mps_sms.sh
+#   PCTS="100 97 94 88 75 50 25" bash bench/colocate/probes/mps_sms.sh
 set -u
 cd "$(dirname "$0")/../../.." || exit 1
 O=${OUT:-build/mps-sms-out}
