@@ -8,7 +8,6 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -117,13 +116,9 @@ int runController(const RunOptions &options) {
       return kExitUsage;
     }
   }
-  for (const auto &[key, value] : overrides) {
-    const std::string err = setKey(config, key, value);
-    if (!err.empty()) { // named as the user wrote it: --during-sms, not --during_sms
-      std::string option = key;
-      std::replace(option.begin(), option.end(), '_', '-');
-      return fail(kExitUsage, "--" + option + ": " + err);
-    }
+  for (const auto &o : overrides) {
+    const std::string err = setKey(config, o.key, o.value);
+    if (!err.empty()) return fail(kExitUsage, o.written + ": " + err);
   }
   if (const std::string err = checkConfig(config); !err.empty()) return fail(kExitUsage, err);
   for (const std::string &warning : configWarnings(config)) logLine("warning: " + warning);

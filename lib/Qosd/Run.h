@@ -17,7 +17,12 @@ struct RunOptions {
   std::string gpuKey;                                         // --gpu (then sms is required)
   int device = -1;                                            // --device
   unsigned sms = 0;                                           // --sms
-  std::vector<std::pair<std::string, std::string>> overrides; // --key value, key with underscores
+  struct Override {
+    std::string key;     // with underscores, as the configuration file names it
+    std::string value;
+    std::string written; // the option as the user wrote it (--during-sms), for its error
+  };
+  std::vector<Override> overrides; // --key value
 };
 
 // `run`: the usage text is the caller's; errors are printed here.

@@ -71,7 +71,7 @@ int run(const std::vector<std::string> &args) {
       std::string key = a.substr(2);
       for (char &ch : key)
         if (ch == '-') ch = '_';
-      options.overrides.emplace_back(key, value);
+      options.overrides.push_back({key, value, a});
     }
   }
   return ptb::qosd::runController(options);
