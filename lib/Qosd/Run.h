@@ -13,12 +13,12 @@ namespace ptb::qosd {
 constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitHeld = 3;
 
 struct RunOptions {
-  std::string configFile;                                     // "" : none
-  std::string gpuKey;                                         // --gpu (then sms is required)
-  int device = -1;                                            // --device
-  unsigned sms = 0;                                           // --sms
+  std::string configFile; // "" : none
+  std::string gpuKey;     // --gpu (then sms is required)
+  int device = -1;        // --device
+  unsigned sms = 0;       // --sms
   struct Override {
-    std::string key;     // with underscores, as the configuration file names it
+    std::string key; // with underscores, as the configuration file names it
     std::string value;
     std::string written; // the option as the user wrote it (--during-sms), for its error
   };
